@@ -1,0 +1,18 @@
+// Small AST and source helpers shared by check and emit.
+#pragma once
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Expr.h"
+#include <string>
+
+namespace tilepipe {
+
+/// Drops ExprWithCleanups, parentheses and the implicit casts that neither convert nor compute.
+const clang::Expr *stripNoOps(const clang::Expr *E);
+
+/// Splits `a = b` (built-in, or a trivial copy assignment of a vector type) into its sides.
+bool splitAssignment(const clang::Stmt *S, const clang::Expr *&LHS, const clang::Expr *&RHS);
+
+/// The file text of a node, or "" when it cannot be expressed as one range of the file.
+std::string sourceText(const clang::ASTContext &Ctx, clang::SourceRange R);
+
+} // namespace tilepipe

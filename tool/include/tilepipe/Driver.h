@@ -1,0 +1,43 @@
+// Driver: one file through parse, find, check, plan and emit; the result as data.
+#pragma once
+#include "tilepipe/Reasons.h"
+#include "clang/Tooling/CompilationDatabase.h"
+#include "clang/Tooling/Core/Replacement.h"
+#include <string>
+#include <vector>
+
+namespace tilepipe {
+
+struct ToolOptions {
+  unsigned Stages = 3;
+  bool AssumeNoAlias = true;
+  std::string GpuArch = "sm_90";
+  std::vector<std::string> ParseArgs; ///< from cudaParseArgs
+};
+
+/// What happened to one candidate loop.
+struct LoopRecord {
+  std::string File;
+  unsigned Line = 0, Column = 0; ///< of the loop keyword
+  std::string Kernel;
+  Reason Code = Reason::Pipelined;
+  std::string Detail;
+  unsigned Stages = 0; ///< when transformed
+  bool transformed() const { return Code == Reason::Pipelined; }
+  /// The one-line text of the remark, without the location and ID.
+  std::string message() const;
+};
+
+struct FileResult {
+  std::string Path;
+  bool Ok = false;
+  std::string Error; ///< when !Ok; Clang's own diagnostics were already printed
+  std::string Original, Rewritten;
+  clang::tooling::Replacements Edits;
+  std::vector<LoopRecord> Loops;
+};
+
+FileResult processFile(const clang::tooling::CompilationDatabase &DB, const std::string &Path,
+                       const ToolOptions &Opts);
+
+} // namespace tilepipe

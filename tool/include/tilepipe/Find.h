@@ -1,0 +1,27 @@
+// Find: block barriers, CUDA device functions, and the loops worth a look.
+#pragma once
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Stmt.h"
+#include <vector>
+
+namespace tilepipe {
+
+/// __syncthreads(), cg::sync(block), block.sync(), this_thread_block().sync().
+bool isBlockBarrier(const clang::Stmt *S);
+/// Any barrier-like call, including the counting variants, grid syncs and inline barrier asm.
+bool isAnyBarrier(const clang::Stmt *S);
+/// True when S, or a function it calls (transitively, bodies in this file), holds a barrier.
+bool containsBarrier(const clang::Stmt *S, unsigned Depth = 0);
+
+/// __global__ or __device__ (not host-only) function with a body.
+bool isDeviceCode(const clang::FunctionDecl *FD);
+
+/// A loop whose body has a block barrier among its own statements.
+struct Candidate {
+  const clang::Stmt *Loop;
+  const clang::FunctionDecl *Function;
+};
+std::vector<Candidate> findCandidateLoops(const clang::FunctionDecl *FD);
+
+} // namespace tilepipe

@@ -1,0 +1,60 @@
+// The plain description of one tiled loop: the contract between find, check, plan and emit.
+#pragma once
+#include "tilepipe/Reasons.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/Stmt.h"
+#include <string>
+#include <vector>
+
+namespace tilepipe {
+
+/// Where the two barriers sit: 'copy; barrier; compute; barrier' or 'barrier; copy; barrier; compute'.
+enum class LoopForm { Trailing, Rotated };
+
+/// A __shared__ array the copy phase fills.
+struct Tile {
+  const clang::VarDecl *Var = nullptr;
+  const clang::DeclStmt *DeclaredInBody = nullptr; ///< set when the array is declared inside the loop body
+  clang::QualType ElementType;                     ///< innermost element type (this instantiation)
+  std::string ElementTypeText;                     ///< the element type as written in the source
+  uint64_t Bytes = 0;                              ///< size of one stage
+};
+
+/// One store into a tile inside the copy phase.
+struct TileStore {
+  const clang::Stmt *Statement = nullptr; ///< the assignment (BinaryOperator or CXXOperatorCallExpr)
+  const clang::Expr *Dst = nullptr;       ///< the tile element written
+  const clang::Expr *Src = nullptr;       ///< plain read of global memory, or null for a fill
+  const clang::Expr *Fill = nullptr;      ///< value stored when this is a fill
+  size_t TileIdx = 0;                     ///< index into LoopModel::Tiles
+};
+
+struct LoopModel {
+  const clang::Stmt *Loop = nullptr; ///< ForStmt or WhileStmt
+  const clang::FunctionDecl *Function = nullptr;
+  LoopForm Form = LoopForm::Trailing;
+
+  const clang::Stmt *Init = nullptr;             ///< for-init, hoisted in front of the pipelined loop
+  const clang::Expr *Cond = nullptr;             ///< evaluated ahead on the fetch cursor
+  const clang::Expr *Inc = nullptr;              ///< for-increment
+  std::vector<const clang::Stmt *> TailIncs;     ///< while: increments at the end of the body
+  std::vector<const clang::VarDecl *> Inductions;
+
+  const clang::Stmt *FirstBarrier = nullptr;      ///< rotated form only: the leading barrier
+  const clang::Stmt *CopyBarrier = nullptr;       ///< the barrier that publishes the tiles
+  const clang::Stmt *TrailingBarrier = nullptr;   ///< trailing form only
+  std::vector<const clang::Stmt *> CopyPhase;     ///< statements of the copy phase, in order
+  std::vector<const clang::Stmt *> ComputePhase;  ///< statements of the compute phase, in order
+  std::vector<const clang::DeclStmt *> IndexDecls; ///< pure local declarations in the copy phase
+
+  std::vector<Tile> Tiles;
+  std::vector<TileStore> Stores;
+
+  std::vector<std::string> NoAliasAssumed; ///< pointers stored to that are assumed not to overlap sources
+  std::vector<std::string> SourcePointers;  ///< the pointers the copies read, for messages
+  bool NestedInLoop = false;                ///< the loop may run again (outer loop, or a __device__ function)
+  uint64_t OtherSharedBytes = 0;            ///< static shared memory of the function outside these tiles
+};
+
+} // namespace tilepipe

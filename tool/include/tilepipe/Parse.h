@@ -1,0 +1,28 @@
+// Parse: find the CUDA toolkit and turn compile commands into ones Clang can parse device code with.
+#pragma once
+#include "clang/Tooling/ArgumentsAdjusters.h"
+#include "llvm/Support/Error.h"
+#include <string>
+#include <vector>
+
+namespace tilepipe {
+
+struct CudaToolkit {
+  std::string Path;    ///< the toolkit root, holding include/cuda.h
+  std::string Version; ///< "13.0", from CUDA_VERSION in cuda.h
+};
+
+/// The toolkit from, in order: Explicit (--cuda-path), $CUDA_PATH, nvcc on PATH, /usr/local/cuda.
+llvm::Expected<CudaToolkit> findCudaToolkit(llvm::StringRef Explicit);
+
+/// What every parse gets: CUDA device compilation for one arch, CCCL headers, C++17.
+std::vector<std::string> cudaParseArgs(const CudaToolkit &Cuda, llvm::StringRef GpuArch);
+
+/// Keeps what matters for parsing from a compile command (include paths, macros, the language
+/// standard; nvcc's spellings too), drops the rest, and puts cudaParseArgs in front.
+clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(std::vector<std::string> ParseArgs);
+
+/// The Clang resource directory this tool was built against (overridable by $TILEPIPE_RESOURCE_DIR).
+std::string clangResourceDir();
+
+} // namespace tilepipe

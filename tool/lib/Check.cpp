@@ -1,0 +1,1459 @@
+// Model and check of one candidate loop.
+//
+// The rewrite evaluates the copy phase of future iterations ahead of time, on a copy of the
+// induction variables (the fetch cursor). That is the same program only when everything the copy
+// phase and the loop condition read is either an induction variable or a value the loop never
+// changes, when the tiles are written nowhere else and read only by the compute phase, and when
+// no store of the loop can change what a future copy reads. This file proves those facts or refuses.
+#include "tilepipe/Check.h"
+#include "tilepipe/AstUtil.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include <map>
+
+using namespace clang;
+
+namespace tilepipe {
+
+//===----------------------------------------------------------------------===//
+// Translation-unit facts
+//===----------------------------------------------------------------------===//
+
+namespace {
+class CallIndexer : public RecursiveASTVisitor<CallIndexer> {
+public:
+  llvm::DenseMap<const FunctionDecl *, std::vector<const CallExpr *>> &Calls;
+  explicit CallIndexer(llvm::DenseMap<const FunctionDecl *, std::vector<const CallExpr *>> &C)
+      : Calls(C) {}
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool VisitCallExpr(CallExpr *CE) {
+    if (const FunctionDecl *FD = CE->getDirectCallee())
+      Calls[FD->getCanonicalDecl()].push_back(CE);
+    return true;
+  }
+};
+} // namespace
+
+TranslationUnitIndex::TranslationUnitIndex(ASTContext &Ctx) {
+  CallIndexer I(Calls);
+  I.TraverseDecl(Ctx.getTranslationUnitDecl());
+}
+
+llvm::ArrayRef<const CallExpr *> TranslationUnitIndex::callersOf(const FunctionDecl *FD) const {
+  auto It = Calls.find(FD->getCanonicalDecl());
+  if (It == Calls.end())
+    return {};
+  return It->second;
+}
+
+//===----------------------------------------------------------------------===//
+// Small AST helpers
+//===----------------------------------------------------------------------===//
+
+static const Expr *skipCleanups(const Expr *E) {
+  if (const auto *EWC = dyn_cast_or_null<ExprWithCleanups>(E))
+    return EWC->getSubExpr();
+  return E;
+}
+
+static bool isCudaBuiltinVar(const VarDecl *V) {
+  QualType T = V->getType();
+  if (const auto *RD = T->getAsCXXRecordDecl())
+    return RD->getName().starts_with("__cuda_builtin_");
+  return false;
+}
+
+static unsigned arrayRank(ASTContext &Ctx, QualType T) {
+  unsigned N = 0;
+  for (; Ctx.getAsArrayType(T); T = Ctx.getAsArrayType(T)->getElementType())
+    ++N;
+  return N;
+}
+
+static bool isShared(const VarDecl *V) { return V && V->hasAttr<CUDASharedAttr>(); }
+
+static const VarDecl *varOf(const Expr *E) {
+  E = E->IgnoreParenImpCasts();
+  if (const auto *OVE = dyn_cast<OpaqueValueExpr>(E))
+    E = OVE->getSourceExpr()->IgnoreParenImpCasts();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    return dyn_cast<VarDecl>(DRE->getDecl());
+  return nullptr;
+}
+
+/// `threadIdx.x` and friends are property reads on builtin variables.
+static bool isBuiltinIndexRead(const Expr *E, std::string *Name = nullptr) {
+  E = E->IgnoreParenImpCasts();
+  if (const auto *POE = dyn_cast<PseudoObjectExpr>(E))
+    E = POE->getSyntacticForm()->IgnoreParenImpCasts();
+  if (const auto *MP = dyn_cast<MSPropertyRefExpr>(E)) {
+    if (const VarDecl *V = varOf(MP->getBaseExpr()); V && isCudaBuiltinVar(V)) {
+      if (Name)
+        *Name = V->getName().str() + "." + MP->getPropertyDecl()->getName().str();
+      return true;
+    }
+  }
+  if (const auto *ME = dyn_cast<MemberExpr>(E))
+    if (const VarDecl *V = varOf(ME->getBase()); V && isCudaBuiltinVar(V)) {
+      if (Name)
+        *Name = V->getName().str() + "." + ME->getMemberDecl()->getName().str();
+      return true;
+    }
+  if (const auto *CE = dyn_cast<CallExpr>(E))
+    if (const FunctionDecl *FD = CE->getDirectCallee())
+      if (FD->getName().starts_with("__fetch_builtin_")) {
+        if (Name)
+          *Name = FD->getName().str();
+        return true;
+      }
+  return false;
+}
+
+/// Functions whose result depends only on their arguments.
+static bool isPureFunction(const FunctionDecl *FD) {
+  if (!FD || !FD->getIdentifier())
+    return false;
+  static const char *Names[] = {"min",   "max",    "umin",   "umax",  "llmin", "llmax",
+                                "ullmin", "ullmax", "__mul24", "__umul24", "abs", "fminf",
+                                "fmaxf", "__popc", "__clz",  "__ffs"};
+  for (const char *N : Names)
+    if (FD->getName() == N)
+      return true;
+  return FD->isConstexpr();
+}
+
+//===----------------------------------------------------------------------===//
+// Mutations
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Variables a statement may change: assigned, incremented, bound to a non-const reference,
+/// used as the object of a non-const member call, or whose address is taken.
+class MutationScanner : public RecursiveASTVisitor<MutationScanner> {
+public:
+  llvm::SmallPtrSet<const VarDecl *, 16> Mutated;
+  llvm::SmallPtrSet<const VarDecl *, 16> AddressTaken;
+  llvm::SmallPtrSet<const VarDecl *, 16> Declared;
+  bool HasLambda = false;
+
+  bool shouldVisitLambdaBody() const { return true; }
+
+  void markLHS(const Expr *E, bool Address = false) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+      if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()))
+        (Address ? AddressTaken : Mutated).insert(V);
+      return;
+    }
+    if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+      if (!ME->isArrow())
+        markLHS(ME->getBase(), Address);
+      return;
+    }
+    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
+      // An element of a local array (not of memory behind a pointer) changes the array.
+      const Expr *Base = ASE->getBase()->IgnoreParenImpCasts();
+      if (Base->getType()->isArrayType() || isa<ArraySubscriptExpr>(Base) ||
+          (isa<DeclRefExpr>(Base) && Base->getType()->isArrayType()))
+        markLHS(Base, Address);
+      else if (const auto *ICE = dyn_cast<ImplicitCastExpr>(ASE->getBase()))
+        if (ICE->getCastKind() == CK_ArrayToPointerDecay)
+          markLHS(ICE->getSubExpr(), Address);
+    }
+  }
+  bool VisitBinaryOperator(BinaryOperator *BO) {
+    if (BO->isAssignmentOp())
+      markLHS(BO->getLHS());
+    return true;
+  }
+  bool VisitUnaryOperator(UnaryOperator *UO) {
+    if (UO->isIncrementDecrementOp())
+      markLHS(UO->getSubExpr());
+    if (UO->getOpcode() == UO_AddrOf)
+      markLHS(UO->getSubExpr(), /*Address=*/true);
+    return true;
+  }
+  bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *CE) {
+    OverloadedOperatorKind K = CE->getOperator();
+    if (CE->getNumArgs() > 0 && (CE->isAssignmentOp() || K == OO_PlusPlus || K == OO_MinusMinus))
+      markLHS(CE->getArg(0));
+    return true;
+  }
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *CE) {
+    if (const CXXMethodDecl *MD = CE->getMethodDecl())
+      if (!MD->isConst())
+        if (const Expr *Obj = CE->getImplicitObjectArgument())
+          markLHS(Obj);
+    return true;
+  }
+  bool VisitCallExpr(CallExpr *CE) {
+    const FunctionDecl *FD = CE->getDirectCallee();
+    for (unsigned I = 0; I < CE->getNumArgs(); ++I) {
+      QualType PT;
+      if (FD && I < FD->getNumParams())
+        PT = FD->getParamDecl(I)->getType();
+      if (PT.isNull() || (PT->isReferenceType() && !PT.getNonReferenceType().isConstQualified()))
+        markLHS(CE->getArg(I));
+      if (!PT.isNull() && PT->isPointerType() && !PT->getPointeeType().isConstQualified())
+        if (const auto *ICE = dyn_cast<ImplicitCastExpr>(CE->getArg(I)))
+          if (ICE->getCastKind() == CK_ArrayToPointerDecay)
+            markLHS(ICE->getSubExpr());
+    }
+    return true;
+  }
+  bool VisitVarDecl(VarDecl *V) {
+    Declared.insert(V);
+    if (V->getType()->isReferenceType() && V->getInit() &&
+        !V->getType().getNonReferenceType().isConstQualified())
+      markLHS(V->getInit());
+    return true;
+  }
+  bool VisitLambdaExpr(LambdaExpr *) {
+    HasLambda = true;
+    return true;
+  }
+};
+
+enum class Dep { Invariant, Iteration, Bad };
+
+struct DepResult {
+  Dep D = Dep::Invariant;
+  std::string Why;
+  void join(DepResult O) {
+    if (static_cast<int>(O.D) > static_cast<int>(D))
+      *this = std::move(O);
+  }
+  static DepResult bad(std::string W) { return {Dep::Bad, std::move(W)}; }
+};
+
+/// An index expression as sum(coefficient * atom) + constant, for telling tile elements apart.
+struct Affine {
+  std::map<std::string, int64_t> Terms;
+  int64_t Constant = 0;
+  void add(const Affine &O, int64_t Scale) {
+    Constant += Scale * O.Constant;
+    for (auto &[K, V] : O.Terms)
+      if ((Terms[K] += Scale * V) == 0)
+        Terms.erase(K);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The checker
+//===----------------------------------------------------------------------===//
+
+class LoopChecker {
+public:
+  LoopChecker(ASTContext &Ctx, const TranslationUnitIndex &Index, const Candidate &C,
+              const CheckOptions &Opts, LoopModel &M)
+      : Ctx(Ctx), SM(Ctx.getSourceManager()), Index(Index), Opts(Opts), M(M) {
+    M.Loop = C.Loop;
+    M.Function = C.Function;
+  }
+
+  Verdict run();
+
+private:
+  ASTContext &Ctx;
+  const SourceManager &SM;
+  const TranslationUnitIndex &Index;
+  const CheckOptions &Opts;
+  LoopModel &M;
+
+  MutationScanner InLoop;   // mutations inside the loop statement
+  MutationScanner InFunction;
+  llvm::DenseMap<const VarDecl *, DepResult> IndexDeclDeps;
+  llvm::SmallPtrSet<const VarDecl *, 4> InnerVars; // variables of inner copy loops
+  llvm::DenseMap<const VarDecl *, size_t> TileIndex;
+  std::vector<const VarDecl *> SourceRoots;
+  struct StoreSite {
+    const Expr *Dst;
+    unsigned TileIdx;
+    std::vector<const VarDecl *> Inner;
+  };
+  std::vector<StoreSite> Sites;
+  std::vector<const VarDecl *> InnerStack;
+
+  std::string name(const NamedDecl *D) { return "'" + D->getNameAsString() + "'"; }
+  std::string text(const Stmt *S) {
+    CharSourceRange R = Lexer::makeFileCharRange(
+        CharSourceRange::getTokenRange(S->getSourceRange()), SM, Ctx.getLangOpts());
+    if (R.isInvalid())
+      return "<macro>";
+    return Lexer::getSourceText(R, SM, Ctx.getLangOpts()).str();
+  }
+  bool inMacro(SourceRange R) { return R.getBegin().isMacroID() || R.getEnd().isMacroID(); }
+  bool editable(const Stmt *S) {
+    return Lexer::makeFileCharRange(CharSourceRange::getTokenRange(S->getSourceRange()), SM,
+                                    Ctx.getLangOpts())
+        .isValid();
+  }
+
+  bool isInduction(const VarDecl *V) const {
+    return llvm::is_contained(M.Inductions, V);
+  }
+
+  DepResult classify(const Expr *E);
+  DepResult classifyVar(const VarDecl *V);
+  bool affine(const Expr *E, Affine &A);
+
+  Verdict checkShape();
+  Verdict checkControlFlow(const Stmt *Body);
+  Verdict collectInductions();
+  Verdict addIncrement(const Expr *E);
+  Verdict checkCopyPhase();
+  Verdict checkCopyStmt(const Stmt *S, bool IterationGuarded);
+  Verdict checkStore(const Stmt *S, const Expr *LHS, const Expr *RHS, bool IterationGuarded);
+  Verdict checkValue(const Stmt *S, const Expr *Dst, const Expr *V, size_t TileIdx);
+  Verdict tileOfLValue(const Expr *E, const VarDecl *&TileVar, std::vector<const Expr *> &Indices);
+  Verdict addTile(const VarDecl *V, const DeclStmt *InBody);
+  Verdict checkTiles();
+  Verdict checkComputePhase();
+  Verdict checkTileUse(const DeclRefExpr *DRE);
+  Verdict checkStores();
+  Verdict checkOverlap();
+  bool isGlobalPointer(const VarDecl *V, unsigned Depth);
+  const VarDecl *pointerBase(const Expr *E);
+  const VarDecl *rootOf(const VarDecl *V);
+  Verdict classifyStoreTarget(const Expr *Ptr, const Stmt *Where);
+};
+
+DepResult LoopChecker::classifyVar(const VarDecl *V) {
+  if (isInduction(V))
+    return {Dep::Iteration, ""};
+  if (InnerVars.contains(V))
+    return {Dep::Invariant, ""};
+  if (auto It = IndexDeclDeps.find(V); It != IndexDeclDeps.end())
+    return It->second;
+  if (isCudaBuiltinVar(V))
+    return {};
+  if (V->getType()->isReferenceType())
+    return DepResult::bad(name(V) + " is a reference");
+  if (V->getType().isVolatileQualified())
+    return DepResult::bad(name(V) + " is volatile");
+  if (!V->hasLocalStorage() || V->isStaticLocal()) {
+    if (isShared(V))
+      return DepResult::bad("reads the __shared__ variable " + name(V));
+    if (V->isConstexpr() || (V->getType().isConstQualified() && V->hasInit() &&
+                             !V->hasAttr<CUDADeviceAttr>()))
+      return {};
+    return DepResult::bad("reads the global variable " + name(V));
+  }
+  if (isShared(V))
+    return DepResult::bad("reads the __shared__ variable " + name(V));
+  if (InLoop.Declared.contains(V))
+    return DepResult::bad(name(V) + " is computed inside the loop");
+  if (InLoop.Mutated.contains(V))
+    return DepResult::bad(name(V) + " is modified in the loop");
+  if (InFunction.AddressTaken.contains(V))
+    return DepResult::bad("the address of " + name(V) + " is taken");
+  return {};
+}
+
+DepResult LoopChecker::classify(const Expr *E) {
+  if (!E)
+    return {};
+  E = skipCleanups(E)->IgnoreParens();
+  if (isBuiltinIndexRead(E))
+    return {};
+  if (isa<IntegerLiteral, FloatingLiteral, CharacterLiteral, CXXBoolLiteralExpr,
+          CXXNullPtrLiteralExpr, UnaryExprOrTypeTraitExpr, SizeOfPackExpr, GNUNullExpr>(E))
+    return {};
+  if (const auto *ST = dyn_cast<SubstNonTypeTemplateParmExpr>(E))
+    return classify(ST->getReplacement());
+  if (const auto *CE = dyn_cast<ConstantExpr>(E))
+    return classify(CE->getSubExpr());
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const ValueDecl *D = DRE->getDecl();
+    if (isa<EnumConstantDecl, NonTypeTemplateParmDecl>(D))
+      return {};
+    if (const auto *V = dyn_cast<VarDecl>(D)) {
+      if (V->getType()->isArrayType() && !isShared(V) && V->hasLocalStorage())
+        return DepResult::bad("reads the local array " + name(V));
+      return classifyVar(V);
+    }
+    return DepResult::bad("uses " + name(D));
+  }
+  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E)) {
+    if (ICE->getCastKind() == CK_LValueToRValue) {
+      const Expr *Sub = ICE->getSubExpr()->IgnoreParens();
+      if (!isa<DeclRefExpr>(Sub) && !isa<MemberExpr>(Sub) && !isBuiltinIndexRead(Sub))
+        return DepResult::bad("reads memory (" + text(Sub) + ")");
+    }
+    return classify(ICE->getSubExpr());
+  }
+  if (const auto *CE = dyn_cast<ExplicitCastExpr>(E))
+    return classify(CE->getSubExpr());
+  if (const auto *UO = dyn_cast<UnaryOperator>(E)) {
+    if (UO->isIncrementDecrementOp())
+      return DepResult::bad("has a side effect (" + text(UO) + ")");
+    if (UO->getOpcode() == UO_Deref)
+      return DepResult::bad("reads memory (" + text(UO) + ")");
+    if (UO->getOpcode() == UO_AddrOf)
+      return DepResult::bad("takes an address (" + text(UO) + ")");
+    return classify(UO->getSubExpr());
+  }
+  if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    if (BO->isAssignmentOp())
+      return DepResult::bad("has a side effect (" + text(BO) + ")");
+    DepResult R = classify(BO->getLHS());
+    R.join(classify(BO->getRHS()));
+    return R;
+  }
+  if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E)) {
+    DepResult R = classify(CO->getCond());
+    R.join(classify(CO->getTrueExpr()));
+    R.join(classify(CO->getFalseExpr()));
+    return R;
+  }
+  if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+    if (ME->isArrow())
+      return DepResult::bad("reads memory (" + text(ME) + ")");
+    return classify(ME->getBase());
+  }
+  if (isa<ArraySubscriptExpr>(E))
+    return DepResult::bad("reads memory (" + text(E) + ")");
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    if (isa<CXXOperatorCallExpr>(Call) || isa<CXXMemberCallExpr>(Call))
+      return DepResult::bad("calls " + text(Call->getCallee()));
+    if (!isPureFunction(Call->getDirectCallee()))
+      return DepResult::bad("calls " + text(Call->getCallee()));
+    DepResult R;
+    for (const Expr *A : Call->arguments())
+      R.join(classify(A));
+    return R;
+  }
+  if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E))
+    return classify(FC->getSubExpr());
+  return DepResult::bad(std::string("has an expression tilepipe does not follow (") +
+                        E->getStmtClassName() + ")");
+}
+
+bool LoopChecker::affine(const Expr *E, Affine &A) {
+  E = E->IgnoreParenImpCasts();
+  if (!E->isValueDependent() && !E->isTypeDependent()) {
+    Expr::EvalResult R;
+    if (E->EvaluateAsInt(R, Ctx)) {
+      A.Constant += R.Val.getInt().getExtValue();
+      return true;
+    }
+  }
+  if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    Affine L, R;
+    if ((BO->getOpcode() == BO_Add || BO->getOpcode() == BO_Sub) && affine(BO->getLHS(), L) &&
+        affine(BO->getRHS(), R)) {
+      A.add(L, 1);
+      A.add(R, BO->getOpcode() == BO_Add ? 1 : -1);
+      return true;
+    }
+    if (BO->getOpcode() == BO_Mul && affine(BO->getLHS(), L) && affine(BO->getRHS(), R)) {
+      if (L.Terms.empty()) {
+        A.add(R, L.Constant);
+        return true;
+      }
+      if (R.Terms.empty()) {
+        A.add(L, R.Constant);
+        return true;
+      }
+    }
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(E))
+    if (UO->getOpcode() == UO_Minus) {
+      Affine S;
+      if (!affine(UO->getSubExpr(), S))
+        return false;
+      A.add(S, -1);
+      return true;
+    }
+  std::string Key;
+  if (isBuiltinIndexRead(E, &Key)) {
+    A.Terms[Key] += 1;
+    return true;
+  }
+  if (const VarDecl *V = varOf(E)) {
+    A.Terms["v" + std::to_string(reinterpret_cast<uintptr_t>(V))] += 1;
+    return true;
+  }
+  return false;
+}
+
+/// Finds jumps that leave the loop body: return and goto anywhere, break and continue outside
+/// the body's own inner loops and switches.
+struct ControlFlowWalker : RecursiveASTVisitor<ControlFlowWalker> {
+  unsigned Depth = 0;
+  std::string Found;
+  bool TraverseForStmt(ForStmt *S) { return nested(S); }
+  bool TraverseWhileStmt(WhileStmt *S) { return nested(S); }
+  bool TraverseDoStmt(DoStmt *S) { return nested(S); }
+  bool TraverseSwitchStmt(SwitchStmt *S) { return nested(S); }
+  bool TraverseCXXForRangeStmt(CXXForRangeStmt *S) { return nested(S); }
+  bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+  template <class T> bool nested(T *S) {
+    ++Depth;
+    bool R = RecursiveASTVisitor<ControlFlowWalker>::TraverseStmt(S->getBody());
+    --Depth;
+    return R;
+  }
+  bool VisitBreakStmt(BreakStmt *) { return Depth ? true : (Found = "break", false); }
+  bool VisitContinueStmt(ContinueStmt *) { return Depth ? true : (Found = "continue", false); }
+  bool VisitReturnStmt(ReturnStmt *) { return Found = "return", false; }
+  bool VisitGotoStmt(GotoStmt *) { return Found = "goto", false; }
+  bool VisitIndirectGotoStmt(IndirectGotoStmt *) { return Found = "goto", false; }
+};
+
+Verdict LoopChecker::checkControlFlow(const Stmt *Body) {
+  ControlFlowWalker W;
+  W.TraverseStmt(const_cast<Stmt *>(Body));
+  if (!W.Found.empty())
+    return Verdict::refuse(Reason::ControlFlow, "the body has a '" + W.Found + "'");
+  return {};
+}
+
+Verdict LoopChecker::addIncrement(const Expr *E) {
+  E = skipCleanups(E)->IgnoreParens();
+  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Comma) {
+    if (Verdict V = addIncrement(BO->getLHS()); !V.ok())
+      return V;
+    return addIncrement(BO->getRHS());
+  }
+  const VarDecl *Var = nullptr;
+  const Expr *Step = nullptr;
+  if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->isIncrementDecrementOp()) {
+    Var = varOf(UO->getSubExpr());
+  } else if (const auto *CAO = dyn_cast<CompoundAssignOperator>(E);
+             CAO && (CAO->getOpcode() == BO_AddAssign || CAO->getOpcode() == BO_SubAssign)) {
+    Var = varOf(CAO->getLHS());
+    Step = CAO->getRHS();
+  } else if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Assign) {
+    Var = varOf(BO->getLHS());
+    const auto *Sum = dyn_cast<BinaryOperator>(BO->getRHS()->IgnoreParenImpCasts());
+    if (Var && Sum && (Sum->getOpcode() == BO_Add || Sum->getOpcode() == BO_Sub)) {
+      if (varOf(Sum->getLHS()) == Var)
+        Step = Sum->getRHS();
+      else if (Sum->getOpcode() == BO_Add && varOf(Sum->getRHS()) == Var)
+        Step = Sum->getLHS();
+      else
+        Var = nullptr;
+    } else {
+      Var = nullptr;
+    }
+  }
+  if (!Var)
+    return Verdict::refuse(Reason::InductionStep,
+                           "the increment '" + text(E) + "' is not 'v += step' or '++v'");
+  QualType T = Var->getType();
+  if (!(T->isIntegerType() || T->isPointerType()) || T.isVolatileQualified() ||
+      !Var->hasLocalStorage() || isShared(Var))
+    return Verdict::refuse(Reason::InductionStep,
+                           name(Var) + " is not a local integer or pointer variable");
+  if (!isInduction(Var))
+    M.Inductions.push_back(Var);
+  if (Step) {
+    DepResult D = classify(Step);
+    if (D.D != Dep::Invariant)
+      return Verdict::refuse(Reason::InductionStep,
+                             "the step of " + name(Var) + " " +
+                                 (D.D == Dep::Bad ? D.Why : "depends on an induction variable"));
+  }
+  return {};
+}
+
+/// `v += step`, `++v`, `v = v + step` and comma lists of them, on integer or pointer variables.
+static bool isIncrementStmt(const Stmt *S) {
+  const auto *E = dyn_cast<Expr>(S);
+  if (!E)
+    return false;
+  E = E->IgnoreParens();
+  if (!E->getType()->isIntegerType() && !E->getType()->isPointerType())
+    return false;
+  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Comma)
+    return isIncrementStmt(BO->getLHS()) && isIncrementStmt(BO->getRHS());
+  if (const auto *UO = dyn_cast<UnaryOperator>(E))
+    return UO->isIncrementDecrementOp() && varOf(UO->getSubExpr());
+  if (const auto *CAO = dyn_cast<CompoundAssignOperator>(E))
+    return (CAO->getOpcode() == BO_AddAssign || CAO->getOpcode() == BO_SubAssign) &&
+           varOf(CAO->getLHS());
+  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Assign) {
+    const VarDecl *V = varOf(BO->getLHS());
+    const auto *Sum = dyn_cast<BinaryOperator>(BO->getRHS()->IgnoreParenImpCasts());
+    return V && Sum && (Sum->getOpcode() == BO_Add || Sum->getOpcode() == BO_Sub) &&
+           (varOf(Sum->getLHS()) == V || varOf(Sum->getRHS()) == V);
+  }
+  return false;
+}
+
+Verdict LoopChecker::checkShape() {
+  const Stmt *Body = nullptr;
+  if (const auto *For = dyn_cast<ForStmt>(M.Loop)) {
+    if (For->getConditionVariable())
+      return Verdict::refuse(Reason::Unsupported, "the loop condition declares a variable");
+    M.Init = For->getInit();
+    M.Cond = For->getCond();
+    M.Inc = For->getInc();
+    Body = For->getBody();
+    if (!M.Cond)
+      return Verdict::refuse(Reason::LoopCondition, "the loop has no condition");
+    if (!M.Inc)
+      return Verdict::refuse(Reason::InductionStep, "the loop has no increment");
+  } else if (const auto *While = dyn_cast<WhileStmt>(M.Loop)) {
+    if (While->getConditionVariable())
+      return Verdict::refuse(Reason::Unsupported, "the loop condition declares a variable");
+    M.Cond = While->getCond();
+    Body = While->getBody();
+  } else {
+    return Verdict::refuse(Reason::LoopShape, "do-while loops are not rewritten");
+  }
+  const auto *CS = dyn_cast<CompoundStmt>(Body);
+  if (!CS)
+    return Verdict::refuse(Reason::LoopShape, "the body is not a block");
+  std::vector<const Stmt *> Stmts(CS->body_begin(), CS->body_end());
+  std::vector<const Stmt *> Tail; // trailing barrier and while-increments, in source order
+  if (isa<WhileStmt>(M.Loop)) {
+    bool SeenBarrier = false;
+    while (!Stmts.empty()) {
+      const Stmt *Last = Stmts.back();
+      if (isIncrementStmt(Last)) {
+        M.TailIncs.insert(M.TailIncs.begin(), Last);
+      } else if (!SeenBarrier && isBlockBarrier(Last) && !M.TailIncs.empty()) {
+        SeenBarrier = true;
+        M.TrailingBarrier = Last;
+      } else {
+        break;
+      }
+      Stmts.pop_back();
+    }
+    if (M.TailIncs.empty())
+      return Verdict::refuse(Reason::InductionStep,
+                             "the while loop does not end with increments of its variables");
+    if (M.TrailingBarrier) // put the barrier back: the shape check below expects it
+      Stmts.push_back(M.TrailingBarrier);
+    M.TrailingBarrier = nullptr;
+  }
+  std::vector<size_t> Barriers;
+  for (size_t I = 0; I < Stmts.size(); ++I) {
+    if (isBlockBarrier(Stmts[I]))
+      Barriers.push_back(I);
+    else if (containsBarrier(Stmts[I]))
+      return Verdict::refuse(Reason::ConditionalBarrier,
+                             "a barrier is nested inside '" + text(Stmts[I]).substr(0, 40) + "'");
+  }
+  auto Range = [&](size_t B, size_t E) {
+    return std::vector<const Stmt *>(Stmts.begin() + B, Stmts.begin() + E);
+  };
+  if (Barriers.size() == 2 && Barriers[1] == Stmts.size() - 1 && Barriers[0] > 0) {
+    M.Form = LoopForm::Trailing;
+    M.CopyBarrier = Stmts[Barriers[0]];
+    M.TrailingBarrier = Stmts[Barriers[1]];
+    M.CopyPhase = Range(0, Barriers[0]);
+    M.ComputePhase = Range(Barriers[0] + 1, Barriers[1]);
+  } else if (Barriers.size() == 2 && Barriers[0] == 0 && Barriers[1] > 1 &&
+             Barriers[1] < Stmts.size() - 1) {
+    M.Form = LoopForm::Rotated;
+    M.FirstBarrier = Stmts[0];
+    M.CopyBarrier = Stmts[Barriers[1]];
+    M.CopyPhase = Range(1, Barriers[1]);
+    M.ComputePhase = Range(Barriers[1] + 1, Stmts.size());
+  } else {
+    return Verdict::refuse(Reason::LoopShape,
+                           std::to_string(Barriers.size()) + " barriers in the body, at positions "
+                           "that match neither form");
+  }
+  if (M.ComputePhase.empty())
+    return Verdict::refuse(Reason::LoopShape, "the compute phase is empty");
+  return checkControlFlow(Body);
+}
+
+Verdict LoopChecker::collectInductions() {
+  if (M.Inc) {
+    if (Verdict V = addIncrement(M.Inc); !V.ok())
+      return V;
+  }
+  for (const Stmt *S : M.TailIncs)
+    if (Verdict V = addIncrement(cast<Expr>(S)); !V.ok())
+      return V;
+  // Inductions may change only in their increments.
+  MutationScanner Rest;
+  Rest.TraverseStmt(const_cast<Expr *>(M.Cond));
+  for (const Stmt *S : M.CopyPhase)
+    Rest.TraverseStmt(const_cast<Stmt *>(S));
+  for (const Stmt *S : M.ComputePhase)
+    Rest.TraverseStmt(const_cast<Stmt *>(S));
+  for (const VarDecl *V : M.Inductions) {
+    if (Rest.Mutated.contains(V))
+      return Verdict::refuse(Reason::InductionStep,
+                             name(V) + " is also modified outside the increment");
+    if (InFunction.AddressTaken.contains(V))
+      return Verdict::refuse(Reason::InductionStep, "the address of " + name(V) + " is taken");
+  }
+  // A step may not name another induction variable (classify saw them before all were known).
+  if (M.Inc)
+    if (Verdict V = addIncrement(M.Inc); !V.ok())
+      return V;
+  for (const Stmt *S : M.TailIncs)
+    if (Verdict V = addIncrement(cast<Expr>(S)); !V.ok())
+      return V;
+  DepResult C = classify(M.Cond);
+  if (C.D == Dep::Bad)
+    return Verdict::refuse(Reason::LoopCondition, "the condition " + C.Why);
+  return {};
+}
+
+const VarDecl *LoopChecker::pointerBase(const Expr *E) {
+  E = skipCleanups(E)->IgnoreParens();
+  if (const auto *CE = dyn_cast<CastExpr>(E))
+    if (CE->getCastKind() != CK_ArrayToPointerDecay && CE->getCastKind() != CK_LValueToRValue)
+      return pointerBase(CE->getSubExpr());
+  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E); ICE && ICE->getCastKind() == CK_LValueToRValue)
+    return pointerBase(ICE->getSubExpr());
+  if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    if (BO->getOpcode() == BO_Add || BO->getOpcode() == BO_Sub) {
+      if (BO->getLHS()->getType()->isPointerType())
+        return pointerBase(BO->getLHS());
+      if (BO->getRHS()->getType()->isPointerType())
+        return pointerBase(BO->getRHS());
+    }
+    return nullptr;
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->getOpcode() == UO_AddrOf) {
+    const Expr *Sub = UO->getSubExpr()->IgnoreParens();
+    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Sub))
+      return pointerBase(ASE->getBase());
+    return nullptr;
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()); V && V->getType()->isPointerType())
+      return V;
+  return nullptr;
+}
+
+const VarDecl *LoopChecker::rootOf(const VarDecl *V) {
+  for (unsigned I = 0; I < 8 && V && !isa<ParmVarDecl>(V) && V->getInit() &&
+                       !InFunction.Mutated.contains(V);
+       ++I) {
+    const VarDecl *Next = pointerBase(V->getInit());
+    if (!Next)
+      break;
+    V = Next;
+  }
+  return V;
+}
+
+bool LoopChecker::isGlobalPointer(const VarDecl *V, unsigned Depth) {
+  if (!V || Depth > 6 || !V->getType()->isPointerType() || isShared(V))
+    return false;
+  if (const auto *P = dyn_cast<ParmVarDecl>(V)) {
+    const auto *F = dyn_cast<FunctionDecl>(P->getDeclContext());
+    if (!F)
+      return false;
+    if (F->hasAttr<CUDAGlobalAttr>())
+      return true;
+    // A __device__ function: every caller in this file must pass global memory.
+    auto Calls = Index.callersOf(F);
+    if (Calls.empty())
+      return false;
+    unsigned Pos = P->getFunctionScopeIndex();
+    for (const CallExpr *CE : Calls) {
+      if (Pos >= CE->getNumArgs())
+        return false;
+      if (!isGlobalPointer(pointerBase(CE->getArg(Pos)), Depth + 1))
+        return false;
+    }
+    return true;
+  }
+  if (!V->hasLocalStorage() || !V->getInit())
+    return false;
+  // A local pointer set once from global memory.
+  MutationScanner Whole;
+  if (const auto *F = dyn_cast<FunctionDecl>(V->getDeclContext()))
+    Whole.TraverseStmt(F->getBody());
+  if (Whole.Mutated.contains(V) || Whole.AddressTaken.contains(V))
+    return false;
+  return isGlobalPointer(pointerBase(V->getInit()), Depth + 1);
+}
+
+Verdict LoopChecker::tileOfLValue(const Expr *E, const VarDecl *&TileVar,
+                                  std::vector<const Expr *> &Indices) {
+  E = E->IgnoreParens();
+  while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
+    Indices.insert(Indices.begin(), ASE->getIdx());
+    const auto *ICE = dyn_cast<ImplicitCastExpr>(ASE->getBase()->IgnoreParens());
+    if (!ICE || ICE->getCastKind() != CK_ArrayToPointerDecay)
+      return Verdict::refuse(Reason::LoadPhase, "stores through the pointer '" +
+                                                    text(ASE->getBase()) + "', not into a tile");
+    E = ICE->getSubExpr()->IgnoreParens();
+  }
+  const VarDecl *V = varOf(E);
+  if (!V || !isShared(V))
+    return Verdict::refuse(Reason::LoadPhase, "stores into '" + text(E) + "', which is not a tile");
+  TileVar = V;
+  return {};
+}
+
+Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
+  if (TileIndex.count(V))
+    return {};
+  Tile T;
+  T.Var = V;
+  T.DeclaredInBody = InBody;
+  if (!V->isLocalVarDeclOrParm() && !V->isStaticLocal())
+    return Verdict::refuse(Reason::TileDeclaration, name(V) + " is declared outside the function");
+  if (V->hasExternalStorage() || !Ctx.getAsConstantArrayType(V->getType()))
+    return Verdict::refuse(Reason::TileDeclaration,
+                           name(V) + " is not a statically sized array (extern __shared__?)");
+  if (V->getLocation().isMacroID())
+    return Verdict::refuse(Reason::Macro, name(V) + " is declared inside a macro");
+  QualType Elem = V->getType();
+  while (const auto *AT = Ctx.getAsArrayType(Elem))
+    Elem = AT->getElementType();
+  T.ElementType = Elem;
+  if (Elem->isDependentType() || Elem->isIncompleteType())
+    return Verdict::refuse(Reason::ElementType, "the element type of " + name(V) + " is unknown");
+  uint64_t Size = Ctx.getTypeSizeInChars(Elem).getQuantity();
+  uint64_t Align = Ctx.getTypeAlignInChars(Elem).getQuantity();
+  if ((Size != 4 && Size != 8 && Size != 16) || Align != Size ||
+      !Elem.isTriviallyCopyableType(Ctx) || Elem.isVolatileQualified())
+    return Verdict::refuse(Reason::ElementType,
+                           name(V) + " holds '" + Elem.getAsString() + "' (" +
+                               std::to_string(Size) + " bytes, aligned to " +
+                               std::to_string(Align) + ")");
+  T.Bytes = Ctx.getTypeSizeInChars(V->getType()).getQuantity();
+  // The element type as written, so templated tiles keep their parameter names.
+  TypeLoc TL = V->getTypeSourceInfo()->getTypeLoc();
+  while (auto ATL = TL.getAs<ArrayTypeLoc>())
+    TL = ATL.getElementLoc();
+  CharSourceRange R = Lexer::makeFileCharRange(
+      CharSourceRange::getTokenRange(TL.getSourceRange()), SM, Ctx.getLangOpts());
+  if (R.isInvalid())
+    return Verdict::refuse(Reason::Macro, "the element type of " + name(V) + " is in a macro");
+  T.ElementTypeText = Lexer::getSourceText(R, SM, Ctx.getLangOpts()).str();
+  TileIndex[V] = M.Tiles.size();
+  M.Tiles.push_back(T);
+  return {};
+}
+
+Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, size_t TileIdx) {
+  const Tile *T = &M.Tiles[TileIdx];
+  TileStore Store;
+  Store.Statement = S;
+  Store.Dst = Dst;
+  Store.TileIdx = TileIdx;
+  const Expr *Plain = stripNoOps(V);
+  bool IsRead = isa<ArraySubscriptExpr>(Plain) ||
+                (isa<UnaryOperator>(Plain) && cast<UnaryOperator>(Plain)->getOpcode() == UO_Deref);
+  if (IsRead && !isa<ArraySubscriptExpr>(Plain) && !isa<UnaryOperator>(Plain))
+    IsRead = false;
+  if (!IsRead) {
+    // Anything else must be a fill value: no memory read, nothing that changes.
+    DepResult D = classify(V);
+    if (D.D == Dep::Bad) {
+      if (StringRef(D.Why).starts_with("reads memory") || StringRef(D.Why).starts_with("reads the"))
+        return Verdict::refuse(Reason::LoadComputes,
+                               "'" + text(V) + "' computes on what it reads before storing it");
+      return Verdict::refuse(Reason::AddressNotInvariant, "the value stored " + D.Why);
+    }
+    Store.Fill = V;
+    M.Stores.push_back(Store);
+    return {};
+  }
+  // A read: it must be exactly one element of the tile's type, with no conversion on the way.
+  QualType ReadT = Plain->getType().getUnqualifiedType().getCanonicalType();
+  if (ReadT != T->ElementType.getUnqualifiedType().getCanonicalType())
+    return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' reads '" +
+                                                     Plain->getType().getAsString() +
+                                                     "' into a tile of '" +
+                                                     T->ElementType.getAsString() + "'");
+  for (const Expr *E = skipCleanups(V); E != Plain;) {
+    if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E)) {
+      if (ICE->getCastKind() != CK_LValueToRValue && ICE->getCastKind() != CK_NoOp)
+        return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' converts its value");
+      E = ICE->getSubExpr();
+    } else if (const auto *PE = dyn_cast<ParenExpr>(E)) {
+      E = PE->getSubExpr();
+    } else if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(E)) {
+      E = MTE->getSubExpr();
+    } else {
+      return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' is not a plain read");
+    }
+  }
+  const Expr *Ptr = nullptr, *Idx = nullptr;
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Plain)) {
+    Ptr = ASE->getBase();
+    Idx = ASE->getIdx();
+    if (!Ptr->getType()->isPointerType())
+      return Verdict::refuse(Reason::LoadSource, "'" + text(Plain) + "' is not read through a pointer");
+  } else {
+    Ptr = cast<UnaryOperator>(Plain)->getSubExpr();
+  }
+  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(Ptr->IgnoreParens());
+      ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
+    return Verdict::refuse(Reason::LoadSource,
+                           "'" + text(Plain) + "' reads an array, not global memory");
+  DepResult D = classify(Ptr);
+  D.join(classify(Idx));
+  if (D.D == Dep::Bad)
+    return Verdict::refuse(Reason::AddressNotInvariant, "the address of '" + text(Plain) + "' " + D.Why);
+  const VarDecl *Base = pointerBase(Ptr);
+  if (!Base || !isGlobalPointer(Base, 0))
+    return Verdict::refuse(Reason::LoadSource,
+                           "cannot prove that '" + text(Ptr) + "' points to global memory");
+  if (!editable(Dst) || !editable(Plain))
+    return Verdict::refuse(Reason::Macro, "the copy '" + text(S) + "' is written in a macro");
+  const VarDecl *Root = rootOf(Base);
+  if (!llvm::is_contained(SourceRoots, Root)) {
+    SourceRoots.push_back(Root);
+    M.SourcePointers.push_back(Root->getNameAsString());
+  }
+  Store.Src = V;
+  M.Stores.push_back(Store);
+  return {};
+}
+
+Verdict LoopChecker::checkStore(const Stmt *S, const Expr *LHS, const Expr *RHS,
+                                bool IterationGuarded) {
+  const VarDecl *TileVar = nullptr;
+  std::vector<const Expr *> Indices;
+  if (Verdict V = tileOfLValue(LHS, TileVar, Indices); !V.ok())
+    return V;
+  if (Verdict V = addTile(TileVar, nullptr); !V.ok())
+    return V;
+  size_t T = TileIndex[TileVar];
+  if (Indices.size() != arrayRank(Ctx, TileVar->getType()))
+    return Verdict::refuse(Reason::LoadPhase, "'" + text(LHS) + "' is not one tile element");
+  for (const Expr *I : Indices) {
+    DepResult D = classify(I);
+    if (D.D == Dep::Bad)
+      return Verdict::refuse(Reason::AddressNotInvariant,
+                             "the tile index '" + text(I) + "' " + D.Why);
+    if (D.D == Dep::Iteration)
+      return Verdict::refuse(Reason::TileIndex,
+                             "the tile index '" + text(I) + "' depends on the induction variables");
+  }
+  if (!editable(S))
+    return Verdict::refuse(Reason::Macro, "the copy '" + text(S) + "' is written in a macro");
+  Sites.push_back({LHS, static_cast<unsigned>(TileIndex[TileVar]), InnerStack});
+  const Expr *R = skipCleanups(RHS)->IgnoreParens();
+  if (const auto *CO = dyn_cast<ConditionalOperator>(R);
+      CO && !isa<ArraySubscriptExpr>(stripNoOps(RHS))) {
+    DepResult D = classify(CO->getCond());
+    if (D.D == Dep::Bad)
+      return Verdict::refuse(Reason::AddressNotInvariant, "the guard '" + text(CO->getCond()) + "' " + D.Why);
+    if (Verdict V = checkValue(S, LHS, CO->getTrueExpr(), T); !V.ok())
+      return V;
+    return checkValue(S, LHS, CO->getFalseExpr(), T);
+  }
+  (void)IterationGuarded;
+  return checkValue(S, LHS, RHS, T);
+}
+
+static const Stmt *singleStatement(const Stmt *S) {
+  while (const auto *CS = dyn_cast_or_null<CompoundStmt>(S)) {
+    if (CS->size() != 1)
+      return nullptr;
+    S = CS->body_front();
+  }
+  return S;
+}
+
+Verdict LoopChecker::checkCopyStmt(const Stmt *S, bool IterationGuarded) {
+  if (isa<NullStmt>(S))
+    return {};
+  if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+    for (const Stmt *C : CS->body())
+      if (Verdict V = checkCopyStmt(C, IterationGuarded); !V.ok())
+        return V;
+    return {};
+  }
+  if (const auto *If = dyn_cast<IfStmt>(S)) {
+    if (If->getInit() || If->getConditionVariable() || If->isConstexpr() || If->isConsteval())
+      return Verdict::refuse(Reason::LoadPhase, "an if with an initializer or constexpr");
+    DepResult D = classify(If->getCond());
+    if (D.D == Dep::Bad)
+      return Verdict::refuse(Reason::AddressNotInvariant,
+                             "the guard '" + text(If->getCond()) + "' " + D.Why);
+    if (D.D == Dep::Iteration) {
+      // Every iteration must write the same elements, or a stage buffer would keep a stale value.
+      const Stmt *Then = singleStatement(If->getThen());
+      const Stmt *Else = singleStatement(If->getElse());
+      const Expr *L1, *R1, *L2, *R2;
+      if (!Else)
+        return Verdict::refuse(Reason::GuardWithoutFill,
+                               "'if (" + text(If->getCond()) + ")' has no else branch");
+      if (!Then || !splitAssignment(Then, L1, R1) || !splitAssignment(Else, L2, R2) ||
+          text(L1) != text(L2))
+        return Verdict::refuse(Reason::GuardWithoutFill,
+                               "the branches of 'if (" + text(If->getCond()) +
+                                   ")' do not write the same tile element");
+      if (Verdict V = checkStore(Then, L1, R1, true); !V.ok())
+        return V;
+      Sites.pop_back(); // both branches are one site
+      return checkStore(Else, L2, R2, true);
+    }
+    if (Verdict V = checkCopyStmt(If->getThen(), IterationGuarded); !V.ok())
+      return V;
+    if (If->getElse())
+      return checkCopyStmt(If->getElse(), IterationGuarded);
+    return {};
+  }
+  if (const auto *For = dyn_cast<ForStmt>(S)) {
+    // An inner copy loop: its own variables, bounds that do not depend on the iteration.
+    const auto *Init = dyn_cast_or_null<DeclStmt>(For->getInit());
+    if (!Init || !For->getCond() || !For->getInc() || For->getConditionVariable())
+      return Verdict::refuse(Reason::LoadPhase, "an inner copy loop without 'int i = ...; cond; inc'");
+    std::vector<const VarDecl *> Declared;
+    for (const Decl *D : Init->decls()) {
+      const auto *V = dyn_cast<VarDecl>(D);
+      if (!V || !V->getType()->isIntegerType() || !V->getInit())
+        return Verdict::refuse(Reason::LoadPhase, "an inner copy loop variable is not an integer");
+      DepResult Dep0 = classify(V->getInit());
+      if (Dep0.D != Dep::Invariant)
+        return Verdict::refuse(Dep0.D == Dep::Bad ? Reason::AddressNotInvariant : Reason::TileIndex,
+                               "the inner copy loop start " +
+                                   (Dep0.D == Dep::Bad ? Dep0.Why : "depends on the iteration"));
+      Declared.push_back(V);
+    }
+    for (const VarDecl *V : Declared) {
+      InnerVars.insert(V);
+      InnerStack.push_back(V);
+    }
+    DepResult D = classify(For->getCond());
+    D.join(classify(For->getInc()));
+    // The increment assigns its own variable; classify sees that as a side effect.
+    MutationScanner IncScan, BodyScan;
+    IncScan.TraverseStmt(const_cast<Expr *>(For->getInc()));
+    BodyScan.TraverseStmt(const_cast<Stmt *>(For->getBody()));
+    for (const VarDecl *V : Declared)
+      if (BodyScan.Mutated.contains(V) || !IncScan.Mutated.contains(V))
+        return Verdict::refuse(Reason::LoadPhase,
+                               "the inner copy loop variable " + name(V) + " is not a plain counter");
+    DepResult C = classify(For->getCond());
+    if (C.D != Dep::Invariant)
+      return Verdict::refuse(C.D == Dep::Bad ? Reason::AddressNotInvariant : Reason::TileIndex,
+                             "the inner copy loop bound " +
+                                 (C.D == Dep::Bad ? C.Why : "depends on the iteration"));
+    const Expr *Inc = For->getInc()->IgnoreParens();
+    const Expr *Step = nullptr;
+    if (const auto *CAO = dyn_cast<CompoundAssignOperator>(Inc))
+      Step = CAO->getRHS();
+    else if (!isa<UnaryOperator>(Inc))
+      return Verdict::refuse(Reason::LoadPhase, "the inner copy loop increment is not 'i += step'");
+    if (Step) {
+      DepResult SD = classify(Step);
+      if (SD.D != Dep::Invariant)
+        return Verdict::refuse(SD.D == Dep::Bad ? Reason::AddressNotInvariant : Reason::TileIndex,
+                               "the inner copy loop step " +
+                                   (SD.D == Dep::Bad ? SD.Why : "depends on the iteration"));
+    }
+    (void)D;
+    Verdict V = checkCopyStmt(For->getBody(), IterationGuarded);
+    for (size_t I = 0; I < Declared.size(); ++I)
+      InnerStack.pop_back();
+    return V;
+  }
+  const Expr *LHS, *RHS;
+  if (splitAssignment(S, LHS, RHS))
+    return checkStore(S, LHS, RHS, IterationGuarded);
+  return Verdict::refuse(Reason::LoadPhase, "'" + text(S).substr(0, 60) + "'");
+}
+
+Verdict LoopChecker::checkCopyPhase() {
+  for (const Stmt *S : M.CopyPhase) {
+    if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+      bool AllShared = true, AnyShared = false;
+      for (const Decl *D : DS->decls()) {
+        const auto *V = dyn_cast<VarDecl>(D);
+        bool Sh = isShared(V);
+        AllShared &= Sh;
+        AnyShared |= Sh;
+      }
+      if (AnyShared && !AllShared)
+        return Verdict::refuse(Reason::TileDeclaration,
+                               "a declaration mixes __shared__ arrays and other variables");
+      if (AllShared) {
+        for (const Decl *D : DS->decls())
+          if (Verdict V = addTile(cast<VarDecl>(D), DS); !V.ok())
+            return V;
+        continue;
+      }
+      for (const Decl *D : DS->decls()) {
+        const auto *V = dyn_cast<VarDecl>(D);
+        if (!V || !V->getInit() || V->isStaticLocal() || V->getType()->isReferenceType() ||
+            V->getType()->isArrayType() || !V->getType()->isScalarType())
+          return Verdict::refuse(Reason::LoadPhase,
+                                 "the declaration '" + text(DS) + "' is not a plain index variable");
+        DepResult Dep0 = classify(V->getInit());
+        if (Dep0.D == Dep::Bad)
+          return Verdict::refuse(Reason::AddressNotInvariant,
+                                 "the index variable " + name(V) + " " + Dep0.Why);
+        IndexDeclDeps[V] = Dep0;
+      }
+      if (!editable(DS))
+        return Verdict::refuse(Reason::Macro, "a declaration in the copy phase is in a macro");
+      M.IndexDecls.push_back(DS);
+      continue;
+    }
+    if (Verdict V = checkCopyStmt(S, false); !V.ok())
+      return V;
+  }
+  if (M.Stores.empty())
+    return Verdict::refuse(Reason::LoadPhase, "the copy phase stores into no tile");
+  bool AnyCopy = llvm::any_of(M.Stores, [](const TileStore &S) { return S.Src != nullptr; });
+  if (!AnyCopy)
+    return Verdict::refuse(Reason::LoadPhase, "the copy phase reads no global memory");
+  return {};
+}
+
+Verdict LoopChecker::checkTileUse(const DeclRefExpr *DRE) {
+  // Walk up from the tile through full subscripts to one element, which must only be read.
+  const VarDecl *V = cast<VarDecl>(DRE->getDecl());
+  unsigned Dims = arrayRank(Ctx, V->getType());
+  const Expr *Cur = DRE;
+  unsigned Seen = 0;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Cur);
+    if (Parents.empty())
+      return Verdict::refuse(Reason::TileEscapes, name(V) + " is used in an unknown context");
+    const Expr *P = Parents[0].get<Expr>();
+    if (!P)
+      break;
+    if (isa<ParenExpr>(P) ||
+        (isa<ImplicitCastExpr>(P) && cast<ImplicitCastExpr>(P)->getCastKind() == CK_ArrayToPointerDecay &&
+         Seen < Dims)) {
+      Cur = P;
+      continue;
+    }
+    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(P); ASE && ASE->getBase() == Cur && Seen < Dims) {
+      ++Seen;
+      Cur = P;
+      continue;
+    }
+    if (Seen < Dims)
+      break;
+    if (const auto *ME = dyn_cast<MemberExpr>(P); ME && !ME->isArrow()) {
+      Cur = P;
+      continue;
+    }
+    if (const auto *ICE = dyn_cast<ImplicitCastExpr>(P)) {
+      if (ICE->getCastKind() == CK_LValueToRValue)
+        return {};
+      if (ICE->getCastKind() == CK_NoOp && ICE->getType().isConstQualified()) {
+        Cur = P;
+        continue;
+      }
+    }
+    if (const auto *CCE = dyn_cast<CXXConstructExpr>(P))
+      if (CCE->getConstructor()->isCopyOrMoveConstructor() && CCE->getConstructor()->isTrivial())
+        return {};
+    if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(P)) {
+      Cur = MTE;
+      continue;
+    }
+    if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(P);
+        OC && OC->getOperator() == OO_Equal && OC->getNumArgs() == 2 && OC->getArg(1) == Cur)
+      return {};
+    if (const auto *BO = dyn_cast<BinaryOperator>(P)) {
+      if (BO->isAssignmentOp() && BO->getLHS() == Cur)
+        return Verdict::refuse(Reason::ComputeWritesTile, "'" + text(BO) + "'");
+    }
+    if (const auto *UO = dyn_cast<UnaryOperator>(P)) {
+      if (UO->isIncrementDecrementOp())
+        return Verdict::refuse(Reason::ComputeWritesTile, "'" + text(UO) + "'");
+    }
+    if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(P); OC && OC->getArg(0) == Cur)
+      return Verdict::refuse(Reason::ComputeWritesTile, "'" + text(OC) + "'");
+    break;
+  }
+  return Verdict::refuse(Reason::TileEscapes,
+                         name(V) + " is used as '" + text(Cur).substr(0, 50) + "', not read element by element");
+}
+
+Verdict LoopChecker::checkTiles() {
+  // Every reference to a tile: stores of the copy phase, element reads of the compute phase.
+  struct Refs : RecursiveASTVisitor<Refs> {
+    llvm::DenseMap<const VarDecl *, size_t> *Tiles;
+    std::vector<const DeclRefExpr *> Found;
+    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
+      if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()); V && Tiles->count(V))
+        Found.push_back(DRE);
+      return true;
+    }
+  };
+  Refs InFn;
+  InFn.Tiles = &TileIndex;
+  InFn.TraverseStmt(M.Function->getBody());
+  SourceRange LoopR = M.Loop->getSourceRange();
+  auto Inside = [&](SourceLocation L, SourceRange R) {
+    L = SM.getExpansionLoc(L);
+    return !SM.isBeforeInTranslationUnit(L, SM.getExpansionLoc(R.getBegin())) &&
+           !SM.isBeforeInTranslationUnit(SM.getExpansionRange(R.getEnd()).getEnd(), L);
+  };
+  for (const DeclRefExpr *DRE : InFn.Found)
+    if (!Inside(DRE->getLocation(), LoopR))
+      return Verdict::refuse(Reason::TileUsedOutside,
+                             name(DRE->getDecl()) + " is used at line " +
+                                 std::to_string(SM.getExpansionLineNumber(DRE->getLocation())));
+  // Tiles declared outside the loop must be declared in this function, in plain text.
+  for (const Tile &T : M.Tiles) {
+    if (T.DeclaredInBody)
+      continue;
+    if (T.Var->getDeclContext() != M.Function)
+      return Verdict::refuse(Reason::TileDeclaration, name(T.Var) + " is not declared in this function");
+  }
+  Refs InCompute;
+  InCompute.Tiles = &TileIndex;
+  for (const Stmt *S : M.ComputePhase)
+    InCompute.TraverseStmt(const_cast<Stmt *>(S));
+  if (InCompute.Found.empty())
+    return Verdict::refuse(Reason::LoopShape, "the compute phase reads no tile");
+  for (const DeclRefExpr *DRE : InCompute.Found)
+    if (Verdict V = checkTileUse(DRE); !V.ok())
+      return V;
+  // In the copy phase a tile may only be stored to (sites) – reads there would see a future stage.
+  Refs InCopy;
+  InCopy.Tiles = &TileIndex;
+  for (const Stmt *S : M.CopyPhase)
+    if (!isa<DeclStmt>(S))
+      InCopy.TraverseStmt(const_cast<Stmt *>(S));
+  for (const DeclRefExpr *DRE : InCopy.Found) {
+    bool IsDst = llvm::any_of(M.Stores, [&](const TileStore &S) {
+      const Expr *E = S.Dst->IgnoreParens();
+      while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+        E = ASE->getBase()->IgnoreParenImpCasts();
+      return E == DRE;
+    });
+    if (!IsDst)
+      return Verdict::refuse(Reason::LoadComputes,
+                             "the copy phase reads the tile " + name(DRE->getDecl()));
+  }
+  return {};
+}
+
+Verdict LoopChecker::classifyStoreTarget(const Expr *Ptr, const Stmt *Where) {
+  const VarDecl *Base = pointerBase(Ptr);
+  if (!Base)
+    return Verdict::refuse(Reason::Unsupported,
+                           "stores through '" + text(Ptr) + "', which tilepipe cannot follow");
+  const VarDecl *Root = rootOf(Base);
+  if (llvm::is_contained(SourceRoots, Root))
+    return Verdict::refuse(Reason::StoreAliasesLoad,
+                           "'" + text(Where).substr(0, 60) + "' writes through " + name(Root) +
+                               ", which the copies read");
+  bool Restrict = Root->getType().isRestrictQualified() &&
+                  llvm::all_of(SourceRoots, [](const VarDecl *S) {
+                    return S->getType().isRestrictQualified();
+                  });
+  if (Restrict)
+    return {};
+  if (!Opts.AssumeNoAlias)
+    return Verdict::refuse(Reason::StoreMayAlias, "stores through " + name(Root));
+  if (!llvm::is_contained(M.NoAliasAssumed, Root->getNameAsString()))
+    M.NoAliasAssumed.push_back(Root->getNameAsString());
+  return {};
+}
+
+Verdict LoopChecker::checkStores() {
+  // Every store of the compute phase into memory behind a pointer, and every pointer handed to a
+  // call that may write through it.
+  struct Stores : RecursiveASTVisitor<Stores> {
+    std::vector<std::pair<const Expr *, const Stmt *>> Targets; // pointer expr, statement
+    std::vector<const Stmt *> Unknown;
+    void lhs(const Expr *E, const Stmt *Where) {
+      E = E->IgnoreParenImpCasts();
+      if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
+        if (ASE->getBase()->getType()->isPointerType()) {
+          const auto *ICE = dyn_cast<ImplicitCastExpr>(ASE->getBase()->IgnoreParens());
+          if (ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
+            return lhs(ICE->getSubExpr(), Where); // element of an array variable
+          Targets.push_back({ASE->getBase(), Where});
+        }
+        return;
+      }
+      if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->getOpcode() == UO_Deref)
+        return Targets.push_back({UO->getSubExpr(), Where});
+      if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+        if (ME->isArrow())
+          return Targets.push_back({ME->getBase(), Where});
+        return lhs(ME->getBase(), Where);
+      }
+    }
+    bool VisitBinaryOperator(BinaryOperator *BO) {
+      if (BO->isAssignmentOp())
+        lhs(BO->getLHS(), BO);
+      return true;
+    }
+    bool VisitUnaryOperator(UnaryOperator *UO) {
+      if (UO->isIncrementDecrementOp())
+        lhs(UO->getSubExpr(), UO);
+      return true;
+    }
+    bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *CE) {
+      if (CE->getNumArgs() > 0 && (CE->isAssignmentOp() || CE->getOperator() == OO_PlusPlus ||
+                                   CE->getOperator() == OO_MinusMinus))
+        lhs(CE->getArg(0), CE);
+      return true;
+    }
+    bool VisitCallExpr(CallExpr *CE) {
+      for (const Expr *A : CE->arguments()) {
+        QualType T = A->getType();
+        if (T->isPointerType() && !T->getPointeeType().isConstQualified()) {
+          const auto *ICE = dyn_cast<ImplicitCastExpr>(A->IgnoreParens());
+          if (ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
+            continue; // a local or shared array: not the copied memory
+          Targets.push_back({A, CE});
+        }
+      }
+      return true;
+    }
+    bool VisitGCCAsmStmt(GCCAsmStmt *S) {
+      Unknown.push_back(S);
+      return true;
+    }
+  } Finder;
+  for (const Stmt *S : M.ComputePhase)
+    Finder.TraverseStmt(const_cast<Stmt *>(S));
+  for (const Stmt *S : M.IndexDecls)
+    Finder.TraverseStmt(const_cast<Stmt *>(S));
+  if (!Finder.Unknown.empty())
+    return Verdict::refuse(Reason::Unsupported, "the loop has inline assembly");
+  for (auto &[Ptr, Where] : Finder.Targets) {
+    // Stores into tiles are judged by checkTiles; stores into other __shared__ arrays are local.
+    const Expr *P = Ptr->IgnoreParenImpCasts();
+    if (const VarDecl *V = varOf(P); V && (isShared(V) || V->getType()->isArrayType()))
+      continue;
+    if (Verdict V = classifyStoreTarget(Ptr, Where); !V.ok())
+      return V;
+  }
+  return {};
+}
+
+Verdict LoopChecker::checkOverlap() {
+  // Two stores of one thread into one tile element in one iteration would land in an order that
+  // asynchronous copies do not keep. Distinct sites must differ by a nonzero constant in some
+  // dimension; a site inside an inner copy loop must use each inner variable in an index.
+  for (size_t I = 0; I < Sites.size(); ++I) {
+    std::vector<const Expr *> IdxI;
+    const VarDecl *TV = nullptr;
+    (void)tileOfLValue(Sites[I].Dst, TV, IdxI);
+    if (!Sites[I].Inner.empty()) {
+      for (const VarDecl *IV : Sites[I].Inner) {
+        std::string Key = "v" + std::to_string(reinterpret_cast<uintptr_t>(IV));
+        bool Used = false;
+        for (const Expr *E : IdxI) {
+          Affine A;
+          if (affine(E, A) && A.Terms.count(Key))
+            Used = true;
+        }
+        if (!Used)
+          return Verdict::refuse(Reason::TileOverlap, "the inner copy loop variable " + name(IV) +
+                                                          " does not select the tile element");
+      }
+    }
+    for (size_t J = I + 1; J < Sites.size(); ++J) {
+      if (Sites[I].TileIdx != Sites[J].TileIdx)
+        continue;
+      if (!Sites[I].Inner.empty() || !Sites[J].Inner.empty())
+        return Verdict::refuse(Reason::TileOverlap,
+                               "an inner copy loop and another copy both write " + name(TV));
+      std::vector<const Expr *> IdxJ;
+      (void)tileOfLValue(Sites[J].Dst, TV, IdxJ);
+      bool Distinct = false;
+      for (size_t D = 0; D < IdxI.size() && D < IdxJ.size(); ++D) {
+        Affine A, B;
+        if (!affine(IdxI[D], A) || !affine(IdxJ[D], B))
+          continue;
+        A.add(B, -1);
+        if (A.Terms.empty() && A.Constant != 0)
+          Distinct = true;
+      }
+      if (!Distinct)
+        return Verdict::refuse(Reason::TileOverlap, "'" + text(Sites[I].Dst) + "' and '" +
+                                                        text(Sites[J].Dst) +
+                                                        "' may be the same element");
+    }
+  }
+  return {};
+}
+
+static uint64_t sharedBytesOutside(ASTContext &Ctx, const FunctionDecl *FD,
+                                   const std::vector<Tile> &Tiles) {
+  struct Decls : RecursiveASTVisitor<Decls> {
+    std::vector<const VarDecl *> Shared;
+    bool VisitVarDecl(VarDecl *V) {
+      if (isShared(V) && !V->hasExternalStorage())
+        Shared.push_back(V);
+      return true;
+    }
+  } D;
+  D.TraverseStmt(FD->getBody());
+  uint64_t Bytes = 0;
+  for (const VarDecl *V : D.Shared)
+    if (llvm::none_of(Tiles, [&](const Tile &T) { return T.Var == V; }) &&
+        !V->getType()->isDependentType() && !V->getType()->isIncompleteType())
+      Bytes += Ctx.getTypeSizeInChars(V->getType()).getQuantity();
+  return Bytes;
+}
+
+Verdict LoopChecker::run() {
+  if (inMacro(M.Loop->getSourceRange()))
+    return Verdict::refuse(Reason::Macro, "the loop is written inside a macro");
+  InFunction.TraverseStmt(M.Function->getBody());
+  InLoop.TraverseStmt(const_cast<Stmt *>(M.Loop));
+  if (Verdict V = checkShape(); !V.ok())
+    return V;
+  if (InLoop.HasLambda)
+    return Verdict::refuse(Reason::Unsupported, "the loop holds a lambda");
+  if (Verdict V = collectInductions(); !V.ok())
+    return V;
+  if (Verdict V = checkCopyPhase(); !V.ok())
+    return V;
+  if (Verdict V = checkTiles(); !V.ok())
+    return V;
+  if (Verdict V = checkStores(); !V.ok())
+    return V;
+  if (Verdict V = checkOverlap(); !V.ok())
+    return V;
+  // Will the emitted block run again while threads may still read the last stage?
+  M.NestedInLoop = !M.Function->hasAttr<CUDAGlobalAttr>();
+  for (DynTypedNodeList P = Ctx.getParents(*M.Loop); !P.empty(); P = Ctx.getParents(P[0])) {
+    if (const Stmt *S = P[0].get<Stmt>(); S && isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S))
+      M.NestedInLoop = true;
+    if (P[0].get<FunctionDecl>())
+      break;
+  }
+  M.OtherSharedBytes = sharedBytesOutside(Ctx, M.Function, M.Tiles);
+  return {};
+}
+
+} // namespace
+
+Verdict checkLoop(ASTContext &Ctx, const TranslationUnitIndex &Index, const Candidate &C,
+                  const CheckOptions &Opts, LoopModel &Out) {
+  // A loop that already issues asynchronous copies is left alone.
+  struct Async : RecursiveASTVisitor<Async> {
+    bool Found = false;
+    bool VisitCallExpr(CallExpr *CE) {
+      if (const FunctionDecl *FD = CE->getDirectCallee())
+        if (FD->getIdentifier()) {
+          StringRef N = FD->getName();
+          if (N.contains("memcpy_async") || N == "consumer_wait" || N == "producer_commit" ||
+              N.starts_with("__pipeline_") || N.starts_with("pipeline_consumer_wait"))
+            Found = true;
+        }
+      return true;
+    }
+  } A;
+  A.TraverseStmt(const_cast<Stmt *>(C.Loop));
+  if (A.Found)
+    return Verdict::refuse(Reason::AlreadyPipelined, "");
+  LoopChecker Checker(Ctx, Index, C, Opts, Out);
+  return Checker.run();
+}
+
+} // namespace tilepipe

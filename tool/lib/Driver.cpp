@@ -1,0 +1,243 @@
+#include "tilepipe/Driver.h"
+#include "tilepipe/Check.h"
+#include "tilepipe/Emit.h"
+#include "tilepipe/Find.h"
+#include "tilepipe/Parse.h"
+#include "tilepipe/Plan.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Frontend/ASTUnit.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include <map>
+
+using namespace clang;
+
+namespace tilepipe {
+
+std::string LoopRecord::message() const {
+  if (!transformed())
+    return reasonInfo(Code).Message.str() + (Detail.empty() ? "" : ": " + Detail);
+  return "rewritten into a " + std::to_string(Stages) + "-stage cp.async pipeline" +
+         (Detail.empty() ? "" : "; " + Detail);
+}
+
+namespace {
+
+/// Device functions of the main file: instantiations of templates too, and patterns apart.
+class FunctionCollector : public RecursiveASTVisitor<FunctionCollector> {
+public:
+  explicit FunctionCollector(const SourceManager &SM) : SM(SM) {}
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool VisitFunctionDecl(FunctionDecl *FD) {
+    if (!isDeviceCode(FD) || !SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())))
+      return true;
+    (FD->isDependentContext() ? Patterns : Instances).push_back(FD);
+    return true;
+  }
+  const SourceManager &SM;
+  std::vector<const FunctionDecl *> Instances, Patterns;
+};
+
+struct LoopResult {
+  const FunctionDecl *Function;
+  LoopModel Model;
+  Verdict V;
+  std::optional<unsigned> Stages;
+  std::string StageNote;
+};
+
+} // namespace
+
+FileResult processFile(const tooling::CompilationDatabase &DB, const std::string &Path,
+                       const ToolOptions &Opts) {
+  FileResult R;
+  R.Path = Path;
+  auto Buf = llvm::MemoryBuffer::getFile(Path, /*IsText=*/true);
+  if (!Buf) {
+    R.Error = Path + ": error: cannot read the file: " + Buf.getError().message();
+    return R;
+  }
+  StringRef Ext = llvm::sys::path::extension(Path);
+  if (Ext != ".cu" && Ext != ".cuh") {
+    R.Error = Path + ": error: not a CUDA source (expected a .cu or .cuh file)";
+    return R;
+  }
+  R.Original = (*Buf)->getBuffer().str();
+
+  tooling::ClangTool Tool(DB, {Path});
+  Tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(Opts.ParseArgs));
+  std::vector<std::unique_ptr<ASTUnit>> ASTs;
+  int Status = Tool.buildASTs(ASTs);
+  if (Status != 0 || ASTs.size() != 1 || ASTs[0]->getDiagnostics().hasErrorOccurred()) {
+    R.Error = Path + ": error: the file could not be parsed as CUDA; nothing was written";
+    return R;
+  }
+  ASTContext &Ctx = ASTs[0]->getASTContext();
+  const SourceManager &SM = Ctx.getSourceManager();
+  TranslationUnitIndex Index(Ctx);
+  FunctionCollector Functions(SM);
+  Functions.TraverseDecl(Ctx.getTranslationUnitDecl());
+
+  CheckOptions COpts;
+  COpts.AssumeNoAlias = Opts.AssumeNoAlias;
+  // Results by loop (file offset of the loop keyword), one per instantiation.
+  std::map<unsigned, std::vector<LoopResult>> ByLoop;
+  auto OffsetOf = [&](const Stmt *S) { return SM.getFileOffset(SM.getExpansionLoc(S->getBeginLoc())); };
+  for (const FunctionDecl *FD : Functions.Instances) {
+    std::vector<LoopResult *> Ok;
+    std::vector<LoopResult> Local;
+    for (const Candidate &C : findCandidateLoops(FD)) {
+      LoopResult LR{FD, {}, {}, std::nullopt, ""};
+      LR.V = checkLoop(Ctx, Index, C, COpts, LR.Model);
+      Local.push_back(std::move(LR));
+    }
+    // Plan the stages of the function's pipelined loops together: they share its shared memory.
+    std::vector<uint64_t> Bytes;
+    uint64_t FunctionShared = 0;
+    for (LoopResult &LR : Local)
+      if (LR.V.ok()) {
+        uint64_t B = 0;
+        for (const Tile &T : LR.Model.Tiles)
+          B += T.Bytes;
+        Bytes.push_back(B);
+        FunctionShared = LR.Model.OtherSharedBytes + B;
+      }
+    uint64_t Other = FunctionShared;
+    for (uint64_t B : Bytes)
+      Other -= B;
+    auto Plan = planStages(Bytes, Other, Opts.Stages);
+    size_t K = 0;
+    for (LoopResult &LR : Local) {
+      if (LR.V.ok()) {
+        LR.Stages = Plan[K];
+        if (!LR.Stages)
+          LR.V = Verdict::refuse(Reason::SharedMemory,
+                                 std::to_string(Bytes[K]) + " bytes of tiles per stage next to " +
+                                     std::to_string(Other) + " other bytes");
+        else if (*LR.Stages < Opts.Stages)
+          LR.StageNote = std::to_string(Opts.Stages) + " stages requested, " +
+                         std::to_string(*LR.Stages) + " fit in 48 KiB of static shared memory";
+        ++K;
+      }
+      ByLoop[OffsetOf(LR.Model.Loop)].push_back(std::move(LR));
+    }
+  }
+  std::map<unsigned, std::pair<const Stmt *, const FunctionDecl *>> Uninstantiated;
+  for (const FunctionDecl *FD : Functions.Patterns)
+    for (const Candidate &C : findCandidateLoops(FD))
+      if (!ByLoop.count(OffsetOf(C.Loop)))
+        Uninstantiated[OffsetOf(C.Loop)] = {C.Loop, FD};
+
+  tooling::Replacements All;
+  auto Record = [&](const Stmt *Loop, const FunctionDecl *FD) {
+    LoopRecord Rec;
+    PresumedLoc P = SM.getPresumedLoc(SM.getExpansionLoc(Loop->getBeginLoc()));
+    Rec.File = Path;
+    Rec.Line = P.getLine();
+    Rec.Column = P.getColumn();
+    Rec.Kernel = FD->getNameAsString();
+    return Rec;
+  };
+  bool AnyRewritten = false;
+  for (auto &[Off, Results] : ByLoop) {
+    LoopRecord Rec = Record(Results.front().Model.Loop, Results.front().Function);
+    const LoopResult *Refused = nullptr;
+    unsigned Stages = Opts.Stages;
+    std::string Note;
+    for (const LoopResult &LR : Results) {
+      if (!LR.V.ok()) {
+        Refused = &LR;
+        break;
+      }
+      if (*LR.Stages < Stages) {
+        Stages = *LR.Stages;
+        Note = LR.StageNote;
+      }
+    }
+    if (Refused) {
+      Rec.Code = Refused->V.Code;
+      Rec.Detail = Refused->V.Detail;
+      if (Results.size() > 1 && Refused->Function->getTemplateSpecializationArgs()) {
+        std::string Args;
+        llvm::raw_string_ostream OS(Args);
+        Refused->Function->getNameForDiagnostic(OS, Ctx.getPrintingPolicy(), true);
+        Rec.Detail += " (in " + Args + ")";
+      }
+      R.Loops.push_back(Rec);
+      continue;
+    }
+    // Every instantiation must ask for the same text.
+    std::optional<std::vector<tooling::Replacement>> First;
+    std::string Failure;
+    for (const LoopResult &LR : Results) {
+      auto Edits = emitPipeline(Ctx, LR.Model, Stages);
+      if (!Edits) {
+        Failure = llvm::toString(Edits.takeError());
+        break;
+      }
+      if (!First)
+        First = *Edits;
+      else if (*First != *Edits) {
+        Rec.Code = Reason::InstantiationsDisagree;
+        break;
+      }
+    }
+    if (!Failure.empty()) {
+      Rec.Code = Reason::Unsupported;
+      Rec.Detail = Failure;
+    }
+    if (Rec.Code == Reason::Pipelined) {
+      for (const tooling::Replacement &E : *First)
+        if (llvm::Error Err = All.add(E)) {
+          Rec.Code = Reason::Unsupported;
+          Rec.Detail = "its edits overlap another rewrite: " + llvm::toString(std::move(Err));
+        }
+    }
+    if (Rec.Code == Reason::Pipelined) {
+      AnyRewritten = true;
+      Rec.Stages = Stages;
+      const LoopModel &M = Results.front().Model;
+      std::vector<std::string> TileNames;
+      for (const Tile &T : M.Tiles)
+        TileNames.push_back(T.Var->getNameAsString());
+      std::vector<std::string> Parts{"tiles " + llvm::join(TileNames, ", ") + " copied from " +
+                                     llvm::join(M.SourcePointers, ", ")};
+      if (!Note.empty())
+        Parts.push_back(Note);
+      if (!M.NoAliasAssumed.empty())
+        Parts.push_back("assumes " + llvm::join(M.NoAliasAssumed, ", ") + " does not overlap " +
+                        llvm::join(M.SourcePointers, ", ") +
+                        " (--assume-noalias=false refuses such loops)");
+      Rec.Detail = llvm::join(Parts, "; ");
+    }
+    R.Loops.push_back(Rec);
+  }
+  for (auto &[Off, LoopAndFn] : Uninstantiated) {
+    LoopRecord Rec = Record(LoopAndFn.first, LoopAndFn.second);
+    Rec.Code = Reason::TemplateNotInstantiated;
+    R.Loops.push_back(Rec);
+  }
+  llvm::sort(R.Loops, [](const LoopRecord &A, const LoopRecord &B) {
+    return std::tie(A.Line, A.Column) < std::tie(B.Line, B.Column);
+  });
+  if (AnyRewritten)
+    if (auto Inc = pipelineInclude(SM))
+      if (llvm::Error Err = All.add(*Inc)) {
+        R.Error = Path + ": error: internal: " + llvm::toString(std::move(Err));
+        return R;
+      }
+  auto New = tooling::applyAllReplacements(R.Original, All);
+  if (!New) {
+    R.Error = Path + ": error: internal: " + llvm::toString(New.takeError());
+    return R;
+  }
+  R.Rewritten = *New;
+  R.Edits = All;
+  R.Ok = true;
+  return R;
+}
+
+} // namespace tilepipe

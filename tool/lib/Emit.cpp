@@ -1,0 +1,416 @@
+// Emit: cut the loop's own text into pieces (header, copy phase, compute phase) and place them in
+// the pipeline skeleton of templates/pipeline.cu.in. Nothing is pretty-printed: every piece of user
+// code is the user's text, so comments, macros and formatting inside the loop survive.
+#include "tilepipe/Emit.h"
+#include "tilepipe/AstUtil.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Regex.h"
+#include <map>
+#include <set>
+
+using namespace clang;
+using tooling::Replacement;
+
+namespace tilepipe {
+
+static const char PipelineTemplate[] =
+#include "PipelineTemplate.inc"
+    ;
+
+namespace {
+
+using Lines = std::vector<std::string>;
+
+/// Marks a line of a block that keeps its own indentation.
+const char Verbatim = '\x01';
+
+/// Offsets and text of the main file.
+class FileText {
+public:
+  FileText(ASTContext &Ctx) : Ctx(Ctx), SM(Ctx.getSourceManager()), LO(Ctx.getLangOpts()) {
+    Buffer = SM.getBufferData(SM.getMainFileID());
+  }
+  ASTContext &Ctx;
+  const SourceManager &SM;
+  const LangOptions &LO;
+  StringRef Buffer;
+
+  unsigned offset(SourceLocation L) const { return SM.getFileOffset(SM.getExpansionLoc(L)); }
+  unsigned begin(const Stmt *S) const { return offset(S->getBeginLoc()); }
+  /// Just past the last token of S.
+  unsigned end(const Stmt *S) const {
+    SourceLocation E = SM.getExpansionRange(S->getEndLoc()).getEnd();
+    return SM.getFileOffset(Lexer::getLocForEndOfToken(E, 0, SM, LO));
+  }
+  /// Just past S's terminating semicolon, if one follows.
+  unsigned afterSemi(const Stmt *S) const {
+    SourceLocation E = SM.getExpansionRange(S->getEndLoc()).getEnd();
+    SourceLocation After = Lexer::findLocationAfterToken(E, tok::semi, SM, LO, false);
+    return After.isValid() ? SM.getFileOffset(After) : end(S);
+  }
+  StringRef slice(unsigned B, unsigned E) const { return Buffer.slice(B, E); }
+  std::string text(SourceRange R) const { return sourceText(Ctx, R); }
+  unsigned lineStart(unsigned Off) const {
+    size_t NL = Buffer.rfind('\n', Off == 0 ? 0 : Off - 1);
+    return NL == StringRef::npos ? 0 : NL + 1;
+  }
+  bool firstOnLine(unsigned Off) const {
+    return Buffer.slice(lineStart(Off), Off).find_first_not_of(" \t") == StringRef::npos;
+  }
+  /// Where a piece of text ends that runs up to the statement at Off: the start of Off's line when
+  /// the statement begins it, so that the piece keeps its own last line whole.
+  unsigned cutBefore(unsigned Off) const { return firstOnLine(Off) ? lineStart(Off) : Off; }
+  std::string indentOf(unsigned Off) const {
+    StringRef Line = Buffer.slice(lineStart(Off), Off);
+    return Line.take_while([](char C) { return C == ' ' || C == '\t'; }).str();
+  }
+};
+
+/// Splits raw source into lines relative to the indentation Base, dropping blank edges.
+Lines chunk(StringRef Text, StringRef Base) {
+  Lines Out;
+  SmallVector<StringRef, 32> Raw;
+  Text.split(Raw, '\n');
+  bool First = true;
+  for (StringRef L : Raw) {
+    L = L.rtrim(" \t\r");
+    if (First) {
+      First = false;
+      // A piece that starts in mid-line carries no indentation of its own.
+      if (!L.empty() && L.front() != ' ' && L.front() != '\t') {
+        Out.push_back(L.str());
+        continue;
+      }
+    }
+    if (L.starts_with(Base))
+      Out.push_back(L.drop_front(Base.size()).str());
+    else if (L.starts_with("#"))
+      Out.push_back(Verbatim + L.str()); // a directive in column 0 stays there
+    else
+      Out.push_back(L.ltrim(" \t").str());
+  }
+  while (!Out.empty() && Out.front().empty())
+    Out.erase(Out.begin());
+  while (!Out.empty() && Out.back().empty())
+    Out.pop_back();
+  return Out;
+}
+
+/// Applies in-range edits to the text [B, E).
+std::string editSpan(const FileText &F, unsigned B, unsigned E,
+                     std::vector<std::tuple<unsigned, unsigned, std::string>> Edits) {
+  llvm::sort(Edits);
+  std::string Out;
+  unsigned Pos = B;
+  for (auto &[Off, Len, New] : Edits) {
+    if (Off < Pos || Off + Len > E)
+      continue;
+    Out += F.slice(Pos, Off).str();
+    Out += New;
+    Pos = Off + Len;
+  }
+  Out += F.slice(Pos, E).str();
+  return Out;
+}
+
+/// Picks names for the generated variables that nothing in the function or any macro uses.
+class Namer {
+public:
+  Namer(const FileText &F, const FunctionDecl *FD) : F(F) {
+    unsigned B = F.offset(FD->getBeginLoc());
+    unsigned E = F.end(FD->getBody());
+    Lexer Raw(F.SM.getLocForStartOfFile(F.SM.getMainFileID()), F.LO, F.Buffer.begin(),
+              F.Buffer.begin() + B, F.Buffer.end());
+    Token Tok;
+    while (!Raw.LexFromRawLexer(Tok) && F.SM.getFileOffset(Tok.getLocation()) < E)
+      if (Tok.is(tok::raw_identifier))
+        Used.insert(Tok.getRawIdentifier().str());
+  }
+  std::string get(StringRef Base) {
+    std::string Name = Base.str();
+    for (unsigned I = 1; Used.count(Name) || isMacro(Name); ++I)
+      Name = (Base + "_" + Twine(I)).str();
+    Used.insert(Name);
+    return Name;
+  }
+
+private:
+  const FileText &F;
+  std::set<std::string> Used;
+  bool isMacro(const std::string &Name) const {
+    auto It = F.Ctx.Idents.find(Name);
+    return It != F.Ctx.Idents.end() && It->getValue()->hasMacroDefinition();
+  }
+};
+
+/// Fills templates/pipeline.cu.in: ${name} inline, or a line holding only ${name} replaced by a block.
+std::string render(const std::map<std::string, std::string> &Inline,
+                   const std::map<std::string, Lines> &Blocks, StringRef Base, StringRef Unit) {
+  SmallVector<StringRef, 64> TemplateLines;
+  StringRef(PipelineTemplate).rtrim('\n').split(TemplateLines, '\n');
+  std::string Out;
+  bool First = true;
+  auto Emit = [&](const std::string &Indent, StringRef Line) {
+    if (!First)
+      Out += "\n";
+    if (!Line.empty())
+      Out += (First ? "" : Indent) + Line.str();
+    First = false;
+  };
+  for (StringRef T : TemplateLines) {
+    size_t Spaces = T.find_first_not_of(' ');
+    if (Spaces == StringRef::npos)
+      Spaces = T.size();
+    std::string Indent = Base.str();
+    for (size_t I = 0; I < Spaces / 2; ++I)
+      Indent += Unit.str();
+    StringRef Body = T.drop_front(Spaces);
+    if (Body.starts_with("${") && Body.ends_with("}") && Body.count("${") == 1) {
+      auto It = Blocks.find(Body.drop_front(2).drop_back().str());
+      if (It != Blocks.end()) {
+        for (const std::string &L : It->second)
+          if (!L.empty() && L.front() == Verbatim)
+            Emit("", StringRef(L).drop_front());
+          else
+            Emit(Indent, L);
+        continue;
+      }
+    }
+    std::string Line = Body.str();
+    for (auto &[Key, Value] : Inline) {
+      std::string Pattern = "${" + Key + "}";
+      for (size_t P = Line.find(Pattern); P != std::string::npos; P = Line.find(Pattern, P + Value.size()))
+        Line.replace(P, Pattern.size(), Value);
+    }
+    Emit(Indent, Line);
+  }
+  return Out;
+}
+
+Lines single(std::string S) { return S.empty() ? Lines{} : Lines{std::move(S)}; }
+
+} // namespace
+
+llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const LoopModel &M,
+                                                      unsigned Stages) {
+  FileText F(Ctx);
+  auto Fail = [](const Twine &Why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), Why);
+  };
+  const auto *Body = [&]() -> const CompoundStmt * {
+    if (const auto *For = dyn_cast<ForStmt>(M.Loop))
+      return cast<CompoundStmt>(For->getBody());
+    return cast<CompoundStmt>(cast<WhileStmt>(M.Loop)->getBody());
+  }();
+  Namer Names(F, M.Function);
+  std::string Pipe = Names.get("pipe"), FetchStage = Names.get("fetch_stage"),
+              Stage = Names.get("stage"), Issue = Names.get("issue_tile"),
+              Prologue = Names.get("prologue");
+  std::map<const VarDecl *, std::string> StageArray, Cursor;
+  for (const Tile &T : M.Tiles)
+    StageArray[T.Var] = Names.get(T.Var->getName().str() + "_stages");
+  for (const VarDecl *V : M.Inductions)
+    Cursor[V] = Names.get(V->getName().str() + "_fetch");
+
+  // Indentation: the loop's own, and one step of the body below it.
+  unsigned LoopOff = F.begin(M.Loop);
+  std::string Base = F.indentOf(LoopOff);
+  std::string BodyIndent = Body->body_empty() ? Base + "  " : F.indentOf(F.begin(Body->body_front()));
+  std::string Unit = BodyIndent.size() > Base.size() && StringRef(BodyIndent).starts_with(Base)
+                         ? BodyIndent.substr(Base.size())
+                         : std::string("  ");
+
+  // Copy phase: from just after the body's '{' (or the leading barrier) to the copy barrier.
+  unsigned CopyBegin = M.Form == LoopForm::Rotated ? F.afterSemi(M.FirstBarrier)
+                                                   : F.offset(Body->getLBracLoc()) + 1;
+  unsigned CopyEnd = F.cutBefore(F.begin(M.CopyBarrier));
+  std::vector<std::tuple<unsigned, unsigned, std::string>> Edits;
+  for (const Tile &T : M.Tiles)
+    if (T.DeclaredInBody) {
+      unsigned B = F.begin(T.DeclaredInBody), E = F.end(T.DeclaredInBody);
+      if (F.firstOnLine(B) && F.slice(E, F.Buffer.find('\n', E)).trim().empty()) {
+        B = F.lineStart(B);
+        E = F.Buffer.find('\n', E) + 1;
+      }
+      Edits.emplace_back(B, E - B, "");
+    }
+  auto CopyCall = [&](const TileStore &S, const std::string &Extra = "") {
+    const Expr *Dst = S.Dst->IgnoreParens();
+    const Expr *Src = stripNoOps(S.Src);
+    std::string D = F.text(Dst->getSourceRange()), R = F.text(Src->getSourceRange());
+    if (!isa<ArraySubscriptExpr>(Dst) || Dst->getBeginLoc().isMacroID())
+      D = "(" + D + ")";
+    if (!isa<ArraySubscriptExpr>(Src) || Src->getBeginLoc().isMacroID())
+      R = "(" + R + ")";
+    const std::string &T = M.Tiles[S.TileIdx].ElementTypeText;
+    std::string Head = "cuda::memcpy_async(&" + D + ", &" + R + ",";
+    std::string Tail = "cuda::aligned_size_t<sizeof(" + T + ")>(sizeof(" + T + ")), " + Pipe + ")";
+    // Long calls continue under their first argument.
+    std::string Ind = F.indentOf(F.begin(S.Statement)) + Extra;
+    if (Ind.size() + Unit.size() + Head.size() + Tail.size() + 2 <= 100)
+      return Head + " " + Tail;
+    return Head + "\n" + Ind + std::string(19, ' ') + Tail;
+  };
+  for (size_t I = 0; I < M.Stores.size(); ++I) {
+    const TileStore &S = M.Stores[I];
+    bool Pair = I + 1 < M.Stores.size() && M.Stores[I + 1].Statement == S.Statement;
+    unsigned B = F.begin(S.Statement), E = F.end(S.Statement);
+    if (Pair) {
+      // `t = c ? x : y` becomes `if (c) <x> else <y>`: a copy where the value is read, a store where it is filled.
+      const TileStore &S2 = M.Stores[I + 1];
+      const Expr *L, *R;
+      splitAssignment(S.Statement, L, R);
+      const auto *CO = cast<ConditionalOperator>(R->IgnoreParens());
+      std::string DstText = F.text(S.Dst->getSourceRange());
+      auto Branch = [&](const TileStore &X) {
+        return X.Src ? CopyCall(X, Unit) : DstText + " = " + F.text(X.Fill->getSourceRange());
+      };
+      std::string Ind = F.indentOf(B);
+      Edits.emplace_back(B, F.afterSemi(S.Statement) - B,
+                         "if (" + F.text(CO->getCond()->IgnoreParens()->getSourceRange()) + ")\n" + Ind + Unit +
+                             Branch(S) + ";\n" + Ind + "else\n" + Ind + Unit + Branch(S2) + ";");
+      ++I;
+      continue;
+    }
+    if (S.Src)
+      Edits.emplace_back(B, E - B, CopyCall(S));
+  }
+  std::string CopyText = editSpan(F, CopyBegin, CopyEnd, Edits);
+  Lines CopyLines = chunk(CopyText, BodyIndent);
+  // Compute phase: from after the copy barrier to the trailing barrier, increments or the '}'.
+  unsigned ComputeBegin = F.afterSemi(M.CopyBarrier);
+  unsigned ComputeEnd = F.cutBefore(F.offset(Body->getRBracLoc()));
+  if (M.TrailingBarrier)
+    ComputeEnd = std::min(ComputeEnd, F.cutBefore(F.begin(M.TrailingBarrier)));
+  if (!M.TailIncs.empty())
+    ComputeEnd = std::min(ComputeEnd, F.cutBefore(F.begin(M.TailIncs.front())));
+  if (ComputeEnd < ComputeBegin)
+    return Fail("the compute phase could not be cut out of the loop body");
+  Lines ComputeLines = chunk(F.slice(ComputeBegin, ComputeEnd), BodyIndent);
+
+  // Header pieces.
+  std::string CondText = F.text(M.Cond->getSourceRange());
+  if (CondText.empty())
+    return Fail("the loop condition is not plain text");
+  std::string InitText;
+  if (M.Init) {
+    InitText = F.slice(F.begin(M.Init), F.afterSemi(M.Init)).str();
+    if (!isa<DeclStmt>(M.Init) && !StringRef(InitText).rtrim().ends_with(";"))
+      InitText += ";";
+  }
+  std::string Increment, Header;
+  if (M.Inc) {
+    std::string IncText = F.text(M.Inc->getSourceRange());
+    Increment = IncText + ";";
+    Header = "for (; " + CondText + "; " + IncText + ")";
+  } else {
+    Header = "while (" + CondText + ")";
+  }
+  Lines TailLines;
+  for (const Stmt *S : M.TailIncs) {
+    std::string T = F.slice(F.begin(S), F.afterSemi(S)).str();
+    TailLines.push_back(T);
+    Increment += (Increment.empty() ? "" : " ") + T;
+  }
+
+  Lines Hoisted, Cursors, Shadows, Stores, FetchViews, Views, IndexDecls;
+  for (const Tile &T : M.Tiles) {
+    std::string Dims = "[" + std::to_string(Stages) + "]";
+    if (T.DeclaredInBody) {
+      std::vector<std::tuple<unsigned, unsigned, std::string>> Renames;
+      for (const Decl *D : T.DeclaredInBody->decls()) {
+        const auto *V = cast<VarDecl>(D);
+        Renames.emplace_back(F.offset(V->getLocation()), V->getName().size(),
+                             StageArray[V] + Dims);
+      }
+      std::string Decl = editSpan(F, F.begin(T.DeclaredInBody), F.end(T.DeclaredInBody), Renames);
+      if (!llvm::is_contained(Hoisted, Decl))
+        Hoisted.push_back(Decl);
+    }
+    FetchViews.push_back("auto &" + T.Var->getName().str() + " = " + StageArray[T.Var] + "[" +
+                         FetchStage + "];");
+    Views.push_back("auto &" + T.Var->getName().str() + " = " + StageArray[T.Var] + "[" + Stage +
+                    "];");
+  }
+  for (const VarDecl *V : M.Inductions) {
+    Cursors.push_back("auto " + Cursor[V] + " = " + V->getName().str() + ";");
+    Shadows.push_back("auto " + V->getName().str() + " = " + Cursor[V] + ";");
+    Stores.push_back(Cursor[V] + " = " + V->getName().str() + ";");
+  }
+  // Index variables stay in the loop body only where the compute phase still reads them.
+  llvm::SmallPtrSet<const Decl *, 8> ReadByCompute;
+  {
+    struct Reads : RecursiveASTVisitor<Reads> {
+      llvm::SmallPtrSet<const Decl *, 8> *Out;
+      bool VisitDeclRefExpr(DeclRefExpr *DRE) {
+        Out->insert(DRE->getDecl());
+        return true;
+      }
+    } R;
+    R.Out = &ReadByCompute;
+    for (const Stmt *S : M.ComputePhase)
+      R.TraverseStmt(const_cast<Stmt *>(S));
+    for (const Stmt *S : M.TailIncs)
+      R.TraverseStmt(const_cast<Stmt *>(S));
+  }
+  for (const DeclStmt *DS : M.IndexDecls)
+    if (llvm::any_of(DS->decls(), [&](const Decl *D) { return ReadByCompute.contains(D); }))
+      for (const std::string &L : chunk(F.slice(F.begin(DS), F.end(DS)), BodyIndent))
+      IndexDecls.push_back(L);
+
+  std::map<std::string, std::string> Inline = {
+      {"stages", std::to_string(Stages)}, {"ahead", std::to_string(Stages - 1)},
+      {"pipe", Pipe},         {"fetch_stage", FetchStage},
+      {"stage", Stage},       {"issue", Issue},
+      {"prologue", Prologue}, {"cond", CondText},
+      {"loop_header", Header}};
+  std::map<std::string, Lines> Blocks = {
+      {"hoisted_tiles", Hoisted},
+      {"init", single(InitText)},
+      {"cursors", Cursors},
+      {"shadow_inductions", Shadows},
+      {"fetch_views", FetchViews},
+      {"copy_phase", CopyLines},
+      {"increment", single(Increment)},
+      {"store_cursors", Stores},
+      {"views", Views},
+      {"index_decls", IndexDecls},
+      {"compute_phase", ComputeLines},
+      {"tail_increments", TailLines},
+      {"trailing_barrier",
+       single(M.NestedInLoop ? "__syncthreads(); // the buffers may be refilled when this block runs again"
+                             : "")}};
+  std::string NewText = render(Inline, Blocks, Base, Unit);
+
+  std::vector<Replacement> Out;
+  unsigned LoopEnd = F.end(M.Loop);
+  Out.emplace_back(F.SM, CharSourceRange::getCharRange(M.Loop->getBeginLoc(),
+                                                       F.SM.getComposedLoc(F.SM.getMainFileID(), LoopEnd)),
+                   NewText);
+  for (const Tile &T : M.Tiles)
+    if (!T.DeclaredInBody)
+      Out.emplace_back(F.SM, CharSourceRange::getTokenRange(T.Var->getLocation()),
+                       StageArray[T.Var] + "[" + std::to_string(Stages) + "]");
+  return Out;
+}
+
+std::optional<Replacement> pipelineInclude(const SourceManager &SM) {
+  StringRef Buffer = SM.getBufferData(SM.getMainFileID());
+  llvm::Regex Has("^[ \t]*#[ \t]*include[ \t]*<cuda/pipeline>", llvm::Regex::Newline);
+  if (Has.match(Buffer))
+    return std::nullopt;
+  llvm::Regex First("^[ \t]*#[ \t]*include", llvm::Regex::Newline);
+  SmallVector<StringRef, 1> Match;
+  unsigned Off = 0;
+  if (First.match(Buffer, &Match))
+    Off = Match[0].data() - Buffer.data();
+  StringRef Path = SM.getFileEntryRefForID(SM.getMainFileID())->getName();
+  return Replacement(Path, Off, 0, "#include <cuda/pipeline>\n");
+}
+
+} // namespace tilepipe

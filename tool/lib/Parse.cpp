@@ -1,0 +1,125 @@
+#include "tilepipe/Parse.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include <cstdlib>
+
+namespace tilepipe {
+
+static bool isToolkit(llvm::StringRef Dir) {
+  llvm::SmallString<256> P(Dir);
+  llvm::sys::path::append(P, "include", "cuda.h");
+  return llvm::sys::fs::exists(P);
+}
+
+static std::string toolkitVersion(llvm::StringRef Dir) {
+  llvm::SmallString<256> P(Dir);
+  llvm::sys::path::append(P, "include", "cuda.h");
+  auto Buf = llvm::MemoryBuffer::getFile(P);
+  if (!Buf)
+    return "unknown";
+  llvm::Regex Def("#define[ \t]+CUDA_VERSION[ \t]+([0-9]+)");
+  llvm::SmallVector<llvm::StringRef, 2> M;
+  unsigned V = 0;
+  if (!Def.match((*Buf)->getBuffer(), &M) || M[1].getAsInteger(10, V))
+    return "unknown";
+  return std::to_string(V / 1000) + "." + std::to_string(V % 1000 / 10);
+}
+
+llvm::Expected<CudaToolkit> findCudaToolkit(llvm::StringRef Explicit) {
+  std::vector<std::string> Tried;
+  auto Accept = [&](llvm::StringRef Dir) -> std::optional<CudaToolkit> {
+    if (Dir.empty())
+      return std::nullopt;
+    Tried.push_back(Dir.str());
+    if (!isToolkit(Dir))
+      return std::nullopt;
+    return CudaToolkit{Dir.str(), toolkitVersion(Dir)};
+  };
+  if (!Explicit.empty()) {
+    if (auto T = Accept(Explicit))
+      return *T;
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--cuda-path=" + Explicit + " holds no include/cuda.h");
+  }
+  if (const char *Env = std::getenv("CUDA_PATH"))
+    if (auto T = Accept(Env))
+      return *T;
+  if (auto Nvcc = llvm::sys::findProgramByName("nvcc")) {
+    llvm::SmallString<256> Real;
+    if (!llvm::sys::fs::real_path(*Nvcc, Real))
+      if (auto T = Accept(llvm::sys::path::parent_path(llvm::sys::path::parent_path(Real))))
+        return *T;
+  }
+  if (auto T = Accept("/usr/local/cuda"))
+    return *T;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "no CUDA toolkit found (tried " + llvm::join(Tried, ", ") +
+                                     "); pass --cuda-path=<dir>");
+}
+
+std::string clangResourceDir() {
+  if (const char *Env = std::getenv("TILEPIPE_RESOURCE_DIR"))
+    return Env;
+  return TILEPIPE_CLANG_RESOURCE_DIR;
+}
+
+std::vector<std::string> cudaParseArgs(const CudaToolkit &Cuda, llvm::StringRef GpuArch) {
+  return {"-x",
+          "cuda",
+          "--cuda-device-only",
+          ("--cuda-gpu-arch=" + GpuArch).str(),
+          "--cuda-path=" + Cuda.Path,
+          "-isystem",
+          Cuda.Path + "/include/cccl",
+          "-std=c++17",
+          "-resource-dir=" + clangResourceDir(),
+          "-Wno-unknown-cuda-version"};
+}
+
+clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(std::vector<std::string> ParseArgs) {
+  return [ParseArgs](const clang::tooling::CommandLineArguments &Args, llvm::StringRef File) {
+    clang::tooling::CommandLineArguments Out{"clang++"};
+    Out.insert(Out.end(), ParseArgs.begin(), ParseArgs.end());
+    for (size_t I = 1; I < Args.size(); ++I) {
+      llvm::StringRef A = Args[I];
+      auto TakeNext = [&](llvm::StringRef Flag) {
+        if (I + 1 < Args.size()) {
+          Out.push_back(Flag.str());
+          Out.push_back(Args[++I]);
+        }
+      };
+      if (A == "-I" || A == "-isystem" || A == "-include" || A == "-iquote" || A == "-idirafter" ||
+          A == "-D" || A == "-U")
+        TakeNext(A);
+      else if (A == "--include-path")
+        TakeNext("-I");
+      else if (A == "--system-include")
+        TakeNext("-isystem");
+      else if (A == "--define-macro")
+        TakeNext("-D");
+      else if (A == "--pre-include")
+        TakeNext("-include");
+      else if (A == "--std" || A == "-std")
+        I + 1 < Args.size() ? (void)Out.push_back("-std=" + Args[++I]) : (void)0;
+      else if (A.starts_with("--std="))
+        Out.push_back("-std=" + A.drop_front(6).str());
+      else if (A.starts_with("-I") || A.starts_with("-D") || A.starts_with("-U") ||
+               A.starts_with("-isystem") || A.starts_with("-std=") || A == "-fsyntax-only" ||
+               A.starts_with("-Wno-"))
+        Out.push_back(A.str());
+      else if (A == File || (!A.starts_with("-") && llvm::sys::path::filename(A) ==
+                                                        llvm::sys::path::filename(File) &&
+                              A.ends_with(File)))
+        Out.push_back(A.str());
+    }
+    if (llvm::find(Out, File) == Out.end())
+      Out.push_back(File.str());
+    return Out;
+  };
+}
+
+} // namespace tilepipe

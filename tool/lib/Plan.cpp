@@ -1,0 +1,30 @@
+#include "tilepipe/Plan.h"
+
+namespace tilepipe {
+
+std::vector<std::optional<unsigned>> planStages(llvm::ArrayRef<uint64_t> TileBytes,
+                                                uint64_t OtherBytes, unsigned Requested) {
+  std::vector<std::optional<unsigned>> Stages(TileBytes.size(), Requested);
+  auto Total = [&] {
+    uint64_t Sum = OtherBytes;
+    for (size_t I = 0; I < TileBytes.size(); ++I)
+      Sum += TileBytes[I] * (Stages[I] ? *Stages[I] : 1);
+    return Sum;
+  };
+  while (Total() > StaticSharedLimit) {
+    // Lower the loop whose extra stage costs the most; drop it to one buffer below two stages.
+    size_t Pick = TileBytes.size();
+    for (size_t I = 0; I < TileBytes.size(); ++I)
+      if (Stages[I] && (Pick == TileBytes.size() || TileBytes[I] > TileBytes[Pick]))
+        Pick = I;
+    if (Pick == TileBytes.size())
+      break; // nothing left to lower: the function did not fit before the rewrite either
+    if (*Stages[Pick] > 2)
+      --*Stages[Pick];
+    else
+      Stages[Pick].reset();
+  }
+  return Stages;
+}
+
+} // namespace tilepipe

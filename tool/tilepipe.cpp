@@ -1,0 +1,149 @@
+// tilepipe: rewrite tiled CUDA loops into multi-stage asynchronous-copy pipelines.
+#include "tilepipe/Driver.h"
+#include "tilepipe/Parse.h"
+#include "tilepipe/Write.h"
+#include "clang/Basic/Version.h"
+#include "clang/Tooling/CommonOptionsParser.h"
+#include "clang/Tooling/JSONCompilationDatabase.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace tilepipe;
+
+static cl::OptionCategory Category("tilepipe options");
+
+static cl::opt<std::string> Output("o", cl::desc("Write the rewritten file here (one input only)"),
+                                   cl::value_desc("file"), cl::cat(Category));
+static cl::opt<bool> InPlace("in-place", cl::desc("Rewrite the input files in place"),
+                             cl::cat(Category));
+static cl::alias InPlaceShort("i", cl::aliasopt(InPlace), cl::desc("Alias for --in-place"));
+static cl::opt<bool> Diff("diff", cl::desc("Print a unified diff of the rewrite to stdout"),
+                          cl::cat(Category));
+static cl::opt<unsigned> Stages("stages", cl::desc("Pipeline stages, 2..8 (default 3)"),
+                                cl::init(3), cl::cat(Category));
+enum class Mode { Pipeline };
+static cl::opt<Mode> ModeOpt("mode", cl::desc("How tiles are copied"),
+                             cl::values(clEnumValN(Mode::Pipeline, "pipeline",
+                                                   "cuda::pipeline + per-element cuda::memcpy_async "
+                                                   "(cp.async, sm_80 and newer)")),
+                             cl::init(Mode::Pipeline), cl::cat(Category));
+static cl::opt<std::string> Report("report", cl::desc("Write a JSON report of every candidate loop"),
+                                   cl::value_desc("file.json"), cl::cat(Category));
+static cl::opt<std::string> CudaPath("cuda-path", cl::desc("CUDA toolkit to parse against"),
+                                     cl::value_desc("dir"), cl::cat(Category));
+static cl::opt<std::string> GpuArch("gpu-arch", cl::desc("GPU architecture for parsing device code"),
+                                    cl::init("sm_90"), cl::cat(Category));
+static cl::opt<bool> AssumeNoAlias(
+    "assume-noalias",
+    cl::desc("Rewrite loops that store through pointers other than the ones their tiles are "
+             "copied from, assuming they do not overlap (default true; =false refuses them)"),
+    cl::init(true), cl::cat(Category));
+static cl::opt<bool> Quiet("quiet", cl::desc("Print no remarks"), cl::cat(Category));
+
+static const char *const ToolVersion = "0.1.0";
+
+static void printVersion(raw_ostream &OS) {
+  OS << "tilepipe " << ToolVersion << "\n  " << clang::getClangFullVersion() << "\n";
+  if (auto Cuda = findCudaToolkit(CudaPath))
+    OS << "  CUDA " << Cuda->Version << " at " << Cuda->Path << "\n";
+  else
+    OS << "  CUDA: " << toString(Cuda.takeError()) << "\n";
+}
+
+static int fail(const Twine &Message) {
+  WithColor::error(errs(), "tilepipe") << Message << "\n";
+  return 1;
+}
+
+int main(int argc, const char **argv) {
+  cl::SetVersionPrinter(printVersion);
+  // Without '--' or -p, look for compile_commands.json beside the first source, as Clang tools do,
+  // and fall back to no extra flags without the noise of a failed search.
+  std::vector<const char *> Args(argv, argv + argc);
+  bool HasDashDash = false, HasP = false;
+  for (int I = 1; I < argc; ++I) {
+    StringRef A = argv[I];
+    HasDashDash |= A == "--";
+    HasP |= A == "-p" || A.starts_with("-p=") || A == "--p" || A.starts_with("--p=");
+  }
+  if (!HasDashDash && !HasP) {
+    std::string Error;
+    std::unique_ptr<clang::tooling::CompilationDatabase> Found;
+    for (int I = 1; I < argc && !Found; ++I)
+      if (argv[I][0] != '-' && sys::fs::exists(argv[I]))
+        Found = clang::tooling::CompilationDatabase::autoDetectFromSource(argv[I], Error);
+    if (!Found)
+      Args.push_back("--");
+  }
+  int ArgCount = Args.size();
+  auto Parser = clang::tooling::CommonOptionsParser::create(
+      ArgCount, Args.data(), Category, cl::OneOrMore,
+      "Rewrites tiled CUDA loops (copy a tile to __shared__, barrier, compute, barrier) into\n"
+      "multi-stage cuda::pipeline loops whose copies overlap the compute.\n\n"
+      "  tilepipe kernels.cu -o kernels.pipelined.cu\n"
+      "  tilepipe --diff -p build src/*.cu\n");
+  if (!Parser) {
+    errs() << toString(Parser.takeError());
+    return 1;
+  }
+  const std::vector<std::string> &Sources = Parser->getSourcePathList();
+  if (Stages < 2 || Stages > 8)
+    return fail("--stages must be between 2 and 8");
+  if (!Output.empty() && Sources.size() != 1)
+    return fail("-o takes exactly one input file");
+  if (!Output.empty() && InPlace)
+    return fail("-o and --in-place exclude each other");
+  auto Cuda = findCudaToolkit(CudaPath);
+  if (!Cuda)
+    return fail(toString(Cuda.takeError()));
+
+  ToolOptions Opts;
+  Opts.Stages = Stages;
+  Opts.AssumeNoAlias = AssumeNoAlias;
+  Opts.GpuArch = GpuArch;
+  Opts.ParseArgs = cudaParseArgs(*Cuda, GpuArch);
+
+  std::vector<FileResult> Results;
+  bool Failed = false;
+  for (const std::string &Source : Sources) {
+    FileResult R = processFile(Parser->getCompilations(), Source, Opts);
+    if (!R.Ok) {
+      errs() << R.Error << "\n";
+      Failed = true;
+    }
+    if (!Quiet)
+      for (const LoopRecord &L : R.Loops)
+        errs() << L.File << ":" << L.Line << ":" << L.Column << ": remark: ["
+               << reasonInfo(L.Code).Id << "] " << L.message() << "\n";
+    Results.push_back(std::move(R));
+  }
+  // Nothing is written unless every input was processed.
+  if (Failed)
+    return 1;
+  for (const FileResult &R : Results) {
+    if (Diff)
+      outs() << unifiedDiff(R);
+    if (InPlace) {
+      if (R.Rewritten != R.Original)
+        if (Error E = writeAtomically(R.Path, R.Rewritten))
+          return fail(toString(std::move(E)));
+    } else if (!Output.empty()) {
+      if (Error E = writeAtomically(Output, R.Rewritten))
+        return fail(toString(std::move(E)));
+    } else if (!Diff) {
+      outs() << R.Rewritten;
+    }
+  }
+  if (!Report.empty()) {
+    std::string Text;
+    raw_string_ostream OS(Text);
+    OS << formatv("{0:2}", reportJson(Results)) << "\n";
+    if (Error E = writeAtomically(Report, Text))
+      return fail(toString(std::move(E)));
+  }
+  return 0;
+}
