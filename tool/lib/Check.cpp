@@ -1435,6 +1435,8 @@ Verdict LoopChecker::run() {
 
 Verdict checkLoop(ASTContext &Ctx, const TranslationUnitIndex &Index, const Candidate &C,
                   const CheckOptions &Opts, LoopModel &Out) {
+  Out.Loop = C.Loop;
+  Out.Function = C.Function;
   // A loop that already issues asynchronous copies is left alone.
   struct Async : RecursiveASTVisitor<Async> {
     bool Found = false;

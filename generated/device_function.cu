@@ -1,0 +1,226 @@
+// device_function.cu: the tiled loop (and its __shared__ tiles) lives in a
+// __device__ function; the __global__ kernel passes its pointer parameters
+// straight through. Tiles of a (per-block row) and b (shared vector), 64 wide.
+#include <cuda/pipeline>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cstdint>
+#include <algorithm>
+
+#define CK(call)                                                            \
+  do {                                                                      \
+    cudaError_t ck_err_ = (call);                                           \
+    if (ck_err_ != cudaSuccess) {                                           \
+      fprintf(stderr, "%s:%d: CUDA error: %s (%s)\n", __FILE__, __LINE__,   \
+              cudaGetErrorString(ck_err_), #call);                          \
+      exit(1);                                                              \
+    }                                                                       \
+  } while (0)
+
+// Deterministic xorshift64* generator, seeded from (seed, case number).
+struct Rng {
+  uint64_t s;
+  Rng(uint64_t seed, uint64_t caseNo) {
+    s = ((seed + 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL) ^
+        ((caseNo + 1) * 0x94D049BB133111EBULL);
+    if (s == 0) s = 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < 4; ++i) next();
+  }
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1DULL;
+  }
+  // Uniform in [-1, 1).
+  float uniform() { return (float)(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
+  double uniformd() { return (double)(next() >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
+  // Uniform integer in [lo, hi].
+  int range(int lo, int hi) { return lo + (int)(next() % (uint64_t)(hi - lo + 1)); }
+};
+
+template <typename F = float>
+static std::vector<F> randomFloats(size_t n, Rng& r) {
+  std::vector<F> v(n);
+  size_t i = 0;
+  for (; i + 1 < n; i += 2) {  // two 24-bit values per draw
+    const uint64_t x = r.next();
+    v[i] = (F)(x >> 40) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+    v[i + 1] = (F)((x >> 16) & 0xFFFFFFu) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+  }
+  if (i < n) v[i] = (F)r.uniform();
+  return v;
+}
+
+template <typename T>
+static T* toDevice(const std::vector<T>& h) {
+  T* d = nullptr;
+  CK(cudaMalloc(&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
+  if (!h.empty()) CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Allocates an output buffer of n elements and poisons it with 0xFF bytes.
+template <typename T>
+static T* poisonedOutput(size_t n) {
+  T* d = nullptr;
+  const size_t bytes = std::max<size_t>(n, 1) * sizeof(T);
+  CK(cudaMalloc(&d, bytes));
+  CK(cudaMemset(d, 0xFF, bytes));
+  return d;
+}
+
+template <typename T>
+static void writeOutput(FILE* f, const T* d, size_t n) {
+  if (n == 0) return;
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  if (fwrite(h.data(), sizeof(T), n, f) != n) {
+    fprintf(stderr, "%s:%d: short write to output file\n", __FILE__, __LINE__);
+    exit(1);
+  }
+}
+
+static void checkLaunch() {
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+}
+
+// 3 warm-up launches, then 20 individually timed launches; prints the median.
+template <typename F>
+static void timeKernel(F launch) {
+  for (int i = 0; i < 3; ++i) launch();
+  checkLaunch();
+  cudaEvent_t start, stop;
+  CK(cudaEventCreate(&start));
+  CK(cudaEventCreate(&stop));
+  std::vector<float> ms;
+  for (int i = 0; i < 20; ++i) {
+    CK(cudaEventRecord(start));
+    launch();
+    CK(cudaEventRecord(stop));
+    CK(cudaEventSynchronize(stop));
+    CK(cudaGetLastError());
+    float t = 0.0f;
+    CK(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  printf("time_ms=%.4f\n", 0.5 * (ms[9] + ms[10]));
+  CK(cudaEventDestroy(start));
+  CK(cudaEventDestroy(stop));
+}
+
+static FILE* openOutput(int argc, char** argv, uint64_t* seed) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <output.bin> [seed]\n", argv[0]);
+    exit(2);
+  }
+  FILE* f = fopen(argv[1], "wb");
+  if (!f) {
+    perror(argv[1]);
+    exit(1);
+  }
+  *seed = argc > 2 ? strtoull(argv[2], nullptr, 10) : 1;
+  return f;
+}
+
+static void closeOutput(FILE* f) {
+  if (fclose(f) != 0) {
+    perror("fclose");
+    exit(1);
+  }
+}
+
+#define T 64  // == blockDim.x
+
+__device__ void row_tile_mix(float* out, const float* a, const float* b, int lda, int numTiles) {
+  __shared__ float sa_stages[3][T];
+  __shared__ float sb_stages[3][T];
+  const int row = blockIdx.x;
+  float acc = 0.0f;
+  // EXPECT: pipelined
+  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  {
+    int t = 0;
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    auto t_fetch = t;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto t = t_fetch;
+      if (t < numTiles) {
+        auto &sa = sa_stages[fetch_stage];
+        auto &sb = sb_stages[fetch_stage];
+        cuda::memcpy_async(&sa[threadIdx.x], &a[row * lda + t * T + threadIdx.x],
+                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        cuda::memcpy_async(&sb[threadIdx.x], &b[t * T + threadIdx.x],
+                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        ++t;
+        t_fetch = t;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+    };
+    for (int prologue = 0; prologue < 2; ++prologue)
+      issue_tile();
+    int stage = 0;
+    for (; t < numTiles; ++t) {
+      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &sa = sa_stages[stage];
+      auto &sb = sb_stages[stage];
+      float s = 0.0f;
+      for (int j = 0; j < 8; ++j)
+        s += sa[(threadIdx.x + j) % T] * sb[(threadIdx.x + 3 * j) % T];
+      acc = 0.5f * acc + s;
+      pipe.consumer_release();
+      stage = stage + 1 == 3 ? 0 : stage + 1;
+    }
+    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the buffers may be refilled when this block runs again
+  }
+  out[row * T + threadIdx.x] = acc;
+}
+
+__global__ void row_tile_kernel(float* out, const float* a, const float* b, int lda,
+                                int numTiles) {
+  row_tile_mix(out, a, b, lda, numTiles);
+}
+
+static void runCase(FILE* f, uint64_t seed, int caseNo, int rows, int numTiles, int lda,
+                    bool timeIt) {
+  Rng rng(seed, caseNo);
+  std::vector<float> hA = randomFloats((size_t)(rows - 1) * lda + (size_t)numTiles * T, rng);
+  std::vector<float> hB = randomFloats((size_t)numTiles * T, rng);
+  float* dA = toDevice(hA);
+  float* dB = toDevice(hB);
+  const size_t nOut = (size_t)rows * T;
+  float* dOut = poisonedOutput<float>(nOut);
+  row_tile_kernel<<<rows, T>>>(dOut, dA, dB, lda, numTiles);
+  checkLaunch();
+  writeOutput(f, dOut, nOut);
+  printf("case %d: row_tile_mix rows=%d tiles=%d lda=%d elements=%zu\n", caseNo, rows, numTiles,
+         lda, nOut);
+  if (timeIt) timeKernel([&] { row_tile_kernel<<<rows, T>>>(dOut, dA, dB, lda, numTiles); });
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+  CK(cudaFree(dOut));
+}
+
+int main(int argc, char** argv) {
+  uint64_t seed = 1;
+  FILE* f = openOutput(argc, argv, &seed);
+  runCase(f, seed, 0, 4, 0, 7, false);          // 0 tiles
+  runCase(f, seed, 1, 6, 1, 64, false);         // 1 tile
+  runCase(f, seed, 2, 11, 2, 30, false);        // 2 tiles
+  runCase(f, seed, 3, 8, 3, 192, false);        // 3 tiles
+  runCase(f, seed, 4, 4096, 64, 50, false);     // 4096 blocks x 64 tiles
+  runCase(f, seed, 5, 6000, 96, 129, true);     // 6000 blocks x 96 tiles (timed)
+  closeOutput(f);
+  return 0;
+}

@@ -1,0 +1,229 @@
+// matmul_guarded.cu: tiled SGEMM C = A * B for arbitrary M, N, K (T = 16).
+// Loads are guarded with `?:` zero fill, the body starts with local index
+// declarations, and the trip count (K + T - 1) / T can be 0.
+#include <cuda/pipeline>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cstdint>
+#include <algorithm>
+
+#define CK(call)                                                            \
+  do {                                                                      \
+    cudaError_t ck_err_ = (call);                                           \
+    if (ck_err_ != cudaSuccess) {                                           \
+      fprintf(stderr, "%s:%d: CUDA error: %s (%s)\n", __FILE__, __LINE__,   \
+              cudaGetErrorString(ck_err_), #call);                          \
+      exit(1);                                                              \
+    }                                                                       \
+  } while (0)
+
+// Deterministic xorshift64* generator, seeded from (seed, case number).
+struct Rng {
+  uint64_t s;
+  Rng(uint64_t seed, uint64_t caseNo) {
+    s = ((seed + 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL) ^
+        ((caseNo + 1) * 0x94D049BB133111EBULL);
+    if (s == 0) s = 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < 4; ++i) next();
+  }
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1DULL;
+  }
+  // Uniform in [-1, 1).
+  float uniform() { return (float)(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
+  double uniformd() { return (double)(next() >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
+  // Uniform integer in [lo, hi].
+  int range(int lo, int hi) { return lo + (int)(next() % (uint64_t)(hi - lo + 1)); }
+};
+
+template <typename F = float>
+static std::vector<F> randomFloats(size_t n, Rng& r) {
+  std::vector<F> v(n);
+  size_t i = 0;
+  for (; i + 1 < n; i += 2) {  // two 24-bit values per draw
+    const uint64_t x = r.next();
+    v[i] = (F)(x >> 40) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+    v[i + 1] = (F)((x >> 16) & 0xFFFFFFu) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+  }
+  if (i < n) v[i] = (F)r.uniform();
+  return v;
+}
+
+template <typename T>
+static T* toDevice(const std::vector<T>& h) {
+  T* d = nullptr;
+  CK(cudaMalloc(&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
+  if (!h.empty()) CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Allocates an output buffer of n elements and poisons it with 0xFF bytes.
+template <typename T>
+static T* poisonedOutput(size_t n) {
+  T* d = nullptr;
+  const size_t bytes = std::max<size_t>(n, 1) * sizeof(T);
+  CK(cudaMalloc(&d, bytes));
+  CK(cudaMemset(d, 0xFF, bytes));
+  return d;
+}
+
+template <typename T>
+static void writeOutput(FILE* f, const T* d, size_t n) {
+  if (n == 0) return;
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  if (fwrite(h.data(), sizeof(T), n, f) != n) {
+    fprintf(stderr, "%s:%d: short write to output file\n", __FILE__, __LINE__);
+    exit(1);
+  }
+}
+
+static void checkLaunch() {
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+}
+
+// 3 warm-up launches, then 20 individually timed launches; prints the median.
+template <typename F>
+static void timeKernel(F launch) {
+  for (int i = 0; i < 3; ++i) launch();
+  checkLaunch();
+  cudaEvent_t start, stop;
+  CK(cudaEventCreate(&start));
+  CK(cudaEventCreate(&stop));
+  std::vector<float> ms;
+  for (int i = 0; i < 20; ++i) {
+    CK(cudaEventRecord(start));
+    launch();
+    CK(cudaEventRecord(stop));
+    CK(cudaEventSynchronize(stop));
+    CK(cudaGetLastError());
+    float t = 0.0f;
+    CK(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  printf("time_ms=%.4f\n", 0.5 * (ms[9] + ms[10]));
+  CK(cudaEventDestroy(start));
+  CK(cudaEventDestroy(stop));
+}
+
+static FILE* openOutput(int argc, char** argv, uint64_t* seed) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <output.bin> [seed]\n", argv[0]);
+    exit(2);
+  }
+  FILE* f = fopen(argv[1], "wb");
+  if (!f) {
+    perror(argv[1]);
+    exit(1);
+  }
+  *seed = argc > 2 ? strtoull(argv[2], nullptr, 10) : 1;
+  return f;
+}
+
+static void closeOutput(FILE* f) {
+  if (fclose(f) != 0) {
+    perror("fclose");
+    exit(1);
+  }
+}
+
+#define T 16
+
+// A is M x K, B is K x N, C is M x N (row-major).
+__global__ void matmul_guarded(float* C, const float* A, const float* B, int M, int N, int K) {
+  __shared__ float As_stages[3][T][T];
+  __shared__ float Bs_stages[3][T][T];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int row = blockIdx.y * T + ty;
+  const int col = blockIdx.x * T + tx;
+  float acc = 0.0f;
+  // EXPECT: pipelined
+  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  {
+    int t = 0;
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    auto t_fetch = t;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto t = t_fetch;
+      if (t < (K + T - 1) / T) {
+        auto &As = As_stages[fetch_stage];
+        auto &Bs = Bs_stages[fetch_stage];
+        int aCol = t * T + threadIdx.x;
+        int bRow = t * T + threadIdx.y;
+        if (row < M && aCol < K)
+          cuda::memcpy_async(&As[ty][tx], &A[row * K + aCol],
+                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        else
+          As[ty][tx] = 0.0f;
+        if (bRow < K && col < N)
+          cuda::memcpy_async(&Bs[ty][tx], &B[bRow * N + col],
+                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        else
+          Bs[ty][tx] = 0.0f;
+        ++t;
+        t_fetch = t;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+    };
+    for (int prologue = 0; prologue < 2; ++prologue)
+      issue_tile();
+    int stage = 0;
+    for (; t < (K + T - 1) / T; ++t) {
+      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &As = As_stages[stage];
+      auto &Bs = Bs_stages[stage];
+      for (int k = 0; k < T; ++k)
+        acc += As[ty][k] * Bs[k][tx];
+      pipe.consumer_release();
+      stage = stage + 1 == 3 ? 0 : stage + 1;
+    }
+    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+  }
+  if (row < M && col < N) C[row * N + col] = acc;
+}
+
+static void runCase(FILE* f, uint64_t seed, int caseNo, int M, int N, int K, bool timeIt) {
+  Rng rng(seed, caseNo);
+  std::vector<float> hA = randomFloats((size_t)M * K, rng);
+  std::vector<float> hB = randomFloats((size_t)K * N, rng);
+  float* dA = toDevice(hA);
+  float* dB = toDevice(hB);
+  const size_t nC = (size_t)M * N;
+  float* dC = poisonedOutput<float>(nC);
+  const dim3 block(T, T), grid((N + T - 1) / T, (M + T - 1) / T);
+  matmul_guarded<<<grid, block>>>(dC, dA, dB, M, N, K);
+  checkLaunch();
+  writeOutput(f, dC, nC);
+  printf("case %d: matmul_guarded M=%d N=%d K=%d tiles=%d blocks=%u elements=%zu\n", caseNo, M, N,
+         K, (K + T - 1) / T, grid.x * grid.y, nC);
+  if (timeIt) timeKernel([&] { matmul_guarded<<<grid, block>>>(dC, dA, dB, M, N, K); });
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+  CK(cudaFree(dC));
+}
+
+int main(int argc, char** argv) {
+  uint64_t seed = 1;
+  FILE* f = openOutput(argc, argv, &seed);
+  runCase(f, seed, 0, 37, 53, 0, false);        // 0 tiles: C = 0
+  runCase(f, seed, 1, 45, 29, 13, false);       // 1 tile (partial)
+  runCase(f, seed, 2, 19, 70, 32, false);       // 2 full tiles
+  runCase(f, seed, 3, 50, 41, 35, false);       // 3 tiles, last partial
+  runCase(f, seed, 4, 1000, 777, 1013, false);  // 64 tiles, ragged edges
+  runCase(f, seed, 5, 2000, 2050, 1030, true);  // 65 tiles, 16125 blocks (timed)
+  closeOutput(f);
+  return 0;
+}

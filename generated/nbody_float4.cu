@@ -1,0 +1,238 @@
+// nbody_float4.cu: all-pairs n-body accelerations with float4 (16-byte) tiles:
+// each trip copies blockDim.x source bodies (x, y, z, mass) into __shared__ float4
+// and accumulates softened float3 accelerations for one target body per thread.
+#include <cuda/pipeline>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cstdint>
+#include <algorithm>
+
+#define CK(call)                                                            \
+  do {                                                                      \
+    cudaError_t ck_err_ = (call);                                           \
+    if (ck_err_ != cudaSuccess) {                                           \
+      fprintf(stderr, "%s:%d: CUDA error: %s (%s)\n", __FILE__, __LINE__,   \
+              cudaGetErrorString(ck_err_), #call);                          \
+      exit(1);                                                              \
+    }                                                                       \
+  } while (0)
+
+// Deterministic xorshift64* generator, seeded from (seed, case number).
+struct Rng {
+  uint64_t s;
+  Rng(uint64_t seed, uint64_t caseNo) {
+    s = ((seed + 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL) ^
+        ((caseNo + 1) * 0x94D049BB133111EBULL);
+    if (s == 0) s = 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < 4; ++i) next();
+  }
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1DULL;
+  }
+  // Uniform in [-1, 1).
+  float uniform() { return (float)(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
+  double uniformd() { return (double)(next() >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
+  // Uniform integer in [lo, hi].
+  int range(int lo, int hi) { return lo + (int)(next() % (uint64_t)(hi - lo + 1)); }
+};
+
+template <typename F = float>
+static std::vector<F> randomFloats(size_t n, Rng& r) {
+  std::vector<F> v(n);
+  size_t i = 0;
+  for (; i + 1 < n; i += 2) {  // two 24-bit values per draw
+    const uint64_t x = r.next();
+    v[i] = (F)(x >> 40) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+    v[i + 1] = (F)((x >> 16) & 0xFFFFFFu) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+  }
+  if (i < n) v[i] = (F)r.uniform();
+  return v;
+}
+
+template <typename T>
+static T* toDevice(const std::vector<T>& h) {
+  T* d = nullptr;
+  CK(cudaMalloc(&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
+  if (!h.empty()) CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Allocates an output buffer of n elements and poisons it with 0xFF bytes.
+template <typename T>
+static T* poisonedOutput(size_t n) {
+  T* d = nullptr;
+  const size_t bytes = std::max<size_t>(n, 1) * sizeof(T);
+  CK(cudaMalloc(&d, bytes));
+  CK(cudaMemset(d, 0xFF, bytes));
+  return d;
+}
+
+template <typename T>
+static void writeOutput(FILE* f, const T* d, size_t n) {
+  if (n == 0) return;
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  if (fwrite(h.data(), sizeof(T), n, f) != n) {
+    fprintf(stderr, "%s:%d: short write to output file\n", __FILE__, __LINE__);
+    exit(1);
+  }
+}
+
+static void checkLaunch() {
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+}
+
+// 3 warm-up launches, then 20 individually timed launches; prints the median.
+template <typename F>
+static void timeKernel(F launch) {
+  for (int i = 0; i < 3; ++i) launch();
+  checkLaunch();
+  cudaEvent_t start, stop;
+  CK(cudaEventCreate(&start));
+  CK(cudaEventCreate(&stop));
+  std::vector<float> ms;
+  for (int i = 0; i < 20; ++i) {
+    CK(cudaEventRecord(start));
+    launch();
+    CK(cudaEventRecord(stop));
+    CK(cudaEventSynchronize(stop));
+    CK(cudaGetLastError());
+    float t = 0.0f;
+    CK(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  printf("time_ms=%.4f\n", 0.5 * (ms[9] + ms[10]));
+  CK(cudaEventDestroy(start));
+  CK(cudaEventDestroy(stop));
+}
+
+static FILE* openOutput(int argc, char** argv, uint64_t* seed) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <output.bin> [seed]\n", argv[0]);
+    exit(2);
+  }
+  FILE* f = fopen(argv[1], "wb");
+  if (!f) {
+    perror(argv[1]);
+    exit(1);
+  }
+  *seed = argc > 2 ? strtoull(argv[2], nullptr, 10) : 1;
+  return f;
+}
+
+static void closeOutput(FILE* f) {
+  if (fclose(f) != 0) {
+    perror("fclose");
+    exit(1);
+  }
+}
+
+// accel[3*i .. 3*i+2] = sum over sources j of m_j * d / (|d|^2 + eps2)^(3/2).
+__global__ void body_accel(float* accel, const float4* targets, const float4* sources,
+                           int numSources, float eps2) {
+  __shared__ float4 sh_stages[3][256];
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float4 me = targets[i];
+  float3 a = make_float3(0.0f, 0.0f, 0.0f);
+  const int numTiles = numSources / blockDim.x;
+  // EXPECT: pipelined
+  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  {
+    int tile = 0;
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    auto tile_fetch = tile;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto tile = tile_fetch;
+      if (tile < numTiles) {
+        auto &sh = sh_stages[fetch_stage];
+        cuda::memcpy_async(&sh[threadIdx.x], &sources[tile * blockDim.x + threadIdx.x],
+                           cuda::aligned_size_t<sizeof(float4)>(sizeof(float4)), pipe);
+        ++tile;
+        tile_fetch = tile;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+    };
+    for (int prologue = 0; prologue < 2; ++prologue)
+      issue_tile();
+    int stage = 0;
+    for (; tile < numTiles; ++tile) {
+      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &sh = sh_stages[stage];
+      for (int j = 0; j < blockDim.x; ++j) {
+        const float4 o = sh[j];
+        const float dx = o.x - me.x, dy = o.y - me.y, dz = o.z - me.z;
+        const float d2 = dx * dx + dy * dy + dz * dz + eps2;
+        const float inv = rsqrtf(d2);
+        const float s = o.w * inv * inv * inv;
+        a.x += dx * s;
+        a.y += dy * s;
+        a.z += dz * s;
+      }
+      pipe.consumer_release();
+      stage = stage + 1 == 3 ? 0 : stage + 1;
+    }
+    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+  }
+  accel[3 * i + 0] = a.x;
+  accel[3 * i + 1] = a.y;
+  accel[3 * i + 2] = a.z;
+}
+
+static std::vector<float4> randomBodies(int n, Rng& rng) {
+  std::vector<float4> b((size_t)n);
+  for (auto& p : b) {
+    p.x = rng.uniform();
+    p.y = rng.uniform();
+    p.z = rng.uniform();
+    p.w = 0.5f * (rng.uniform() + 1.5f);  // mass in [0.25, 1.25)
+  }
+  return b;
+}
+
+static void runCase(FILE* f, uint64_t seed, int caseNo, int numTargets, int numSources,
+                    int threads, bool timeIt) {
+  Rng rng(seed, caseNo);
+  std::vector<float4> hT = randomBodies(numTargets, rng);
+  std::vector<float4> hS = randomBodies(numSources, rng);
+  float4* dT = toDevice(hT);
+  float4* dS = toDevice(hS);
+  const size_t nOut = (size_t)numTargets * 3;
+  float* dAcc = poisonedOutput<float>(nOut);
+  const int grid = numTargets / threads;
+  const float eps2 = 1e-3f;
+  body_accel<<<grid, threads>>>(dAcc, dT, dS, numSources, eps2);
+  checkLaunch();
+  writeOutput(f, dAcc, nOut);
+  printf("case %d: body_accel targets=%d sources=%d threads=%d tiles=%d blocks=%d elements=%zu\n",
+         caseNo, numTargets, numSources, threads, numSources / threads, grid, nOut);
+  if (timeIt) timeKernel([&] { body_accel<<<grid, threads>>>(dAcc, dT, dS, numSources, eps2); });
+  CK(cudaFree(dT));
+  CK(cudaFree(dS));
+  CK(cudaFree(dAcc));
+}
+
+int main(int argc, char** argv) {
+  uint64_t seed = 1;
+  FILE* f = openOutput(argc, argv, &seed);
+  runCase(f, seed, 0, 512, 0, 256, false);          // 0 tiles: zero acceleration
+  runCase(f, seed, 1, 768, 256, 256, false);        // 1 tile
+  runCase(f, seed, 2, 512, 512, 256, false);        // 2 tiles
+  runCase(f, seed, 3, 1024, 768, 256, false);       // 3 tiles
+  runCase(f, seed, 4, 2048, 256 * 70, 256, false);  // 70 tiles, few blocks
+  runCase(f, seed, 5, 4096 * 128, 8192, 128, true); // 4096 blocks x 64 tiles (timed)
+  closeOutput(f);
+  return 0;
+}

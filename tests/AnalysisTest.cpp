@@ -1,0 +1,609 @@
+// The analysis on small kernels: each reason ID with the construct that causes it, and the forms
+// that must be rewritten. One loop per snippet; the outcome is read from the loop's record.
+#include "TestSupport.h"
+#include <gtest/gtest.h>
+
+using namespace tilepipe;
+using namespace tilepipe::test;
+
+namespace {
+
+std::string kernel(const std::string &Body,
+                   const std::string &Params = "const float *A, float *C, int nt",
+                   const std::string &Prelude = "") {
+  return Prelude + "\n#define T 64\n__global__ void k(" + Params + ") {\n" + Body + "\n}\n";
+}
+
+/// The single candidate loop's outcome, with its message for failure output.
+std::pair<std::string, std::string> outcome(const std::string &Code,
+                                            const ToolOptions &Opts = defaultOptions()) {
+  FileResult R = runOnCode(Code, Opts);
+  if (!R.Ok)
+    return {"error", R.Error};
+  if (R.Loops.size() != 1)
+    return {"loops=" + std::to_string(R.Loops.size()), R.Rewritten};
+  return {reasonInfo(R.Loops[0].Code).Id.str(), R.Loops[0].message()};
+}
+
+#define EXPECT_OUTCOME(Id, Code)                                                                    \
+  do {                                                                                             \
+    auto O = outcome(Code);                                                                        \
+    EXPECT_EQ(Id, O.first) << O.second;                                                            \
+  } while (0)
+
+const char *Simple = R"(
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % T];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)";
+
+TEST(Analysis, TrailingLoopIsPipelined) {
+  FileResult R = runOnCode(kernel(Simple));
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  EXPECT_EQ(3u, R.Loops[0].Stages);
+  EXPECT_NE(R.Rewritten.find("#include <cuda/pipeline>"), std::string::npos);
+  EXPECT_NE(R.Rewritten.find("__shared__ float s_stages[3][T];"), std::string::npos);
+  EXPECT_NE(R.Rewritten.find("cuda::memcpy_async(&s[threadIdx.x], &A[t * T + threadIdx.x],"),
+            std::string::npos)
+      << R.Rewritten;
+  EXPECT_NE(R.Rewritten.find("cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);"),
+            std::string::npos);
+  // The compute phase is the user's text, unchanged.
+  EXPECT_NE(R.Rewritten.find("acc += s[(threadIdx.x + 1) % T];"), std::string::npos);
+  // Wait, then barrier, then refill, then compute: the order that is safe with S buffers.
+  size_t Wait = R.Rewritten.find("pipe.consumer_wait();");
+  size_t Barrier = R.Rewritten.find("__syncthreads();", Wait);
+  size_t Issue = R.Rewritten.find("issue_tile();", Barrier);
+  size_t Compute = R.Rewritten.find("acc += s", Issue);
+  EXPECT_TRUE(Wait < Barrier && Barrier < Issue && Issue < Compute) << R.Rewritten;
+  // Only the loop and the tile's declaration changed.
+  EXPECT_EQ(std::string::npos, R.Rewritten.find("__shared__ float s[T];"));
+  EXPECT_NE(std::string::npos, R.Rewritten.find("C[threadIdx.x] = acc;"));
+}
+
+TEST(Analysis, StagesOption) {
+  ToolOptions O = defaultOptions();
+  O.Stages = 5;
+  FileResult R = runOnCode(kernel(Simple), O);
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_EQ(5u, R.Loops[0].Stages);
+  EXPECT_NE(R.Rewritten.find("s_stages[5][T]"), std::string::npos);
+}
+
+TEST(Analysis, RotatedLoopIsPipelined) {
+  EXPECT_OUTCOME("pipelined", kernel(R"(
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    __syncthreads();
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+  }
+  C[threadIdx.x] = acc;)"));
+}
+
+TEST(Analysis, GuardedCopiesKeepTheirZeroFill) {
+  FileResult R = runOnCode(kernel(R"(
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    int i = t * T + threadIdx.x;
+    s[threadIdx.x] = i < n ? A[i] : 0.0f;
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  })",
+                                  "const float *A, float *C, int nt, int n"));
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  EXPECT_NE(R.Rewritten.find("if (i < n)"), std::string::npos) << R.Rewritten;
+  EXPECT_NE(R.Rewritten.find("s[threadIdx.x] = 0.0f;"), std::string::npos) << R.Rewritten;
+}
+
+TEST(Analysis, WhileLoopWithTailIncrement) {
+  EXPECT_OUTCOME("pipelined", kernel(R"(
+  __shared__ double s[T];
+  double acc = 0;
+  int k = 0;
+  while (k < nt) {
+    s[threadIdx.x] = A[k + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+    k += blockDim.x;
+  }
+  C[threadIdx.x] = acc;)",
+                                     "const double *A, double *C, int nt"));
+}
+
+TEST(Analysis, VectorElementsOf8And16Bytes) {
+  EXPECT_OUTCOME("pipelined", kernel(R"(
+  __shared__ float4 s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    float4 v = s[T - 1 - threadIdx.x];
+    acc += v.x * v.w;
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)",
+                                     "const float4 *A, float *C, int nt"));
+  EXPECT_OUTCOME("pipelined", kernel(R"(
+  __shared__ int2 s[T];
+  int acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x].y;
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)",
+                                     "const int2 *A, int *C, int nt"));
+}
+
+TEST(Analysis, DeviceFunctionCalledWithGlobalPointers) {
+  std::string Code = R"(
+#define T 64
+__device__ float body(const float *A, int nt) {
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  return acc;
+}
+__global__ void k(const float *A, float *C, int nt) { C[threadIdx.x] = body(A, nt); }
+)";
+  auto O = outcome(Code);
+  EXPECT_EQ("pipelined", O.first) << O.second;
+  // A __device__ function may run again: its block ends with a barrier before the buffers are reused.
+  FileResult R = runOnCode(Code);
+  EXPECT_NE(R.Rewritten.find("__syncthreads(); // the buffers may be refilled"), std::string::npos);
+}
+
+TEST(Analysis, DeviceFunctionCalledWithSharedPointerIsRefused) {
+  EXPECT_OUTCOME("load-source", R"(
+#define T 64
+__device__ float body(const float *A, int nt) {
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  return acc;
+}
+__global__ void k(float *C, int nt) {
+  __shared__ float staging[T * 8];
+  C[threadIdx.x] = body(staging, nt);
+}
+)");
+}
+
+TEST(Analysis, RestrictPointersNeedNoAssumption) {
+  FileResult R = runOnCode(kernel(R"(
+  __shared__ float s[T];
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    C[t * T + threadIdx.x] = s[T - 1 - threadIdx.x];
+    __syncthreads();
+  })",
+                                  "const float *__restrict__ A, float *__restrict__ C, int nt"));
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed());
+  EXPECT_EQ(std::string::npos, R.Loops[0].message().find("assumes"));
+}
+
+TEST(Analysis, OtherStoresNameTheAssumptionOrAreRefused) {
+  std::string Code = kernel(R"(
+  __shared__ float s[T];
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    C[t * T + threadIdx.x] = s[T - 1 - threadIdx.x];
+    __syncthreads();
+  })");
+  auto O = outcome(Code);
+  EXPECT_EQ("pipelined", O.first);
+  EXPECT_NE(O.second.find("assumes C does not overlap A"), std::string::npos) << O.second;
+  ToolOptions Strict = defaultOptions();
+  Strict.AssumeNoAlias = false;
+  EXPECT_EQ("store-may-alias", outcome(Code, Strict).first);
+}
+
+TEST(Analysis, StagesAreLoweredToFitSharedMemory) {
+  // 20 KiB per stage: 3 stages would need 60 KiB, 2 fit.
+  auto O = outcome(kernel(R"(
+  __shared__ float s[5120];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    for (int i = threadIdx.x; i < 5120; i += blockDim.x)
+      s[i] = A[t * 5120 + i];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)"));
+  EXPECT_EQ("pipelined", O.first);
+  EXPECT_NE(O.second.find("3 stages requested, 2 fit"), std::string::npos) << O.second;
+}
+
+TEST(Analysis, TemplateRewrittenOnceForAllInstantiations) {
+  std::string Code = R"(
+template <typename E, int TS>
+__global__ void k(const E *A, E *C, int nt) {
+  __shared__ E s[TS];
+  E acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * TS + threadIdx.x];
+    __syncthreads();
+    acc += s[TS - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+template __global__ void k<float, 64>(const float *, float *, int);
+template __global__ void k<double, 128>(const double *, double *, int);
+)";
+  FileResult R = runOnCode(Code);
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  EXPECT_NE(R.Rewritten.find("__shared__ E s_stages[3][TS];"), std::string::npos) << R.Rewritten;
+  EXPECT_NE(R.Rewritten.find("cuda::aligned_size_t<sizeof(E)>(sizeof(E))"), std::string::npos);
+}
+
+TEST(Analysis, TemplateWithOneBadInstantiationIsRefused) {
+  // short is fine to copy by hand but not by cp.async: the whole template stays as it is.
+  auto O = outcome(R"(
+template <typename E>
+__global__ void k(const E *A, E *C, int nt) {
+  __shared__ E s[64];
+  E acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[63 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+template __global__ void k<float>(const float *, float *, int);
+template __global__ void k<short>(const short *, short *, int);
+)");
+  EXPECT_EQ("element-type", O.first);
+  EXPECT_NE(O.second.find("k<short>"), std::string::npos) << O.second;
+}
+
+TEST(Analysis, TemplateNotInstantiated) {
+  EXPECT_OUTCOME("template-not-instantiated", R"(
+template <int TS>
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[TS];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * TS + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)");
+}
+
+// One construct per reason.
+struct Refusal {
+  const char *Name, *Id, *Body, *Params;
+};
+
+const Refusal Refusals[] = {
+    {"LoopShapeExtraStatement", "loop-shape", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+    acc *= 0.5f;
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"ConditionalBarrier", "conditional-barrier", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    if (nt > 4) { acc += s[threadIdx.x]; __syncthreads(); }
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"Break", "control-flow", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    if (acc > 100.0f) break;
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"Goto", "control-flow", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    if (acc > 100.0f) goto out;
+    __syncthreads();
+  }
+out:
+  C[threadIdx.x] = acc;)", nullptr},
+    {"ConditionReadsMemory", "loop-condition", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < *n; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", "const float *A, float *C, const int *n"},
+    {"GeometricStep", "induction-step", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 1; t < nt; t *= 2) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"InductionModifiedInBody", "induction-step", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    if (acc > 1.0f) ++t;
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"Gather", "address-not-invariant", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[idx[t] + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", "const float *A, float *C, int nt, const int *idx"},
+    {"AddressUsesComputedValue", "address-not-invariant", R"(
+  __shared__ float s[T]; float acc = 0; int off = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[off + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    off += (int)acc;
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"Scaled", "load-computes", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = 2.0f * A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"Converted", "load-computes", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = I[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", "const int *I, float *C, int nt"},
+    {"SourceIsSharedMemory", "load-source", R"(
+  __shared__ float s[T]; __shared__ float src[T * 8]; float acc = 0;
+  src[threadIdx.x] = C[threadIdx.x];
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = src[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"OtherStatementInCopyPhase", "load-phase", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    acc *= 0.5f;
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"GuardWithoutFill", "guard-without-fill", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    if (t * T + threadIdx.x < 1000) s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"TileIndexVaries", "tile-index", R"(
+  __shared__ float s[T * 4]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[(t % 4) * T + threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"SameElementTwice", "tile-overlap", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    s[threadIdx.x] = A[t * T + threadIdx.x + 1];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"ComputeWritesTile", "compute-writes-tile", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    s[threadIdx.x] += 1.0f;
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"TilePassedOn", "tile-escapes", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += sum(s);
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"TileReadAfterLoop", "tile-used-outside", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc + s[0];)", nullptr},
+    {"DynamicShared", "tile-declaration", R"(
+  extern __shared__ float s[]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"InPlace", "store-aliases-load", R"(
+  __shared__ float s[T];
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = D[t * T + threadIdx.x];
+    __syncthreads();
+    D[t * T + threadIdx.x] = s[T - 1 - threadIdx.x];
+    __syncthreads();
+  })", "float *D, int nt"},
+    {"InPlaceThroughLocalPointer", "store-aliases-load", R"(
+  __shared__ float s[T]; float *out = D + 5;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = D[t * T + threadIdx.x];
+    __syncthreads();
+    atomicAdd(&out[t], s[threadIdx.x]);
+    __syncthreads();
+  })", "float *D, int nt"},
+    {"TwoByteElements", "element-type", R"(
+  __shared__ short s[T]; int acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = S[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", "const short *S, int *C, int nt"},
+    {"TooMuchSharedMemory", "shared-memory", R"(
+  __shared__ float s[8192]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    for (int i = threadIdx.x; i < 8192; i += blockDim.x) s[i] = A[t * 8192 + i];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"CopyInMacro", "macro", R"(
+#define LOAD(t) s[threadIdx.x] = A[(t) * T + threadIdx.x]
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    LOAD(t);
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"AlreadyPipelined", "already-pipelined", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    __pipeline_memcpy_async(&s[threadIdx.x], &A[t * T + threadIdx.x], 4);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+    {"InlineAssembly", "unsupported", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    asm volatile("membar.gl;");
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
+};
+
+class RefusalTest : public ::testing::TestWithParam<Refusal> {};
+
+TEST_P(RefusalTest, GivesItsReasonAndLeavesTheFileAlone) {
+  const Refusal &R = GetParam();
+  std::string Prelude = "__device__ float sum(const float *p) { return p[0] + p[1]; }\n"
+                        "#include <cuda_pipeline.h>\n";
+  std::string Code = R.Params ? kernel(R.Body, R.Params, Prelude) : kernel(R.Body, "const float *A, float *C, int nt", Prelude);
+  FileResult F = runOnCode(Code);
+  ASSERT_TRUE(F.Ok) << F.Error;
+  ASSERT_EQ(1u, F.Loops.size());
+  EXPECT_EQ(R.Id, reasonInfo(F.Loops[0].Code).Id.str()) << F.Loops[0].message();
+  EXPECT_EQ(F.Original, F.Rewritten);
+}
+
+INSTANTIATE_TEST_SUITE_P(Reasons, RefusalTest, ::testing::ValuesIn(Refusals),
+                         [](const ::testing::TestParamInfo<Refusal> &I) { return I.param.Name; });
+
+TEST(Analysis, LoopsWithoutBarriersAreNotCandidates) {
+  FileResult R = runOnCode(kernel(R"(
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) acc += A[t];
+  C[threadIdx.x] = acc;)"));
+  ASSERT_TRUE(R.Ok);
+  EXPECT_TRUE(R.Loops.empty());
+  EXPECT_EQ(R.Original, R.Rewritten);
+}
+
+TEST(Reasons, IdsAreUniqueAndDocumented) {
+  std::string Readme = readFile(sourceDir() + "/README.md");
+  std::set<std::string> Seen;
+  for (const ReasonInfo &R : allReasons()) {
+    EXPECT_TRUE(Seen.insert(R.Id.str()).second) << R.Id.str();
+    EXPECT_NE(Readme.find("| `" + R.Id.str() + "` | " + R.Message.str() + " |"), std::string::npos)
+        << "README's reason table lacks the row for " << R.Id.str();
+  }
+}
+
+} // namespace

@@ -1,0 +1,208 @@
+// The program as users run it: options, outputs, reports, compile databases and bad input.
+#include "TestSupport.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Regex.h"
+#include <gtest/gtest.h>
+
+using namespace tilepipe;
+using namespace tilepipe::test;
+
+namespace {
+
+std::string example() { return sourceDir() + "/testdata/matmul_guarded.cu"; }
+
+/// A copy of a testdata file in a fresh folder, so tests may write beside it.
+std::string copyOf(const std::string &Name, std::string *Dir = nullptr) {
+  std::string D = tempDir();
+  if (Dir)
+    *Dir = D;
+  std::string P = D + "/" + Name;
+  writeFile(P, readFile(sourceDir() + "/testdata/" + Name));
+  return P;
+}
+
+TEST(Cli, Version) {
+  ProcessResult R = runTilepipe({"--version"});
+  EXPECT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_NE(R.Out.find("tilepipe 0.1.0"), std::string::npos) << R.Out;
+  EXPECT_NE(R.Out.find("clang version 22"), std::string::npos) << R.Out;
+  EXPECT_NE(R.Out.find("CUDA 13"), std::string::npos) << R.Out;
+}
+
+TEST(Cli, OutputFileAndRemarks) {
+  std::string Out = tempDir() + "/out.cu";
+  ProcessResult R = runTilepipe({example(), "-o", Out});
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_EQ(readFile(sourceDir() + "/generated/matmul_guarded.cu"), readFile(Out));
+  llvm::Regex Remark("^[^ ]*matmul_guarded.cu:[0-9]+:[0-9]+: remark: \\[pipelined\\] rewritten into a "
+                     "3-stage cp.async pipeline",
+                     llvm::Regex::Newline);
+  EXPECT_TRUE(Remark.match(R.Err)) << R.Err;
+}
+
+TEST(Cli, StdoutByDefault) {
+  ProcessResult R = runTilepipe({"--quiet", example()});
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_EQ(readFile(sourceDir() + "/generated/matmul_guarded.cu"), R.Out);
+  EXPECT_EQ("", R.Err);
+}
+
+TEST(Cli, InPlaceKeepsPermissions) {
+  std::string P = copyOf("stencil1d.cu");
+  llvm::sys::fs::setPermissions(P, llvm::sys::fs::perms(0640));
+  ProcessResult R = runTilepipe({"--in-place", P});
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_EQ(readFile(sourceDir() + "/generated/stencil1d.cu"), readFile(P));
+  auto Perms = llvm::sys::fs::getPermissions(P);
+  ASSERT_TRUE(bool(Perms));
+  EXPECT_EQ(0640, static_cast<int>(*Perms));
+}
+
+TEST(Cli, DiffAppliesWithGitAndPatch) {
+  std::string Dir;
+  std::string P = copyOf("conv2d_halo.cu", &Dir);
+  ProcessResult D = runTilepipe({"--diff", "--quiet", "conv2d_halo.cu"}, Dir);
+  ASSERT_EQ(0, D.ExitCode) << D.Err;
+  ASSERT_NE(D.Out.find("+++ b/conv2d_halo.cu"), std::string::npos) << D.Out;
+  writeFile(Dir + "/change.diff", D.Out);
+  if (!findTool("git").empty()) {
+    ProcessResult G = runProgram("git", {"apply", "--check", "change.diff"}, Dir);
+    EXPECT_EQ(0, G.ExitCode) << G.Err;
+  }
+  if (!findTool("patch").empty()) {
+    ProcessResult Pt = runProgram("patch", {"-p1", "--dry-run", "-i", "change.diff"}, Dir);
+    EXPECT_EQ(0, Pt.ExitCode) << Pt.Out << Pt.Err;
+    ProcessResult Apply = runProgram("patch", {"-p1", "-i", "change.diff"}, Dir);
+    ASSERT_EQ(0, Apply.ExitCode) << Apply.Out << Apply.Err;
+    EXPECT_EQ(readFile(sourceDir() + "/generated/conv2d_halo.cu"), readFile(P));
+  }
+}
+
+TEST(Cli, JsonReport) {
+  std::string Dir = tempDir();
+  ProcessResult R = runTilepipe({"--quiet", "--report=" + Dir + "/r.json", "-o", Dir + "/o.cu",
+                                 sourceDir() + "/testdata/neg_element_type.cu"});
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  auto Json = llvm::json::parse(readFile(Dir + "/r.json"));
+  ASSERT_TRUE(bool(Json)) << llvm::toString(Json.takeError());
+  const llvm::json::Array *Loops = Json->getAsObject()->getArray("loops");
+  ASSERT_TRUE(Loops);
+  ASSERT_EQ(2u, Loops->size());
+  for (const llvm::json::Value &V : *Loops) {
+    const llvm::json::Object *O = V.getAsObject();
+    EXPECT_EQ("element-type", O->getString("reason").value_or(""));
+    EXPECT_EQ(false, O->getBoolean("transformed").value_or(true));
+    EXPECT_TRUE(O->getInteger("line").has_value());
+    EXPECT_TRUE(O->getString("kernel").has_value());
+    EXPECT_TRUE(O->getString("file").has_value());
+  }
+  ProcessResult P = runTilepipe({"--quiet", "--report=" + Dir + "/p.json", "-o", Dir + "/p.cu",
+                                 example()});
+  auto J2 = llvm::json::parse(readFile(Dir + "/p.json"));
+  ASSERT_TRUE(bool(J2));
+  const llvm::json::Object *First = (*J2->getAsObject()->getArray("loops"))[0].getAsObject();
+  EXPECT_EQ(true, First->getBoolean("transformed").value_or(false));
+  EXPECT_EQ(3, First->getInteger("stages").value_or(0));
+  EXPECT_EQ("matmul_guarded", First->getString("kernel").value_or(""));
+}
+
+TEST(Cli, CompileCommandsFromBuildDirectory) {
+  // The kernel needs a macro and a header that only the compile command provides (nvcc spelling).
+  std::string Dir = tempDir();
+  llvm::sys::fs::create_directories(Dir + "/inc");
+  llvm::sys::fs::create_directories(Dir + "/build");
+  writeFile(Dir + "/inc/tile.h", "#define TILE 32\n");
+  writeFile(Dir + "/k.cu", R"(#include "tile.h"
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[TILE * SCALE];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * TILE * SCALE + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)");
+  writeFile(Dir + "/build/compile_commands.json",
+            "[{\"directory\": \"" + Dir + "/build\", \"file\": \"" + Dir +
+                "/k.cu\", \"command\": \"/usr/local/cuda/bin/nvcc -I" + Dir +
+                "/inc --define-macro SCALE=2 -O3 -arch=sm_80 -Xcompiler -fPIC -c " + Dir +
+                "/k.cu -o k.o\"}]");
+  ProcessResult R = runTilepipe({"-p", Dir + "/build", "--diff", Dir + "/k.cu"});
+  EXPECT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_NE(R.Err.find("[pipelined]"), std::string::npos) << R.Err;
+  EXPECT_NE(R.Out.find("s_stages[3][TILE * SCALE]"), std::string::npos) << R.Out;
+  // Without the compile command the macro is missing: a parse error, and nothing is written.
+  ProcessResult Bare = runTilepipe({Dir + "/k.cu", "-o", Dir + "/never.cu", "--"});
+  EXPECT_NE(0, Bare.ExitCode);
+  EXPECT_FALSE(llvm::sys::fs::exists(Dir + "/never.cu"));
+}
+
+TEST(Cli, AssumeNoAliasFalseRefuses) {
+  ProcessResult R = runTilepipe({"--quiet", "--assume-noalias=false", "--report=-",
+                                 sourceDir() + "/testdata/stencil1d.cu", "-o", tempDir() + "/o.cu"});
+  EXPECT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_NE(R.Out.find("\"store-may-alias\""), std::string::npos) << R.Out;
+}
+
+// Bad input: a clear message, a non-zero exit, and nothing written.
+
+TEST(CliErrors, MissingFile) {
+  std::string Dir = tempDir();
+  ProcessResult R = runTilepipe({Dir + "/nope.cu", "-o", Dir + "/out.cu"});
+  EXPECT_NE(0, R.ExitCode);
+  EXPECT_NE(R.Err.find("nope.cu"), std::string::npos) << R.Err;
+  EXPECT_FALSE(llvm::sys::fs::exists(Dir + "/out.cu"));
+}
+
+TEST(CliErrors, NotCuda) {
+  std::string Dir = tempDir();
+  writeFile(Dir + "/x.c", "int main(void) { return 0; }\n");
+  ProcessResult R = runTilepipe({Dir + "/x.c", "-o", Dir + "/out.cu"});
+  EXPECT_NE(0, R.ExitCode);
+  EXPECT_NE(R.Err.find("not a CUDA source"), std::string::npos) << R.Err;
+  EXPECT_FALSE(llvm::sys::fs::exists(Dir + "/out.cu"));
+}
+
+TEST(CliErrors, ParseErrorLeavesFileUntouched) {
+  std::string Dir = tempDir();
+  std::string Bad = "__global__ void k(float *a) {\n  a[0] = undeclared;\n}\n";
+  writeFile(Dir + "/bad.cu", Bad);
+  ProcessResult R = runTilepipe({"--in-place", Dir + "/bad.cu"});
+  EXPECT_NE(0, R.ExitCode);
+  EXPECT_NE(R.Err.find("bad.cu:2:10: error"), std::string::npos) << R.Err;
+  EXPECT_EQ(Bad, readFile(Dir + "/bad.cu"));
+}
+
+TEST(CliErrors, OneBadFileStopsAllWrites) {
+  std::string Dir;
+  std::string Good = copyOf("stencil1d.cu", &Dir);
+  writeFile(Dir + "/bad.cu", "__global__ void k( {\n");
+  ProcessResult R = runTilepipe({"--in-place", Good, Dir + "/bad.cu"});
+  EXPECT_NE(0, R.ExitCode);
+  EXPECT_EQ(readFile(sourceDir() + "/testdata/stencil1d.cu"), readFile(Good));
+}
+
+TEST(CliErrors, UnwritableOutput) {
+  ProcessResult R = runTilepipe({"--quiet", example(), "-o", "/nonexistent-dir/sub/out.cu"});
+  EXPECT_NE(0, R.ExitCode);
+  EXPECT_NE(R.Err.find("cannot write"), std::string::npos) << R.Err;
+}
+
+TEST(CliErrors, BadOptions) {
+  EXPECT_NE(0, runTilepipe({"--stages=9", example()}).ExitCode);
+  EXPECT_NE(0, runTilepipe({"--stages=1", example()}).ExitCode);
+  EXPECT_NE(0, runTilepipe({"--mode=warp-specialized", example()}).ExitCode);
+  EXPECT_NE(0, runTilepipe({"--no-such-option", example()}).ExitCode);
+  ProcessResult Two = runTilepipe({example(), example(), "-o", tempDir() + "/x.cu"});
+  EXPECT_NE(0, Two.ExitCode);
+  EXPECT_NE(Two.Err.find("-o takes exactly one input"), std::string::npos) << Two.Err;
+  ProcessResult Cuda = runTilepipe({"--cuda-path=/nonexistent", example()});
+  EXPECT_NE(0, Cuda.ExitCode);
+  EXPECT_NE(Cuda.Err.find("--cuda-path=/nonexistent"), std::string::npos) << Cuda.Err;
+}
+
+} // namespace

@@ -1,0 +1,61 @@
+// Every rewritten testdata program builds with nvcc for sm_80 and sm_90, and its device code has
+// the asynchronous copies the rewrite promises (cp.async in the PTX).
+#include "TestSupport.h"
+#include <gtest/gtest.h>
+
+using namespace tilepipe::test;
+
+namespace {
+
+std::vector<std::string> rewrittenNames() {
+  std::vector<std::string> Out;
+  for (const std::string &N : testdataNames())
+    if (readFile(sourceDir() + "/testdata/" + N) != readFile(sourceDir() + "/generated/" + N))
+      Out.push_back(N);
+  return Out;
+}
+
+struct Case {
+  std::string Name, Arch;
+};
+
+class Nvcc : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Nvcc, BuildsAndHasCpAsync) {
+  std::string Nvcc = findTool("nvcc"), Cuobjdump = findTool("cuobjdump");
+  if (Nvcc.empty() || Cuobjdump.empty())
+    GTEST_SKIP() << "nvcc or cuobjdump not found";
+  const Case &C = GetParam();
+  std::string Obj = tempDir() + "/out.o";
+  ProcessResult Build =
+      runProgram(Nvcc, {"-std=c++17", "-arch=" + C.Arch, "-c", "-o", Obj,
+                        sourceDir() + "/generated/" + C.Name});
+  ASSERT_EQ(0, Build.ExitCode) << Build.Out << Build.Err;
+  EXPECT_EQ(Build.Err.find("warning"), std::string::npos) << Build.Err;
+  ProcessResult Ptx = runProgram(Cuobjdump, {"-ptx", Obj});
+  ASSERT_EQ(0, Ptx.ExitCode) << Ptx.Err;
+  EXPECT_NE(Ptx.Out.find("cp.async.c"), std::string::npos) << "no cp.async in the PTX";
+  EXPECT_NE(Ptx.Out.find("cp.async.wait_group"), std::string::npos);
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> Out;
+  for (const std::string &N : rewrittenNames())
+    for (const char *Arch : {"sm_80", "sm_90"})
+      Out.push_back({N, Arch});
+  return Out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Generated, Nvcc, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case> &I) {
+                           std::string S = I.param.Name.substr(0, I.param.Name.size() - 3) + "_" +
+                                           I.param.Arch;
+                           for (char &C : S)
+                             if (!isalnum(static_cast<unsigned char>(C)))
+                               C = '_';
+                           return S;
+                         });
+
+TEST(Nvcc, EnoughProgramsAreRewritten) { EXPECT_GE(rewrittenNames().size(), 12u); }
+
+} // namespace

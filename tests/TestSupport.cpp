@@ -1,0 +1,114 @@
+#include "TestSupport.h"
+#include "tilepipe/Parse.h"
+#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <gtest/gtest.h>
+
+namespace tilepipe::test {
+
+std::string sourceDir() { return TILEPIPE_SOURCE_DIR; }
+
+ToolOptions defaultOptions() {
+  static ToolOptions Opts = [] {
+    ToolOptions O;
+    auto Cuda = findCudaToolkit("");
+    if (!Cuda) {
+      ADD_FAILURE() << llvm::toString(Cuda.takeError());
+      return O;
+    }
+    O.ParseArgs = cudaParseArgs(*Cuda, O.GpuArch);
+    return O;
+  }();
+  return Opts;
+}
+
+FileResult runOnFile(const std::string &Path, const ToolOptions &Opts) {
+  clang::tooling::FixedCompilationDatabase DB(".", {});
+  return processFile(DB, Path, Opts);
+}
+
+std::string tempDir() {
+  llvm::SmallString<128> Dir;
+  if (llvm::sys::fs::createUniqueDirectory("tilepipe-test", Dir))
+    ADD_FAILURE() << "cannot create a temporary folder";
+  return Dir.str().str();
+}
+
+FileResult runOnCode(const std::string &Code, const ToolOptions &Opts) {
+  std::string Path = tempDir() + "/snippet.cu";
+  writeFile(Path, Code);
+  return runOnFile(Path, Opts);
+}
+
+std::string readFile(const std::string &Path) {
+  auto Buf = llvm::MemoryBuffer::getFile(Path, /*IsText=*/true);
+  if (!Buf)
+    return "<unreadable: " + Path + ">";
+  return (*Buf)->getBuffer().str();
+}
+
+void writeFile(const std::string &Path, const std::string &Text) {
+  std::ofstream(Path, std::ios::binary) << Text;
+}
+
+ProcessResult runProgram(const std::string &Program, const std::vector<std::string> &Args,
+                         const std::string &Dir) {
+  ProcessResult R;
+  std::string Exe = Program;
+  if (Program.find('/') == std::string::npos)
+    Exe = findTool(Program);
+  if (Exe.empty()) {
+    R.Err = Program + " not found";
+    return R;
+  }
+  std::string Tmp = tempDir();
+  std::string OutPath = Tmp + "/stdout", ErrPath = Tmp + "/stderr";
+  // ExecuteAndWait has no working-directory argument: go through the shell for that.
+  std::vector<std::string> Full;
+  std::string Shell = "/bin/sh";
+  std::string Script = "cd \"$0\" && exec \"$@\"";
+  Full = {Shell, "-c", Script, Dir.empty() ? "." : Dir, Exe};
+  Full.insert(Full.end(), Args.begin(), Args.end());
+  std::vector<llvm::StringRef> Refs(Full.begin(), Full.end());
+  std::optional<llvm::StringRef> Redirects[] = {llvm::StringRef("/dev/null"),
+                                               llvm::StringRef(OutPath),
+                                               llvm::StringRef(ErrPath)};
+  R.ExitCode = llvm::sys::ExecuteAndWait(Shell, Refs, std::nullopt, Redirects);
+  R.Out = readFile(OutPath);
+  R.Err = readFile(ErrPath);
+  return R;
+}
+
+ProcessResult runTilepipe(const std::vector<std::string> &Args, const std::string &Dir) {
+  return runProgram(TILEPIPE_BINARY, Args, Dir);
+}
+
+std::string findTool(const std::string &Name) {
+  if (auto P = llvm::sys::findProgramByName(Name))
+    return *P;
+  if (auto Cuda = findCudaToolkit("")) {
+    std::string P = Cuda->Path + "/bin/" + Name;
+    if (llvm::sys::fs::can_execute(P))
+      return P;
+  }
+  return "";
+}
+
+std::vector<std::string> testdataNames() {
+  std::vector<std::string> Names;
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator It(sourceDir() + "/testdata", EC), End; It != End && !EC;
+       It.increment(EC))
+    if (llvm::sys::path::extension(It->path()) == ".cu")
+      Names.push_back(llvm::sys::path::filename(It->path()).str());
+  std::sort(Names.begin(), Names.end());
+  return Names;
+}
+
+} // namespace tilepipe::test

@@ -1,0 +1,36 @@
+// Helpers shared by the tests: run the library on snippets and files, run the program, find tools.
+#pragma once
+#include "tilepipe/Driver.h"
+#include <string>
+#include <vector>
+
+namespace tilepipe::test {
+
+/// The source tree (testdata/, generated/, README.md).
+std::string sourceDir();
+/// Options as the program would build them by default (CUDA found the usual way).
+ToolOptions defaultOptions();
+/// Runs the library on a file with no extra compiler arguments.
+FileResult runOnFile(const std::string &Path, const ToolOptions &Opts = defaultOptions());
+/// Writes Code to a fresh .cu file and runs the library on it.
+FileResult runOnCode(const std::string &Code, const ToolOptions &Opts = defaultOptions());
+/// A fresh temporary folder, removed by nobody (the system's temp cleaner owns it).
+std::string tempDir();
+std::string readFile(const std::string &Path);
+void writeFile(const std::string &Path, const std::string &Text);
+
+struct ProcessResult {
+  int ExitCode = -1;
+  std::string Out, Err;
+};
+/// Runs a program (searched on PATH when not a path) with arguments, in Dir when given.
+ProcessResult runProgram(const std::string &Program, const std::vector<std::string> &Args,
+                         const std::string &Dir = "");
+ProcessResult runTilepipe(const std::vector<std::string> &Args, const std::string &Dir = "");
+/// Path of a program on PATH (or under the CUDA toolkit for nvcc/cuobjdump), or "".
+std::string findTool(const std::string &Name);
+
+/// testdata/*.cu, by file name.
+std::vector<std::string> testdataNames();
+
+} // namespace tilepipe::test

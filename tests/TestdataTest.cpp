@@ -1,0 +1,89 @@
+// Every testdata kernel: the tool's output equals generated/, every candidate loop has the outcome
+// its `// EXPECT:` line names, refused files stay byte-identical, and a second run changes nothing.
+#include "TestSupport.h"
+#include "llvm/ADT/StringRef.h"
+#include <gtest/gtest.h>
+#include <map>
+#include <sstream>
+
+using namespace tilepipe;
+using namespace tilepipe::test;
+
+namespace {
+
+/// Line number (1-based) of each loop's `// EXPECT: <id>` comment, keyed by the loop's line.
+std::map<unsigned, std::string> expectations(const std::string &Text) {
+  std::map<unsigned, std::string> Out;
+  std::istringstream In(Text);
+  std::string Line;
+  for (unsigned N = 1; std::getline(In, Line); ++N) {
+    llvm::StringRef L(Line);
+    size_t P = L.find("// EXPECT:");
+    if (P != llvm::StringRef::npos)
+      Out[N + 1] = L.drop_front(P + 10).trim().str();
+  }
+  return Out;
+}
+
+class Testdata : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Testdata, MatchesExpectationsAndGenerated) {
+  std::string Name = GetParam();
+  std::string In = sourceDir() + "/testdata/" + Name;
+  FileResult R = runOnFile(In);
+  ASSERT_TRUE(R.Ok) << R.Error;
+
+  auto Expect = expectations(R.Original);
+  ASSERT_FALSE(Expect.empty()) << Name << " has no EXPECT lines";
+  std::map<unsigned, std::string> Got;
+  for (const LoopRecord &L : R.Loops)
+    Got[L.Line] = reasonInfo(L.Code).Id.str();
+  EXPECT_EQ(Expect, Got) << "expected outcome per loop line differs; remarks were:\n" << [&] {
+    std::string S;
+    for (const LoopRecord &L : R.Loops)
+      S += std::to_string(L.Line) + ": [" + reasonInfo(L.Code).Id.str() + "] " + L.message() + "\n";
+    return S;
+  }();
+
+  bool AnyPipelined = false;
+  for (auto &[Line, Id] : Expect)
+    AnyPipelined |= Id == "pipelined";
+  if (!AnyPipelined)
+    EXPECT_EQ(R.Original, R.Rewritten) << "a refused file must stay byte-identical";
+
+  std::string Generated = readFile(sourceDir() + "/generated/" + Name);
+  EXPECT_EQ(Generated, R.Rewritten)
+      << "generated/" << Name << " is not what the current tool produces; regenerate it";
+}
+
+TEST_P(Testdata, RunningOnOwnOutputChangesNothing) {
+  std::string Generated = readFile(sourceDir() + "/generated/" + GetParam());
+  FileResult R = runOnCode(Generated);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  EXPECT_EQ(Generated, R.Rewritten);
+  for (const LoopRecord &L : R.Loops)
+    EXPECT_FALSE(L.transformed()) << "line " << L.Line << " was rewritten twice";
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Testdata, ::testing::ValuesIn(testdataNames()),
+                         [](const ::testing::TestParamInfo<std::string> &I) {
+                           std::string S = I.param.substr(0, I.param.size() - 3);
+                           for (char &C : S)
+                             if (!isalnum(static_cast<unsigned char>(C)))
+                               C = '_';
+                           return S;
+                         });
+
+TEST(Testdata, CoversEnoughCases) {
+  unsigned Positive = 0, Negative = 0;
+  for (const std::string &N : testdataNames()) {
+    bool Pos = false;
+    for (auto &[Line, Id] : expectations(readFile(sourceDir() + "/testdata/" + N)))
+      Pos |= Id == "pipelined";
+    (Pos ? Positive : Negative)++;
+  }
+  EXPECT_GE(Positive, 12u);
+  EXPECT_GE(Negative, 8u);
+}
+
+} // namespace
