@@ -557,6 +557,16 @@ out:
     __syncthreads();
   }
   C[threadIdx.x] = acc;)", nullptr},
+    {"BarrierInAssembly", "conditional-barrier", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    asm volatile("bar.sync 0;");
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
     {"InlineAssembly", "unsupported", R"(
   __shared__ float s[T]; float acc = 0;
   for (int t = 0; t < nt; ++t) {
@@ -568,6 +578,8 @@ out:
   }
   C[threadIdx.x] = acc;)", nullptr},
 };
+
+void PrintTo(const Refusal &R, std::ostream *OS) { *OS << R.Name << " -> " << R.Id; }
 
 class RefusalTest : public ::testing::TestWithParam<Refusal> {};
 

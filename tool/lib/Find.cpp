@@ -4,6 +4,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
+#include "llvm/Support/Regex.h"
 
 using namespace clang;
 
@@ -66,7 +67,7 @@ public:
     if (isa<AsmStmt>(S) && cast<AsmStmt>(S)->isVolatile()) {
       // Inline PTX may hold bar.sync; treat volatile asm as a possible barrier.
       if (const auto *G = dyn_cast<GCCAsmStmt>(S))
-        if (StringRef(G->getAsmString()).contains("bar"))
+        if (llvm::Regex("(^|[^a-z_.])bar(rier)?\\.").match(G->getAsmString()))
           Found = true;
     }
     if (isAnyBarrier(S))
