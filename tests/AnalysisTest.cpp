@@ -567,6 +567,16 @@ out:
     __syncthreads();
   }
   C[threadIdx.x] = acc;)", nullptr},
+    {"PragmaOnTheLoop", "unsupported", R"(
+  __shared__ float s[T]; float acc = 0;
+#pragma unroll 1
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", nullptr},
     {"InlineAssembly", "unsupported", R"(
   __shared__ float s[T]; float acc = 0;
   for (int t = 0; t < nt; ++t) {

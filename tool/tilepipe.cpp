@@ -1,6 +1,7 @@
 // tilepipe: rewrite tiled CUDA loops into multi-stage asynchronous-copy pipelines.
 #include "tilepipe/Driver.h"
 #include "tilepipe/Parse.h"
+#include "tilepipe/Verify.h"
 #include "tilepipe/Write.h"
 #include "clang/Basic/Version.h"
 #include "clang/Tooling/CommonOptionsParser.h"
@@ -44,6 +45,22 @@ static cl::opt<bool> AssumeNoAlias(
     cl::init(true), cl::cat(Category));
 static cl::opt<bool> Quiet("quiet", cl::desc("Print no remarks"), cl::cat(Category));
 
+static cl::OptionCategory VerifyCategory("tilepipe verify options (after 'tilepipe verify')");
+static cl::opt<std::string> SpecPath("spec", cl::desc("Launch spec (default: <file>.tilepipe.yaml beside the source)"),
+                                     cl::value_desc("file.yaml"), cl::cat(VerifyCategory));
+static cl::opt<std::string> BundleDir(
+    "bundle", cl::desc("Write the self-contained bundle here and stop (copy it to a GPU machine, run run.sh)"),
+    cl::value_desc("dir"), cl::cat(VerifyCategory));
+static cl::opt<double> Tolerance("tolerance",
+                                 cl::desc("Relative tolerance for comparing outputs (default 0: bitwise)"),
+                                 cl::init(0), cl::cat(VerifyCategory));
+static cl::opt<bool> Sanitize("sanitize",
+                              cl::desc("Also run both variants under compute-sanitizer (memcheck, "
+                                       "racecheck, synccheck, initcheck)"),
+                              cl::cat(VerifyCategory));
+static cl::opt<unsigned> Runs("runs", cl::desc("Runs of every case and variant (default 3)"), cl::init(3),
+                              cl::cat(VerifyCategory));
+
 static const char *const ToolVersion = "0.1.0";
 
 static void printVersion(raw_ostream &OS) {
@@ -59,23 +76,69 @@ static int fail(const Twine &Message) {
   return 1;
 }
 
+/// `tilepipe verify`: rewrite one file, write the bundle, and run it unless --bundle was given.
+static int verify(const clang::tooling::CompilationDatabase &DB,
+                  const std::vector<std::string> &Sources, const ToolOptions &Opts) {
+  if (Sources.size() != 1)
+    return fail("verify takes exactly one source file");
+  FileResult R = processFile(DB, Sources[0], Opts);
+  if (!Quiet)
+    for (const LoopRecord &L : R.Loops)
+      errs() << L.File << ":" << L.Line << ":" << L.Column << ": remark: ["
+             << reasonInfo(L.Code).Id << "] " << L.message() << "\n";
+  if (!R.Ok) {
+    errs() << R.Error << "\n";
+    return 1;
+  }
+  std::string Spec = SpecPath.empty() ? defaultSpecPath(Sources[0]) : std::string(SpecPath);
+  auto Launch = readSpec(Spec);
+  if (!Launch)
+    return errs() << toString(Launch.takeError()) << "\n", 1;
+  VerifyOptions V;
+  V.Tolerance = Tolerance;
+  V.Runs = std::max(1u, unsigned(Runs));
+  V.Sanitize = Sanitize;
+  V.GpuArch = Opts.GpuArch;
+  std::string Dir = BundleDir;
+  if (Dir.empty()) {
+    SmallString<128> Tmp;
+    if (sys::fs::createUniqueDirectory("tilepipe-verify", Tmp))
+      return fail("cannot create a folder for the bundle");
+    Dir = Tmp.str().str();
+  }
+  if (Error E = writeBundle(Dir, R, *Launch, V))
+    return fail(toString(std::move(E)));
+  if (!BundleDir.empty()) {
+    outs() << "bundle written to " << Dir << "; on a machine with a GPU and the CUDA toolkit run "
+           << Dir << "/run.sh" << (Sanitize ? " --sanitize" : "") << "\n";
+    return 0;
+  }
+  outs() << "bundle: " << Dir << "\n";
+  outs().flush();
+  return runBundle(Dir, V);
+}
+
 int main(int argc, const char **argv) {
   cl::SetVersionPrinter(printVersion);
   // Without '--' or -p, look for compile_commands.json beside the first source, as Clang tools do,
   // and fall back to no extra flags without the noise of a failed search.
+  // `tilepipe verify ...`: the same rewrite, then build, run and compare on a GPU.
+  bool Verify = argc > 1 && StringRef(argv[1]) == "verify";
   std::vector<const char *> Args(argv, argv + argc);
+  if (Verify)
+    Args.erase(Args.begin() + 1);
   bool HasDashDash = false, HasP = false;
-  for (int I = 1; I < argc; ++I) {
-    StringRef A = argv[I];
+  for (size_t I = 1; I < Args.size(); ++I) {
+    StringRef A = Args[I];
     HasDashDash |= A == "--";
     HasP |= A == "-p" || A.starts_with("-p=") || A == "--p" || A.starts_with("--p=");
   }
   if (!HasDashDash && !HasP) {
     std::string Error;
     std::unique_ptr<clang::tooling::CompilationDatabase> Found;
-    for (int I = 1; I < argc && !Found; ++I)
-      if (argv[I][0] != '-' && sys::fs::exists(argv[I]))
-        Found = clang::tooling::CompilationDatabase::autoDetectFromSource(argv[I], Error);
+    for (size_t I = 1; I < Args.size() && !Found; ++I)
+      if (Args[I][0] != '-' && sys::fs::exists(Args[I]))
+        Found = clang::tooling::CompilationDatabase::autoDetectFromSource(Args[I], Error);
     if (!Found)
       Args.push_back("--");
   }
@@ -106,6 +169,11 @@ int main(int argc, const char **argv) {
   Opts.AssumeNoAlias = AssumeNoAlias;
   Opts.GpuArch = GpuArch;
   Opts.ParseArgs = cudaParseArgs(*Cuda, GpuArch);
+
+  if (Verify)
+    return verify(Parser->getCompilations(), Sources, Opts);
+  if (!SpecPath.empty() || !BundleDir.empty() || Sanitize)
+    return fail("--spec, --bundle and --sanitize belong to 'tilepipe verify'");
 
   std::vector<FileResult> Results;
   bool Failed = false;

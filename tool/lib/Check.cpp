@@ -1403,6 +1403,10 @@ static uint64_t sharedBytesOutside(ASTContext &Ctx, const FunctionDecl *FD,
 Verdict LoopChecker::run() {
   if (inMacro(M.Loop->getSourceRange()))
     return Verdict::refuse(Reason::Macro, "the loop is written inside a macro");
+  // A '#pragma unroll' or attribute on the loop would end up on the emitted block.
+  for (const DynTypedNode &P : Ctx.getParents(*M.Loop))
+    if (P.get<AttributedStmt>())
+      return Verdict::refuse(Reason::Unsupported, "a #pragma or attribute applies to the loop");
   InFunction.TraverseStmt(M.Function->getBody());
   InLoop.TraverseStmt(const_cast<Stmt *>(M.Loop));
   if (Verdict V = checkShape(); !V.ok())

@@ -131,7 +131,7 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
       if (!ByLoop.count(OffsetOf(C.Loop)))
         Uninstantiated[OffsetOf(C.Loop)] = {C.Loop, FD};
 
-  tooling::Replacements All;
+  tooling::Replacements All, FloorEdits;
   auto Record = [&](const Stmt *Loop, const FunctionDecl *FD) {
     LoopRecord Rec;
     PresumedLoc P = SM.getPresumedLoc(SM.getExpansionLoc(Loop->getBeginLoc()));
@@ -197,6 +197,15 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
         }
     }
     if (Rec.Code == Reason::Pipelined) {
+      // The compute-only variant that verify times as the floor of perfect overlap.
+      auto Floor = emitPipeline(Ctx, Results.front().Model, Stages, EmitKind::ComputeOnly);
+      if (!Floor)
+        llvm::consumeError(Floor.takeError());
+      else
+        for (const tooling::Replacement &E : *Floor)
+          llvm::consumeError(FloorEdits.add(E));
+    }
+    if (Rec.Code == Reason::Pipelined) {
       AnyRewritten = true;
       Rec.Stages = Stages;
       const LoopModel &M = Results.front().Model;
@@ -235,6 +244,10 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
     return R;
   }
   R.Rewritten = *New;
+  auto Floor = tooling::applyAllReplacements(R.Original, FloorEdits);
+  R.ComputeOnly = Floor ? *Floor : R.Original;
+  if (!Floor)
+    llvm::consumeError(Floor.takeError());
   R.Edits = All;
   R.Ok = true;
   return R;

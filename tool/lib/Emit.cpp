@@ -22,6 +22,9 @@ namespace tilepipe {
 static const char PipelineTemplate[] =
 #include "PipelineTemplate.inc"
     ;
+static const char ComputeOnlyTemplate[] =
+#include "ComputeOnlyTemplate.inc"
+    ;
 
 namespace {
 
@@ -150,10 +153,10 @@ private:
 };
 
 /// Fills templates/pipeline.cu.in: ${name} inline, or a line holding only ${name} replaced by a block.
-std::string render(const std::map<std::string, std::string> &Inline,
+std::string render(StringRef Template, const std::map<std::string, std::string> &Inline,
                    const std::map<std::string, Lines> &Blocks, StringRef Base, StringRef Unit) {
   SmallVector<StringRef, 64> TemplateLines;
-  StringRef(PipelineTemplate).rtrim('\n').split(TemplateLines, '\n');
+  Template.rtrim('\n').split(TemplateLines, '\n');
   std::string Out;
   bool First = true;
   auto Emit = [&](const std::string &Indent, StringRef Line) {
@@ -198,7 +201,8 @@ Lines single(std::string S) { return S.empty() ? Lines{} : Lines{std::move(S)}; 
 } // namespace
 
 llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const LoopModel &M,
-                                                      unsigned Stages) {
+                                                      unsigned Stages, EmitKind Kind) {
+  const bool Pipelined = Kind == EmitKind::Pipeline;
   FileText F(Ctx);
   auto Fail = [](const Twine &Why) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), Why);
@@ -261,7 +265,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     const TileStore &S = M.Stores[I];
     bool Pair = I + 1 < M.Stores.size() && M.Stores[I + 1].Statement == S.Statement;
     unsigned B = F.begin(S.Statement), E = F.end(S.Statement);
-    if (Pair) {
+    if (Pair && Pipelined) {
       // `t = c ? x : y` becomes `if (c) <x> else <y>`: a copy where the value is read, a store where it is filled.
       const TileStore &S2 = M.Stores[I + 1];
       const Expr *L, *R;
@@ -278,7 +282,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       ++I;
       continue;
     }
-    if (S.Src)
+    if (S.Src && Pipelined)
       Edits.emplace_back(B, E - B, CopyCall(S));
   }
   std::string CopyText = editSpan(F, CopyBegin, CopyEnd, Edits);
@@ -326,8 +330,9 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       std::vector<std::tuple<unsigned, unsigned, std::string>> Renames;
       for (const Decl *D : T.DeclaredInBody->decls()) {
         const auto *V = cast<VarDecl>(D);
-        Renames.emplace_back(F.offset(V->getLocation()), V->getName().size(),
-                             StageArray[V] + Dims);
+        if (Pipelined)
+          Renames.emplace_back(F.offset(V->getLocation()), V->getName().size(),
+                               StageArray[V] + Dims);
       }
       std::string Decl = editSpan(F, F.begin(T.DeclaredInBody), F.end(T.DeclaredInBody), Renames);
       if (!llvm::is_contained(Hoisted, Decl))
@@ -386,7 +391,8 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       {"trailing_barrier",
        single(M.NestedInLoop ? "__syncthreads(); // the buffers may be refilled when this block runs again"
                              : "")}};
-  std::string NewText = render(Inline, Blocks, Base, Unit);
+  std::string NewText =
+      render(Pipelined ? PipelineTemplate : ComputeOnlyTemplate, Inline, Blocks, Base, Unit);
 
   std::vector<Replacement> Out;
   unsigned LoopEnd = F.end(M.Loop);
@@ -394,7 +400,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
                                                        F.SM.getComposedLoc(F.SM.getMainFileID(), LoopEnd)),
                    NewText);
   for (const Tile &T : M.Tiles)
-    if (!T.DeclaredInBody)
+    if (!T.DeclaredInBody && Pipelined)
       Out.emplace_back(F.SM, CharSourceRange::getTokenRange(T.Var->getLocation()),
                        StageArray[T.Var] + "[" + std::to_string(Stages) + "]");
   return Out;

@@ -33,6 +33,7 @@ struct FileResult {
   bool Ok = false;
   std::string Error; ///< when !Ok; Clang's own diagnostics were already printed
   std::string Original, Rewritten;
+  std::string ComputeOnly; ///< the compute-only timing variant of every rewritten loop
   clang::tooling::Replacements Edits;
   std::vector<LoopRecord> Loops;
 };

@@ -1,0 +1,237 @@
+// tilepipe verify: spec parsing and its errors, the generated driver's comparison (a planted
+// difference must be caught), and the no-GPU path (built, nothing ran, exit 77, never a pass).
+#include "TestSupport.h"
+#include "tilepipe/Spec.h"
+#include "tilepipe/Verify.h"
+#include "llvm/Support/FileSystem.h"
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <gtest/gtest.h>
+
+using namespace tilepipe;
+using namespace tilepipe::test;
+
+namespace {
+
+const char *GoodSpec = R"(kernels:
+  - kernel: scale<64>
+    grid: (n + 63) / 64
+    block: 64
+    params:
+      - buffer: out
+        type: float
+        count: n
+        dir: out
+      - buffer: in
+        type: float
+        count: n
+        dir: in
+      - scalar: n
+    cases:
+      - name: small
+        sizes: {n: 100}
+      - name: big
+        sizes: {n: 1000000}
+        timed: true
+        sanitize: false
+)";
+
+TEST(Spec, Parses) {
+  auto S = parseSpec(GoodSpec, "good.yaml");
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  ASSERT_EQ(1u, S->Kernels.size());
+  const KernelSpec &K = S->Kernels[0];
+  EXPECT_EQ("scale<64>", K.Kernel);
+  ASSERT_EQ(3u, K.Params.size());
+  EXPECT_TRUE(K.Params[0].isBuffer());
+  EXPECT_EQ("out", K.Params[0].Dir);
+  EXPECT_EQ("n", K.Params[2].Scalar);
+  ASSERT_EQ(2u, K.Cases.size());
+  EXPECT_EQ(1000000, K.Cases[1].Sizes.at("n"));
+  EXPECT_TRUE(K.Cases[1].Timed);
+  EXPECT_FALSE(K.Cases[1].Sanitize);
+  EXPECT_TRUE(K.Cases[0].Sanitize);
+}
+
+struct BadSpec {
+  const char *Name, *Edit, *With, *Message;
+  unsigned Line;
+};
+
+class SpecErrors : public ::testing::TestWithParam<BadSpec> {};
+
+TEST_P(SpecErrors, NameFileAndLine) {
+  const BadSpec &B = GetParam();
+  std::string Text = GoodSpec;
+  size_t At = Text.find(B.Edit);
+  ASSERT_NE(At, std::string::npos);
+  Text.replace(At, strlen(B.Edit), B.With);
+  auto S = parseSpec(Text, "bad.yaml");
+  ASSERT_FALSE(bool(S));
+  std::string E = llvm::toString(S.takeError());
+  EXPECT_NE(E.find("bad.yaml:" + std::to_string(B.Line) + ":"), std::string::npos) << E;
+  EXPECT_NE(E.find("error"), std::string::npos) << E;
+  EXPECT_NE(E.find(B.Message), std::string::npos) << E;
+}
+
+void PrintTo(const BadSpec &B, std::ostream *OS) { *OS << B.Name; }
+
+INSTANTIATE_TEST_SUITE_P(
+    Spec, SpecErrors,
+    ::testing::Values(
+        BadSpec{"BadDirection", "dir: out", "dir: sideways", "dir: in", 6},
+        BadSpec{"BufferAndScalar", "      - scalar: n", "      - scalar: n\n        buffer: x", "either", 14},
+        BadSpec{"MissingCount", "        count: n\n        dir: in", "        dir: in", "needs 'type' and 'count'", 10},
+        BadSpec{"MisspelledKey", "    block: 64", "    blocks: 64", "missing required key 'block'", 2},
+        BadSpec{"UnknownKey", "        sanitize: false", "        sanitize: false\n        colour: red", "unknown key 'colour'", 22},
+        BadSpec{"NotANumber", "{n: 100}", "{n: lots}", "invalid number", 17},
+        BadSpec{"OtherVariables", "{n: 100}", "{m: 100}", "other size variables", 2},
+        BadSpec{"TwoTimed", "      - name: small", "      - name: small\n        timed: true", "more than one", 2},
+        BadSpec{"NoCases", "    cases:", "    kases:", "missing required key 'cases'", 2}),
+    [](const ::testing::TestParamInfo<BadSpec> &I) { return I.param.Name; });
+
+TEST(Spec, MissingFile) {
+  auto S = readSpec("/nonexistent/x.tilepipe.yaml");
+  ASSERT_FALSE(bool(S));
+  EXPECT_NE(llvm::toString(S.takeError()).find("/nonexistent/x.tilepipe.yaml: error"), std::string::npos);
+}
+
+TEST(Spec, DefaultPath) { EXPECT_EQ("dir/k.tilepipe.yaml", defaultSpecPath("dir/k.cu")); }
+
+TEST(Spec, EveryTestdataSpecParses) {
+  unsigned N = 0;
+  for (const std::string &Name : testdataNames()) {
+    std::string Spec = defaultSpecPath(sourceDir() + "/testdata/" + Name);
+    if (!llvm::sys::fs::exists(Spec))
+      continue;
+    ++N;
+    auto S = readSpec(Spec);
+    EXPECT_TRUE(bool(S)) << (S ? "" : llvm::toString(S.takeError()));
+  }
+  EXPECT_GE(N, 12u);
+}
+
+/// A small kernel with a spec, built into a bundle once for the tests below.
+class Bundle : public ::testing::Test {
+protected:
+  static std::string Dir;
+  static void SetUpTestSuite() {
+    if (findTool("nvcc").empty())
+      return;
+    std::string Src = tempDir();
+    writeFile(Src + "/scale.cu", R"(
+template <int T>
+__global__ void scale(float *out, const float *in, int n) {
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t * T < n; ++t) {
+    s[threadIdx.x] = t * T + threadIdx.x < n ? in[t * T + threadIdx.x] : 0.0f;
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  out[blockIdx.x * T + threadIdx.x] = acc;
+}
+template __global__ void scale<64>(float *, const float *, int);
+)");
+    writeFile(Src + "/scale.tilepipe.yaml", std::string(GoodSpec));
+    Dir = Src + "/bundle";
+    ProcessResult R = runTilepipe({"verify", "--quiet", Src + "/scale.cu", "--bundle", Dir});
+    ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+    ProcessResult B = runProgram("bash", {Dir + "/build.sh"});
+    ASSERT_EQ(0, B.ExitCode) << B.Out << B.Err;
+  }
+  void SetUp() override {
+    if (findTool("nvcc").empty())
+      GTEST_SKIP() << "nvcc not found";
+  }
+};
+std::string Bundle::Dir;
+
+void writeOutputs(const std::string &Path, const std::vector<std::vector<float>> &Cases) {
+  std::ofstream F(Path, std::ios::binary);
+  for (const auto &C : Cases) {
+    uint64_t Count = 1, Bytes = C.size() * sizeof(float);
+    F.write(reinterpret_cast<const char *>(&Count), 8);
+    F.write(reinterpret_cast<const char *>(&Bytes), 8);
+    F.write(reinterpret_cast<const char *>(C.data()), Bytes);
+  }
+  writeFile(Path + ".txt", "ran 0\nran 1\ntime 1 2.0 1\n");
+}
+
+TEST_F(Bundle, HasAllParts) {
+  for (const char *F : {"original.cu", "rewritten.cu", "compute_only.cu", "driver.cu", "build.sh", "run.sh"})
+    EXPECT_TRUE(llvm::sys::fs::exists(Dir + "/" + F)) << F;
+  EXPECT_NE(readFile(Dir + "/rewritten.cu").find("cuda::memcpy_async"), std::string::npos);
+}
+
+TEST_F(Bundle, ComparisonCatchesOnePlantedDifference) {
+  std::vector<float> Small(100), Big(1000);
+  for (size_t I = 0; I < Small.size(); ++I)
+    Small[I] = 0.25f * I;
+  for (size_t I = 0; I < Big.size(); ++I)
+    Big[I] = -0.5f * I;
+  std::string Tmp = tempDir();
+  writeOutputs(Tmp + "/a.bin", {Small, Big});
+  writeOutputs(Tmp + "/same.bin", {Small, Big});
+  std::vector<float> Planted = Big;
+  Planted[777] = std::nextafter(Planted[777], 1e9f);
+  writeOutputs(Tmp + "/b.bin", {Small, Planted});
+
+  ProcessResult Same = runProgram(Dir + "/rewritten", {"compare", Tmp + "/a.bin", Tmp + "/same.bin"});
+  EXPECT_EQ(0, Same.ExitCode) << Same.Out << Same.Err;
+  EXPECT_NE(Same.Out.find("PASS"), std::string::npos) << Same.Out;
+
+  ProcessResult Diff = runProgram(Dir + "/rewritten", {"compare", Tmp + "/a.bin", Tmp + "/b.bin",
+                                                       "--json", Tmp + "/r.json"});
+  EXPECT_EQ(1, Diff.ExitCode) << Diff.Out << Diff.Err;
+  EXPECT_NE(Diff.Out.find("index 777: expected -388.5, got -388.499969"), std::string::npos) << Diff.Out;
+  EXPECT_NE(Diff.Out.find("1 of 1000 elements differ"), std::string::npos) << Diff.Out;
+  EXPECT_NE(Diff.Out.find("FAIL"), std::string::npos);
+  EXPECT_NE(readFile(Tmp + "/r.json").find("\"passed\": false"), std::string::npos);
+
+  // A tolerance accepts the one-ulp difference; it is reported as such, not as bitwise.
+  ProcessResult Tol = runProgram(Dir + "/rewritten", {"compare", Tmp + "/a.bin", Tmp + "/b.bin",
+                                                      "--tolerance", "1e-6"});
+  EXPECT_EQ(0, Tol.ExitCode) << Tol.Out;
+  EXPECT_NE(Tol.Out.find("equal within tolerance"), std::string::npos) << Tol.Out;
+}
+
+TEST_F(Bundle, MissingOutputsAreNeverAPass) {
+  std::string Tmp = tempDir();
+  writeFile(Tmp + "/a.bin", "");
+  writeFile(Tmp + "/b.bin", "");
+  ProcessResult R = runProgram(Dir + "/rewritten", {"compare", Tmp + "/a.bin", Tmp + "/b.bin"});
+  EXPECT_EQ(1, R.ExitCode) << R.Out;
+  EXPECT_NE(R.Out.find("not run"), std::string::npos) << R.Out;
+}
+
+TEST_F(Bundle, WithoutAGpuNothingRunsAndExitIs77) {
+  ProcessResult Probe = runProgram(Dir + "/original", {"probe"});
+  if (Probe.ExitCode == 0)
+    GTEST_SKIP() << "a GPU is present: " << Probe.Out;
+  ProcessResult R = runProgram("bash", {Dir + "/run.sh"});
+  EXPECT_EQ(77, R.ExitCode) << R.Out << R.Err;
+  EXPECT_NE(R.Out.find("nothing ran"), std::string::npos) << R.Out;
+  EXPECT_EQ(R.Out.find("PASS"), std::string::npos) << R.Out;
+  EXPECT_NE(readFile(Dir + "/result.json").find("\"ran\": false"), std::string::npos);
+}
+
+TEST(VerifyCli, BadSpecIsAnError) {
+  std::string Dir = tempDir();
+  writeFile(Dir + "/k.cu", readFile(sourceDir() + "/testdata/stencil1d.cu"));
+  writeFile(Dir + "/k.tilepipe.yaml", "kernels:\n  - kernel: k\n    grid: 1\n");
+  ProcessResult R = runTilepipe({"verify", "--quiet", Dir + "/k.cu", "--bundle", Dir + "/b"});
+  EXPECT_EQ(1, R.ExitCode);
+  EXPECT_NE(R.Err.find("k.tilepipe.yaml:2:"), std::string::npos) << R.Err;
+  EXPECT_FALSE(llvm::sys::fs::exists(Dir + "/b"));
+}
+
+TEST(VerifyCli, OptionsBelongToVerify) {
+  ProcessResult R = runTilepipe({"--bundle=x", sourceDir() + "/testdata/stencil1d.cu"});
+  EXPECT_NE(0, R.ExitCode);
+  EXPECT_NE(R.Err.find("belong to 'tilepipe verify'"), std::string::npos) << R.Err;
+}
+
+} // namespace

@@ -1,0 +1,45 @@
+// Launch specs for `tilepipe verify`: which kernels to launch, how, and on which sizes.
+#pragma once
+#include "llvm/Support/Error.h"
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilepipe {
+
+struct ParamSpec {
+  std::string Buffer; ///< label of a device buffer, or empty for a scalar
+  std::string Type;   ///< element type of a buffer
+  std::string Count;  ///< element count of a buffer (C++ over the size variables)
+  std::string Dir;    ///< in, out or inout
+  std::string Scalar; ///< by-value argument (C++ over the size variables)
+  bool isBuffer() const { return !Buffer.empty(); }
+};
+
+struct CaseSpec {
+  std::string Name;
+  std::map<std::string, int64_t> Sizes;
+  bool Timed = false;
+  bool Sanitize = true;
+};
+
+struct KernelSpec {
+  std::string Kernel, Grid, Block, Setup;
+  std::vector<ParamSpec> Params;
+  std::vector<CaseSpec> Cases;
+};
+
+struct LaunchSpec {
+  std::string Path;
+  std::vector<KernelSpec> Kernels;
+};
+
+/// Reads a spec; errors come as `file:line:col: error: ...`.
+llvm::Expected<LaunchSpec> readSpec(const std::string &Path);
+/// Parses spec text (Name is used in messages).
+llvm::Expected<LaunchSpec> parseSpec(llvm::StringRef Text, const std::string &Name);
+/// `kernels.cu` -> `kernels.tilepipe.yaml` beside it.
+std::string defaultSpecPath(llvm::StringRef Source);
+
+} // namespace tilepipe

@@ -1,0 +1,209 @@
+#include "tilepipe/Verify.h"
+#include "tilepipe/Write.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+namespace tilepipe {
+
+static const char DriverTemplate[] =
+#include "VerifyDriverTemplate.inc"
+    ;
+
+static std::string literal(llvm::StringRef S) {
+  std::string Out = "\"";
+  for (char C : S) {
+    if (C == '"' || C == '\\')
+      Out += '\\';
+    Out += C;
+  }
+  return Out + "\"";
+}
+
+std::string generateCases(const LaunchSpec &Spec) {
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  std::vector<std::string> Table;
+  unsigned N = 0;
+  OS << "namespace tpv_spec {\n";
+  for (const KernelSpec &K : Spec.Kernels) {
+    bool AnyTimed = llvm::any_of(K.Cases, [](const CaseSpec &C) { return C.Timed; });
+    std::string Callee = llvm::StringRef(K.Kernel).starts_with("::") ? K.Kernel : "::" + K.Kernel;
+    for (size_t CI = 0; CI < K.Cases.size(); ++CI, ++N) {
+      const CaseSpec &C = K.Cases[CI];
+      std::string Sizes;
+      for (auto &[Name, Value] : C.Sizes)
+        Sizes += "  const long long " + Name + " = " + std::to_string(Value) + "LL;\n  (void)" +
+                 Name + ";\n";
+      OS << "\n// " << K.Kernel << ": " << C.Name << "\n";
+      OS << "static size_t bytes_" << N << "() {\n" << Sizes << "  size_t tpv_bytes = 0;\n";
+      for (const ParamSpec &P : K.Params)
+        if (P.isBuffer())
+          OS << "  tpv_bytes += static_cast<size_t>(std::max<long long>(0, (" << P.Count
+             << "))) * sizeof(" << P.Type << ");\n";
+      OS << "  return tpv_bytes;\n}\n";
+      OS << "static void case_" << N << "(tpv::Run &tpv_run, bool tpv_launch, int tpv_set) {\n" << Sizes;
+      OS << "  if (!tpv_launch) {\n";
+      std::vector<std::string> Args, Buffers;
+      for (size_t PI = 0; PI < K.Params.size(); ++PI) {
+        const ParamSpec &P = K.Params[PI];
+        if (!P.isBuffer()) {
+          Args.push_back("(" + P.Scalar + ")");
+          continue;
+        }
+        std::string Dir = P.Dir == "in" ? "In" : P.Dir == "out" ? "Out" : "InOut";
+        OS << "    tpv_run.buffer<" << P.Type << ">(" << PI << ", (" << P.Count << "), tpv::" << Dir
+           << ", tpv_set);\n";
+        Args.push_back("tpv_run.get<" + P.Type + ">(tpv_set, " + std::to_string(PI) + ")");
+        if (P.Dir != "in")
+          Buffers.push_back("{" + literal(P.Buffer) + ", " + literal(P.Type) + ", sizeof(" +
+                            P.Type + "), tpv::" + Dir + ", &tpv::compareElements<" + P.Type + ">}");
+      }
+      OS << "    return;\n  }\n";
+      if (!K.Setup.empty())
+        OS << "  {\n" << K.Setup << "\n  }\n";
+      OS << "  " << Callee << "<<<(" << K.Grid << "), (" << K.Block << ")>>>("
+         << llvm::join(Args, ", ") << ");\n}\n";
+      bool Timed = C.Timed || (!AnyTimed && CI + 1 == K.Cases.size());
+      Table.push_back("  {" + literal(K.Kernel) + ", " + literal(C.Name) + ", " +
+                      (Timed ? "true" : "false") + ", " + (C.Sanitize ? "true" : "false") +
+                      ", &tpv_spec::case_" + std::to_string(N) + ", {" + llvm::join(Buffers, ", ") +
+                      "}, &tpv_spec::bytes_" + std::to_string(N) + "}");
+    }
+  }
+  OS << "} // namespace tpv_spec\n\n";
+  OS << "const std::vector<tpv::CaseInfo> &tpv::cases() {\n  static const std::vector<CaseInfo> All = {\n"
+     << llvm::join(Table, ",\n") << "};\n  return All;\n}\n";
+  return Out;
+}
+
+static std::string fill(std::string Text, const std::map<std::string, std::string> &Vars) {
+  for (auto &[K, V] : Vars) {
+    std::string P = "${" + K + "}";
+    for (size_t At = Text.find(P); At != std::string::npos; At = Text.find(P, At + V.size()))
+      Text.replace(At, P.size(), V);
+  }
+  return Text;
+}
+
+llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const LaunchSpec &Spec,
+                        const VerifyOptions &Opts) {
+  if (std::error_code EC = llvm::sys::fs::create_directories(Dir))
+    return llvm::createStringError(EC, Dir + ": error: cannot create the bundle: " + EC.message());
+  std::string Arch = llvm::StringRef(Opts.GpuArch).starts_with("sm_") ? Opts.GpuArch : "sm_90";
+  std::string Source = llvm::sys::path::filename(R.Path).str();
+  std::string SourceDir = llvm::sys::path::parent_path(R.Path).str();
+  llvm::SmallString<256> AbsSourceDir(SourceDir.empty() ? "." : SourceDir);
+  llvm::sys::fs::make_absolute(AbsSourceDir);
+  bool HasFloor = R.ComputeOnly != R.Original;
+  std::string Driver = fill(DriverTemplate, {{"spec", llvm::sys::path::filename(Spec.Path).str()},
+                                             {"source", Source},
+                                             {"cases", generateCases(Spec)}});
+  std::string Build = llvm::formatv(R"sh(#!/usr/bin/env bash
+# Builds the variants of {0} with nvcc (only the CUDA toolkit is needed).
+# TP_ARCH overrides the GPU architecture ({1}); NVCC the compiler.
+set -eu
+cd "$(dirname "$0")"
+arch=${{TP_ARCH:-{1}}
+nvcc=${{NVCC:-nvcc}
+command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
+# The original's own folder, for headers it includes by relative path.
+inc="-I{2}"
+build() {{ "$nvcc" -O3 -std=c++17 -arch="$arch" $inc -w -DTP_SOURCE="\"$2\"" -o "$1" driver.cu; }
+build original original.cu &
+build rewritten rewritten.cu &
+{3}
+wait %1 && wait %2 {4}
+)sh",
+                                    Source, Arch, AbsSourceDir.str(),
+                                    HasFloor ? "build compute_only compute_only.cu &" : "",
+                                    HasFloor ? "&& wait %3" : "");
+  std::string Run = llvm::formatv(R"sh(#!/usr/bin/env bash
+# Runs the original and the rewritten {0} on the spec's cases, {1} times each, and compares
+# every output; times both and the compute-only floor. Exit: 0 all ran and matched, 1 a mismatch,
+# nondeterminism, sanitizer report or error, 77 built but no GPU to run on.
+#   run.sh [--sanitize] [--tolerance=T]
+set -u
+cd "$(dirname "$0")"
+sanitize=0
+tol={2}
+for a in "$@"; do
+  case "$a" in
+    --sanitize) sanitize=1 ;;
+    --tolerance=*) tol=${{a#*=} ;;
+  esac
+done
+./build.sh || {{ echo "build failed"; exit 1; }
+mkdir -p out
+if ! gpu=$(./original probe 2>/dev/null); then
+  echo "no usable CUDA device: the variants were built, nothing ran"
+  echo '{{"ran": false, "passed": false}' > result.json
+  exit 77
+fi
+echo "device: $gpu"
+./original run out/original.bin --runs {1} --time || {{ echo "the original failed"; exit 1; }
+./rewritten run out/rewritten.bin --runs {1} --time || {{ echo "the rewritten variant failed"; exit 1; }
+floor=""
+if [ -x compute_only ]; then
+  ./compute_only run out/compute_only.bin --runs 1 --time >/dev/null && floor=out/compute_only.bin
+fi
+./rewritten compare out/original.bin out/rewritten.bin $floor --tolerance "$tol" --json result.json
+rc=$?
+if [ $sanitize = 1 ]; then
+  san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  if [ ! -x "$san" ]; then
+    echo "compute-sanitizer not found: the sanitizer runs did not happen"
+    [ $rc = 0 ] && rc=77
+  else
+    for tool in memcheck racecheck synccheck initcheck; do
+      for v in original rewritten; do
+        if "$san" --tool $tool --error-exitcode 99 ./$v run out/sanitize.bin --runs 1 --sanitize-cases \
+             > out/sanitize-$tool-$v.log 2>&1; then
+          echo "compute-sanitizer $tool on $v: clean"
+        else
+          echo "compute-sanitizer $tool on $v: REPORTED (out/sanitize-$tool-$v.log)"
+          tail -n 20 out/sanitize-$tool-$v.log
+          rc=1
+        fi
+      done
+    done
+  fi
+fi
+exit $rc
+)sh",
+                                  Source, Opts.Runs, Opts.Tolerance);
+  struct File {
+    std::string Name, Text;
+    bool Exec;
+  };
+  std::vector<File> Files = {{"original.cu", R.Original, false},
+                             {"rewritten.cu", R.Rewritten, false},
+                             {"driver.cu", Driver, false},
+                             {"build.sh", Build, true},
+                             {"run.sh", Run, true}};
+  if (HasFloor)
+    Files.push_back({"compute_only.cu", R.ComputeOnly, false});
+  for (const File &F : Files) {
+    std::string P = Dir + "/" + F.Name;
+    if (llvm::Error E = writeAtomically(P, F.Text))
+      return E;
+    if (F.Exec)
+      llvm::sys::fs::setPermissions(P, llvm::sys::fs::perms(0755));
+  }
+  return llvm::Error::success();
+}
+
+int runBundle(const std::string &Dir, const VerifyOptions &Opts) {
+  auto Bash = llvm::sys::findProgramByName("bash");
+  if (!Bash)
+    return 1;
+  std::vector<std::string> Args = {*Bash, Dir + "/run.sh"};
+  if (Opts.Sanitize)
+    Args.push_back("--sanitize");
+  std::vector<llvm::StringRef> Refs(Args.begin(), Args.end());
+  return llvm::sys::ExecuteAndWait(*Bash, Refs);
+}
+
+} // namespace tilepipe
