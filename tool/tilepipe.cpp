@@ -95,7 +95,7 @@ static int verify(const clang::tooling::CompilationDatabase &DB,
   if (!Launch)
     return errs() << toString(Launch.takeError()) << "\n", 1;
   VerifyOptions V;
-  V.Tolerance = Tolerance;
+  V.Tolerance = Tolerance.getNumOccurrences() ? double(Tolerance) : Launch->Tolerance;
   V.Runs = std::max(1u, unsigned(Runs));
   V.Sanitize = Sanitize;
   V.GpuArch = Opts.GpuArch;

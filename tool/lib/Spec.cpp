@@ -96,8 +96,13 @@ template <> struct MappingTraits<KernelSpec> {
 };
 
 template <> struct MappingTraits<LaunchSpec> {
-  static void mapping(IO &IO, LaunchSpec &S) { IO.mapRequired("kernels", S.Kernels); }
+  static void mapping(IO &IO, LaunchSpec &S) {
+    IO.mapOptional("tolerance", S.Tolerance, 0.0);
+    IO.mapRequired("kernels", S.Kernels);
+  }
   static std::string validate(IO &, LaunchSpec &S) {
+    if (S.Tolerance < 0 || S.Tolerance > 0.1)
+      return "tolerance must be between 0 and 0.1";
     return S.Kernels.empty() ? "the spec lists no kernels" : "";
   }
 };

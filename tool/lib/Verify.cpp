@@ -79,6 +79,12 @@ std::string generateCases(const LaunchSpec &Spec) {
   return Out;
 }
 
+static std::string formatTolerance(double T) {
+  char Buf[32];
+  std::snprintf(Buf, sizeof Buf, "%g", T);
+  return Buf;
+}
+
 static std::string fill(std::string Text, const std::map<std::string, std::string> &Vars) {
   for (auto &[K, V] : Vars) {
     std::string P = "${" + K + "}";
@@ -173,7 +179,7 @@ if [ $sanitize = 1 ]; then
 fi
 exit $rc
 )sh",
-                                  Source, Opts.Runs, Opts.Tolerance);
+                                  Source, Opts.Runs, formatTolerance(Opts.Tolerance));
   struct File {
     std::string Name, Text;
     bool Exec;

@@ -32,6 +32,9 @@ struct KernelSpec {
 
 struct LaunchSpec {
   std::string Path;
+  /// Relative tolerance used when the command line gives none: for kernels whose arithmetic nvcc
+  /// may contract differently once the code around it changes (0: bitwise).
+  double Tolerance = 0;
   std::vector<KernelSpec> Kernels;
 };
 
