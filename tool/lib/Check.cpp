@@ -310,8 +310,8 @@ private:
   Verdict collectInductions();
   Verdict addIncrement(const Expr *E);
   Verdict checkCopyPhase();
-  Verdict checkCopyStmt(const Stmt *S, bool IterationGuarded);
-  Verdict checkStore(const Stmt *S, const Expr *LHS, const Expr *RHS, bool IterationGuarded);
+  Verdict checkCopyStmt(const Stmt *S);
+  Verdict checkStore(const Stmt *S, const Expr *LHS, const Expr *RHS);
   Verdict checkValue(const Stmt *S, const Expr *Dst, const Expr *V, size_t TileIdx);
   Verdict tileOfLValue(const Expr *E, const VarDecl *&TileVar, std::vector<const Expr *> &Indices);
   Verdict addTile(const VarDecl *V, const DeclStmt *InBody);
@@ -916,8 +916,7 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
   return {};
 }
 
-Verdict LoopChecker::checkStore(const Stmt *S, const Expr *LHS, const Expr *RHS,
-                                bool IterationGuarded) {
+Verdict LoopChecker::checkStore(const Stmt *S, const Expr *LHS, const Expr *RHS) {
   const VarDecl *TileVar = nullptr;
   std::vector<const Expr *> Indices;
   if (Verdict V = tileOfLValue(LHS, TileVar, Indices); !V.ok())
@@ -949,7 +948,6 @@ Verdict LoopChecker::checkStore(const Stmt *S, const Expr *LHS, const Expr *RHS,
       return V;
     return checkValue(S, LHS, CO->getFalseExpr(), T);
   }
-  (void)IterationGuarded;
   return checkValue(S, LHS, RHS, T);
 }
 
@@ -962,12 +960,12 @@ static const Stmt *singleStatement(const Stmt *S) {
   return S;
 }
 
-Verdict LoopChecker::checkCopyStmt(const Stmt *S, bool IterationGuarded) {
+Verdict LoopChecker::checkCopyStmt(const Stmt *S) {
   if (isa<NullStmt>(S))
     return {};
   if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
     for (const Stmt *C : CS->body())
-      if (Verdict V = checkCopyStmt(C, IterationGuarded); !V.ok())
+      if (Verdict V = checkCopyStmt(C); !V.ok())
         return V;
     return {};
   }
@@ -991,15 +989,15 @@ Verdict LoopChecker::checkCopyStmt(const Stmt *S, bool IterationGuarded) {
         return Verdict::refuse(Reason::GuardWithoutFill,
                                "the branches of 'if (" + text(If->getCond()) +
                                    ")' do not write the same tile element");
-      if (Verdict V = checkStore(Then, L1, R1, true); !V.ok())
+      if (Verdict V = checkStore(Then, L1, R1); !V.ok())
         return V;
       Sites.pop_back(); // both branches are one site
-      return checkStore(Else, L2, R2, true);
+      return checkStore(Else, L2, R2);
     }
-    if (Verdict V = checkCopyStmt(If->getThen(), IterationGuarded); !V.ok())
+    if (Verdict V = checkCopyStmt(If->getThen()); !V.ok())
       return V;
     if (If->getElse())
-      return checkCopyStmt(If->getElse(), IterationGuarded);
+      return checkCopyStmt(If->getElse());
     return {};
   }
   if (const auto *For = dyn_cast<ForStmt>(S)) {
@@ -1023,9 +1021,8 @@ Verdict LoopChecker::checkCopyStmt(const Stmt *S, bool IterationGuarded) {
       InnerVars.insert(V);
       InnerStack.push_back(V);
     }
-    DepResult D = classify(For->getCond());
-    D.join(classify(For->getInc()));
-    // The increment assigns its own variable; classify sees that as a side effect.
+    // The increment assigns its own variable, which classify would call a side effect: check that
+    // only it changes the variable, then judge the bound and the step.
     MutationScanner IncScan, BodyScan;
     IncScan.TraverseStmt(const_cast<Expr *>(For->getInc()));
     BodyScan.TraverseStmt(const_cast<Stmt *>(For->getBody()));
@@ -1051,15 +1048,14 @@ Verdict LoopChecker::checkCopyStmt(const Stmt *S, bool IterationGuarded) {
                                "the inner copy loop step " +
                                    (SD.D == Dep::Bad ? SD.Why : "depends on the iteration"));
     }
-    (void)D;
-    Verdict V = checkCopyStmt(For->getBody(), IterationGuarded);
+    Verdict V = checkCopyStmt(For->getBody());
     for (size_t I = 0; I < Declared.size(); ++I)
       InnerStack.pop_back();
     return V;
   }
   const Expr *LHS, *RHS;
   if (splitAssignment(S, LHS, RHS))
-    return checkStore(S, LHS, RHS, IterationGuarded);
+    return checkStore(S, LHS, RHS);
   return Verdict::refuse(Reason::LoadPhase, "'" + text(S).substr(0, 60) + "'");
 }
 
@@ -1099,7 +1095,7 @@ Verdict LoopChecker::checkCopyPhase() {
       M.IndexDecls.push_back(DS);
       continue;
     }
-    if (Verdict V = checkCopyStmt(S, false); !V.ok())
+    if (Verdict V = checkCopyStmt(S); !V.ok())
       return V;
   }
   if (M.Stores.empty())
