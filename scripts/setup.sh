@@ -3,7 +3,7 @@
 # The CUDA toolkit itself is not a Debian package: it must be at $CUDA_PATH or /usr/local/cuda.
 set -euo pipefail
 packages=(cmake ninja-build g++ libgtest-dev clang-22 libclang-22-dev llvm-22-dev llvm-22-tools
-          patch git)
+          clang-tools-22 clang-tidy-22 python3-jsonschema patch git)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -177,13 +177,23 @@ TEST(CliErrors, ParseErrorLeavesFileUntouched) {
   EXPECT_EQ(Bad, readFile(Dir + "/bad.cu"));
 }
 
-TEST(CliErrors, OneBadFileStopsAllWrites) {
+TEST(CliErrors, OneBadFileIsReportedAndTheOthersGoOn) {
   std::string Dir;
   std::string Good = copyOf("stencil1d.cu", &Dir);
-  writeFile(Dir + "/bad.cu", "__global__ void k( {\n");
+  std::string Bad = "__global__ void k( {\n";
+  writeFile(Dir + "/bad.cu", Bad);
   ProcessResult R = runTilepipe({"--in-place", Good, Dir + "/bad.cu"});
   EXPECT_NE(0, R.ExitCode);
-  EXPECT_EQ(readFile(sourceDir() + "/testdata/stencil1d.cu"), readFile(Good));
+  EXPECT_NE(R.Err.find("bad.cu:1:"), std::string::npos) << R.Err;
+  EXPECT_NE(R.Err.find("2 file(s) (1 failed)"), std::string::npos) << R.Err;
+  EXPECT_EQ(readFile(sourceDir() + "/generated/stencil1d.cu"), readFile(Good));
+  EXPECT_EQ(Bad, readFile(Dir + "/bad.cu"));
+  // With --require-all nothing at all is written.
+  std::string Dir2;
+  std::string Good2 = copyOf("stencil1d.cu", &Dir2);
+  writeFile(Dir2 + "/bad.cu", Bad);
+  EXPECT_NE(0, runTilepipe({"--in-place", "--require-all", Good2, Dir2 + "/bad.cu"}).ExitCode);
+  EXPECT_EQ(readFile(sourceDir() + "/testdata/stencil1d.cu"), readFile(Good2));
 }
 
 TEST(CliErrors, UnwritableOutput) {

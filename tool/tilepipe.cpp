@@ -7,6 +7,10 @@
 #include "clang/Tooling/CommonOptionsParser.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
+#include <mutex>
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
@@ -43,7 +47,27 @@ static cl::opt<bool> AssumeNoAlias(
     cl::desc("Rewrite loops that store through pointers other than the ones their tiles are "
              "copied from, assuming they do not overlap (default true; =false refuses them)"),
     cl::init(true), cl::cat(Category));
-static cl::opt<bool> Quiet("quiet", cl::desc("Print no remarks"), cl::cat(Category));
+static cl::opt<bool> Quiet("quiet", cl::desc("Print no remarks and no summary"), cl::cat(Category));
+static cl::list<std::string> KernelNames("kernel", cl::desc("Only look at loops in these kernels or device functions (repeatable)"),
+                                         cl::value_desc("name"), cl::cat(Category));
+static cl::opt<unsigned> Jobs("j", cl::desc("Files processed in parallel (default 1; 0: one per core)"),
+                              cl::init(1), cl::cat(Category));
+// LLVM itself registers a flag named -stats-json, so ours is spelled --stats-json=<file> on the
+// command line and renamed before parsing.
+static cl::opt<std::string> StatsJson("tilepipe-stats-json",
+                                      cl::desc("--stats-json=<file>: write the run's summary as JSON"),
+                                      cl::value_desc("file.json"), cl::cat(Category));
+static cl::opt<std::string> ExportFixes(
+    "export-fixes", cl::desc("Write one diagnostic per candidate loop, with the rewrites as fixes, "
+                             "in clang-tidy's YAML (for clang-apply-replacements)"),
+    cl::value_desc("file.yaml"), cl::cat(Category));
+static cl::opt<std::string> Sarif("sarif", cl::desc("Write SARIF 2.1.0: one rule per reason ID, one "
+                                                    "result per candidate loop, rewrites as fixes"),
+                                  cl::value_desc("file.sarif"), cl::cat(Category));
+static cl::opt<bool> RequireAll("require-all", cl::desc("Fail (and write nothing) when a candidate loop is not rewritten"),
+                                cl::cat(Category));
+static cl::opt<std::string> Depfile("depfile", cl::desc("With -o: write a Make-style depfile of the output"),
+                                    cl::value_desc("file.d"), cl::cat(Category));
 
 static cl::OptionCategory VerifyCategory("tilepipe verify options (after 'tilepipe verify')");
 static cl::opt<std::string> SpecPath("spec", cl::desc("Launch spec (default: <file>.tilepipe.yaml beside the source)"),
@@ -69,6 +93,38 @@ static void printVersion(raw_ostream &OS) {
     OS << "  CUDA " << Cuda->Version << " at " << Cuda->Path << "\n";
   else
     OS << "  CUDA: " << toString(Cuda.takeError()) << "\n";
+}
+
+static std::string escapeForMake(StringRef Path) {
+  std::string Out;
+  for (char C : Path) {
+    if (C == ' ' || C == '#')
+      Out += '\\';
+    if (C == '$')
+      Out += '$';
+    Out += C;
+  }
+  return Out;
+}
+
+/// files, candidate loops, rewritten, refused by reason ID; on stderr.
+static void printSummary(const std::vector<FileResult> &Results) {
+  if (Quiet)
+    return;
+  json::Value Stats = statsJson(Results);
+  const json::Object &O = *Stats.getAsObject();
+  errs() << "tilepipe: " << *O.getInteger("files") << " file(s)";
+  if (int64_t Failed = *O.getInteger("failed"))
+    errs() << " (" << Failed << " failed)";
+  errs() << ", " << *O.getInteger("loops") << " candidate loop(s): " << *O.getInteger("rewritten")
+         << " rewritten, " << *O.getInteger("refused") << " left alone";
+  std::vector<std::string> Parts;
+  for (const auto &[Id, N] : *O.getObject("by_reason"))
+    if (Id != "pipelined")
+      Parts.push_back(Id.str() + " " + std::to_string(*N.getAsInteger()));
+  if (!Parts.empty())
+    errs() << " (" << join(Parts, ", ") << ")";
+  errs() << "\n";
 }
 
 static int fail(const Twine &Message) {
@@ -127,11 +183,24 @@ int main(int argc, const char **argv) {
   std::vector<const char *> Args(argv, argv + argc);
   if (Verify)
     Args.erase(Args.begin() + 1);
+  std::vector<std::string> Renamed;
+  Renamed.reserve(Args.size());
+  for (const char *&A : Args)
+    for (StringRef Prefix : {"--stats-json=", "-stats-json="})
+      if (StringRef(A).starts_with(Prefix)) {
+        Renamed.push_back("--tilepipe-stats-json=" + StringRef(A).drop_front(Prefix.size()).str());
+        A = Renamed.back().c_str();
+      }
   bool HasDashDash = false, HasP = false;
+  std::string BuildPath;
   for (size_t I = 1; I < Args.size(); ++I) {
     StringRef A = Args[I];
     HasDashDash |= A == "--";
-    HasP |= A == "-p" || A.starts_with("-p=") || A == "--p" || A.starts_with("--p=");
+    if ((A == "-p" || A == "--p") && I + 1 < Args.size())
+      BuildPath = Args[I + 1];
+    else if (A.starts_with("-p=") || A.starts_with("--p="))
+      BuildPath = A.substr(A.find('=') + 1).str();
+    HasP |= !BuildPath.empty();
   }
   if (!HasDashDash && !HasP) {
     std::string Error;
@@ -144,7 +213,7 @@ int main(int argc, const char **argv) {
   }
   int ArgCount = Args.size();
   auto Parser = clang::tooling::CommonOptionsParser::create(
-      ArgCount, Args.data(), Category, cl::OneOrMore,
+      ArgCount, Args.data(), Category, cl::ZeroOrMore,
       "Rewrites tiled CUDA loops (copy a tile to __shared__, barrier, compute, barrier) into\n"
       "multi-stage cuda::pipeline loops whose copies overlap the compute.\n\n"
       "  tilepipe kernels.cu -o kernels.pipelined.cu\n"
@@ -153,7 +222,25 @@ int main(int argc, const char **argv) {
     errs() << toString(Parser.takeError());
     return 1;
   }
-  const std::vector<std::string> &Sources = Parser->getSourcePathList();
+  std::vector<std::string> Sources = Parser->getSourcePathList();
+  std::unique_ptr<clang::tooling::CompilationDatabase> ProjectDB;
+  if (Sources.empty()) {
+    // A whole project: every CUDA entry of the compile database in the build folder.
+    if (BuildPath.empty())
+      return fail("no input files (give sources, or -p <build dir> to take every .cu entry of its "
+                  "compile_commands.json)");
+    std::string Error;
+    ProjectDB = clang::tooling::CompilationDatabase::autoDetectFromDirectory(BuildPath, Error);
+    if (!ProjectDB)
+      return fail(Error);
+    for (const std::string &F : ProjectDB->getAllFiles())
+      if (StringRef(F).ends_with(".cu"))
+        Sources.push_back(F);
+    if (Sources.empty())
+      return fail("the compile database in " + BuildPath + " has no .cu entries");
+  }
+  const clang::tooling::CompilationDatabase &DB =
+      ProjectDB ? *ProjectDB : Parser->getCompilations();
   if (Stages < 2 || Stages > 8)
     return fail("--stages must be between 2 and 8");
   if (!Output.empty() && Sources.size() != 1)
@@ -169,30 +256,61 @@ int main(int argc, const char **argv) {
   Opts.AssumeNoAlias = AssumeNoAlias;
   Opts.GpuArch = GpuArch;
   Opts.ParseArgs = cudaParseArgs(*Cuda, GpuArch);
+  Opts.Kernels.assign(KernelNames.begin(), KernelNames.end());
+  if (!Depfile.empty() && Output.empty())
+    return fail("--depfile needs -o");
 
   if (Verify)
-    return verify(Parser->getCompilations(), Sources, Opts);
+    return verify(DB, Sources, Opts);
   if (!SpecPath.empty() || !BundleDir.empty() || Sanitize)
     return fail("--spec, --bundle and --sanitize belong to 'tilepipe verify'");
 
-  std::vector<FileResult> Results;
-  bool Failed = false;
-  for (const std::string &Source : Sources) {
-    FileResult R = processFile(Parser->getCompilations(), Source, Opts);
-    if (!R.Ok) {
-      errs() << R.Error << "\n";
-      Failed = true;
-    }
-    if (!Quiet)
-      for (const LoopRecord &L : R.Loops)
-        errs() << L.File << ":" << L.Line << ":" << L.Column << ": remark: ["
-               << reasonInfo(L.Code).Id << "] " << L.message() << "\n";
-    Results.push_back(std::move(R));
+  // Each file is parsed and rewritten on its own (in parallel with -j); a file that fails is
+  // reported and left alone, and the others go on.
+  std::vector<FileResult> Results(Sources.size());
+  {
+    unsigned Threads = Jobs ? unsigned(Jobs) : 1;
+    DefaultThreadPool Pool(hardware_concurrency(Threads));
+    std::mutex Lock;
+    unsigned Done = 0;
+    bool Progress = Sources.size() > 1 && sys::Process::StandardErrIsDisplayed();
+    for (size_t I = 0; I < Sources.size(); ++I)
+      Pool.async([&, I] {
+        FileResult R = processFile(DB, Sources[I], Opts);
+        std::lock_guard<std::mutex> Guard(Lock);
+        if (Progress)
+          errs() << "\r\x1b[K[" << ++Done << "/" << Sources.size() << "] " << Sources[I];
+        if (!R.Ok)
+          errs() << (Progress ? "\n" : "") << R.Error << "\n";
+        if (!Quiet)
+          for (const LoopRecord &L : R.Loops)
+            errs() << (Progress ? "\n" : "") << L.File << ":" << L.Line << ":" << L.Column
+                   << ": remark: [" << reasonInfo(L.Code).Id << "] " << L.message() << "\n";
+        Results[I] = std::move(R);
+      });
+    Pool.wait();
+    if (Progress)
+      errs() << "\n";
   }
-  // Nothing is written unless every input was processed.
-  if (Failed)
-    return 1;
+  bool Failed = false;
   for (const FileResult &R : Results) {
+    if (!R.Ok) {
+      Failed = true;
+      continue;
+    }
+    if (RequireAll)
+      for (const LoopRecord &L : R.Loops)
+        if (!L.transformed()) {
+          errs() << L.File << ":" << L.Line << ":" << L.Column << ": error: [" << reasonInfo(L.Code).Id
+                 << "] loop not rewritten and --require-all is set\n";
+          Failed = true;
+        }
+  }
+  if (Failed && (RequireAll || Sources.size() == 1 || !Output.empty()))
+    return printSummary(Results), 1; // nothing to write
+  for (const FileResult &R : Results) {
+    if (!R.Ok)
+      continue;
     if (Diff)
       outs() << unifiedDiff(R);
     if (InPlace) {
@@ -206,12 +324,26 @@ int main(int argc, const char **argv) {
       outs() << R.Rewritten;
     }
   }
-  if (!Report.empty()) {
-    std::string Text;
-    raw_string_ostream OS(Text);
-    OS << formatv("{0:2}", reportJson(Results)) << "\n";
-    if (Error E = writeAtomically(Report, Text))
+  if (!Output.empty() && !Depfile.empty()) {
+    // Make-style: the output depends on the source and everything it includes.
+    std::string Text = escapeForMake(Output) + ":";
+    for (const std::string &D : Results[0].Dependencies)
+      Text += " \\\n  " + escapeForMake(D);
+    if (Error E = writeAtomically(Depfile, Text + "\n"))
       return fail(toString(std::move(E)));
   }
-  return 0;
+  if (!Report.empty())
+    if (Error E = writeAtomically(Report, formatv("{0:2}", reportJson(Results)).str() + "\n"))
+      return fail(toString(std::move(E)));
+  if (!StatsJson.empty())
+    if (Error E = writeAtomically(StatsJson, formatv("{0:2}", statsJson(Results)).str() + "\n"))
+      return fail(toString(std::move(E)));
+  if (!ExportFixes.empty())
+    if (Error E = writeAtomically(ExportFixes, exportFixesYaml(Results)))
+      return fail(toString(std::move(E)));
+  if (!Sarif.empty())
+    if (Error E = writeAtomically(Sarif, formatv("{0:2}", sarifLog(Results, ToolVersion)).str() + "\n"))
+      return fail(toString(std::move(E)));
+  printSummary(Results);
+  return Failed ? 1 : 0;
 }

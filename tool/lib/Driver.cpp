@@ -47,6 +47,7 @@ struct LoopResult {
   Verdict V;
   std::optional<unsigned> Stages;
   std::string StageNote;
+  unsigned Requested = 0;
 };
 
 } // namespace
@@ -75,8 +76,65 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
     R.Error = Path + ": error: the file could not be parsed as CUDA; nothing was written";
     return R;
   }
-  ASTContext &Ctx = ASTs[0]->getASTContext();
+  analyzeAST(ASTs[0]->getASTContext(), Opts, R);
+  if (R.Ok)
+    R.Dependencies = dependencies(ASTs[0]->getSourceManager());
+  return R;
+}
+
+std::vector<std::string> dependencies(const SourceManager &SM) {
+  std::vector<std::string> Out;
+  for (auto It = SM.fileinfo_begin(); It != SM.fileinfo_end(); ++It)
+    Out.push_back(It->first.getName().str());
+  llvm::sort(Out);
+  return Out;
+}
+
+/// `// tilepipe: skip` and `// tilepipe: stages=N` in the comment lines right above a loop.
+struct Annotation {
+  bool Skip = false;
+  unsigned Stages = 0;
+};
+
+static bool annotationsAbove(StringRef Buffer, unsigned Line, const std::string &Path,
+                             Annotation &A, std::string &Error) {
+  SmallVector<StringRef, 0> Lines;
+  Buffer.split(Lines, '\n');
+  for (unsigned L = Line - 1; L >= 1 && L <= Lines.size(); --L) {
+    StringRef Text = Lines[L - 1].trim();
+    if (!Text.starts_with("//"))
+      break;
+    Text = Text.drop_front(2).trim();
+    if (!Text.consume_front("tilepipe:"))
+      continue;
+    Text = Text.trim();
+    if (Text.empty() || !llvm::isAlpha(Text[0]))
+      continue; // tilepipe's own notes ("// tilepipe: 3-stage ..."), not an annotation
+    SmallVector<StringRef, 4> Words;
+    Text.split(Words, ' ', -1, false);
+    for (StringRef W : Words) {
+      W = W.trim(", ");
+      unsigned N = 0;
+      if (W == "skip")
+        A.Skip = true;
+      else if (W.consume_front("stages=") && !W.getAsInteger(10, N) && N >= 2 && N <= 8)
+        A.Stages = N;
+      else {
+        Error = Path + ":" + std::to_string(L) + ":1: error: malformed tilepipe annotation '" +
+                Lines[L - 1].trim().str() + "' (expected 'skip' or 'stages=N' with N in 2..8)";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
+  const std::string &Path = R.Path;
   const SourceManager &SM = Ctx.getSourceManager();
+  R.Ok = false;
+  if (R.Original.empty())
+    R.Original = SM.getBufferData(SM.getMainFileID()).str();
   TranslationUnitIndex Index(Ctx);
   FunctionCollector Functions(SM);
   Functions.TraverseDecl(Ctx.getTranslationUnitDecl());
@@ -86,12 +144,32 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
   // Results by loop (file offset of the loop keyword), one per instantiation.
   std::map<unsigned, std::vector<LoopResult>> ByLoop;
   auto OffsetOf = [&](const Stmt *S) { return SM.getFileOffset(SM.getExpansionLoc(S->getBeginLoc())); };
+  auto Wanted = [&](const FunctionDecl *FD) {
+    return Opts.Kernels.empty() || llvm::is_contained(Opts.Kernels, FD->getNameAsString());
+  };
+  StringRef Buffer = SM.getBufferData(SM.getMainFileID());
+  std::map<unsigned, Annotation> Annotations; // by loop offset
   for (const FunctionDecl *FD : Functions.Instances) {
-    std::vector<LoopResult *> Ok;
+    if (!Wanted(FD))
+      continue;
     std::vector<LoopResult> Local;
     for (const Candidate &C : findCandidateLoops(FD)) {
-      LoopResult LR{FD, {}, {}, std::nullopt, ""};
-      LR.V = checkLoop(Ctx, Index, C, COpts, LR.Model);
+      LoopResult LR{FD, {}, {}, std::nullopt, "", Opts.Stages};
+      unsigned Line = SM.getExpansionLineNumber(C.Loop->getBeginLoc());
+      Annotation A;
+      std::string Error;
+      if (!annotationsAbove(Buffer, Line, Path, A, Error)) {
+        R.Error = Error;
+        return;
+      }
+      Annotations[OffsetOf(C.Loop)] = A;
+      if (A.Skip) {
+        LR.Model.Loop = C.Loop;
+        LR.Model.Function = FD;
+        LR.V = Verdict::refuse(Reason::Skipped, "");
+      } else {
+        LR.V = checkLoop(Ctx, Index, C, COpts, LR.Model);
+      }
       Local.push_back(std::move(LR));
     }
     // Plan the stages of the function's pipelined loops together: they share its shared memory.
@@ -108,17 +186,24 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
     uint64_t Other = FunctionShared;
     for (uint64_t B : Bytes)
       Other -= B;
-    auto Plan = planStages(Bytes, Other, Opts.Stages);
+    std::vector<unsigned> Requested;
+    for (LoopResult &LR : Local)
+      if (LR.V.ok()) {
+        unsigned S = Annotations[OffsetOf(LR.Model.Loop)].Stages;
+        Requested.push_back(S ? S : Opts.Stages);
+      }
+    auto Plan = planStages(Bytes, Other, Requested);
     size_t K = 0;
     for (LoopResult &LR : Local) {
       if (LR.V.ok()) {
         LR.Stages = Plan[K];
+        LR.Requested = Requested[K];
         if (!LR.Stages)
           LR.V = Verdict::refuse(Reason::SharedMemory,
                                  std::to_string(Bytes[K]) + " bytes of tiles per stage next to " +
                                      std::to_string(Other) + " other bytes");
-        else if (*LR.Stages < Opts.Stages)
-          LR.StageNote = std::to_string(Opts.Stages) + " stages requested, " +
+        else if (*LR.Stages < Requested[K])
+          LR.StageNote = std::to_string(Requested[K]) + " stages requested, " +
                          std::to_string(*LR.Stages) + " fit in 48 KiB of static shared memory";
         ++K;
       }
@@ -127,7 +212,7 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
   }
   std::map<unsigned, std::pair<const Stmt *, const FunctionDecl *>> Uninstantiated;
   for (const FunctionDecl *FD : Functions.Patterns)
-    for (const Candidate &C : findCandidateLoops(FD))
+    for (const Candidate &C : Wanted(FD) ? findCandidateLoops(FD) : std::vector<Candidate>())
       if (!ByLoop.count(OffsetOf(C.Loop)))
         Uninstantiated[OffsetOf(C.Loop)] = {C.Loop, FD};
 
@@ -139,13 +224,14 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
     Rec.Line = P.getLine();
     Rec.Column = P.getColumn();
     Rec.Kernel = FD->getNameAsString();
+    Rec.Offset = SM.getFileOffset(SM.getExpansionLoc(Loop->getBeginLoc()));
     return Rec;
   };
   bool AnyRewritten = false;
   for (auto &[Off, Results] : ByLoop) {
     LoopRecord Rec = Record(Results.front().Model.Loop, Results.front().Function);
     const LoopResult *Refused = nullptr;
-    unsigned Stages = Opts.Stages;
+    unsigned Stages = Results.front().Requested;
     std::string Note;
     for (const LoopResult &LR : Results) {
       if (!LR.V.ok()) {
@@ -206,6 +292,7 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
           llvm::consumeError(FloorEdits.add(E));
     }
     if (Rec.Code == Reason::Pipelined) {
+      Rec.Edits = *First;
       AnyRewritten = true;
       Rec.Stages = Stages;
       const LoopModel &M = Results.front().Model;
@@ -233,15 +320,22 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
     return std::tie(A.Line, A.Column) < std::tie(B.Line, B.Column);
   });
   if (AnyRewritten)
-    if (auto Inc = pipelineInclude(SM))
+    if (auto Inc = pipelineInclude(SM)) {
       if (llvm::Error Err = All.add(*Inc)) {
         R.Error = Path + ": error: internal: " + llvm::toString(std::move(Err));
-        return R;
+        return;
       }
+      // The include travels with the first rewrite, so that each loop's fix stands alone.
+      for (LoopRecord &L : R.Loops)
+        if (L.transformed()) {
+          L.Edits.insert(L.Edits.begin(), *Inc);
+          break;
+        }
+    }
   auto New = tooling::applyAllReplacements(R.Original, All);
   if (!New) {
     R.Error = Path + ": error: internal: " + llvm::toString(New.takeError());
-    return R;
+    return;
   }
   R.Rewritten = *New;
   auto Floor = tooling::applyAllReplacements(R.Original, FloorEdits);
@@ -250,7 +344,6 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
     llvm::consumeError(Floor.takeError());
   R.Edits = All;
   R.Ok = true;
-  return R;
 }
 
 } // namespace tilepipe

@@ -3,8 +3,9 @@
 namespace tilepipe {
 
 std::vector<std::optional<unsigned>> planStages(llvm::ArrayRef<uint64_t> TileBytes,
-                                                uint64_t OtherBytes, unsigned Requested) {
-  std::vector<std::optional<unsigned>> Stages(TileBytes.size(), Requested);
+                                                uint64_t OtherBytes,
+                                                llvm::ArrayRef<unsigned> Requested) {
+  std::vector<std::optional<unsigned>> Stages(Requested.begin(), Requested.end());
   auto Total = [&] {
     uint64_t Sum = OtherBytes;
     for (size_t I = 0; I < TileBytes.size(); ++I)

@@ -1,5 +1,9 @@
 #include "tilepipe/Write.h"
+#include "clang/Tooling/DiagnosticsYaml.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/YAMLTraits.h"
+#include <map>
 #include "llvm/Support/raw_ostream.h"
 
 namespace tilepipe {
@@ -81,7 +85,16 @@ std::string unifiedDiff(const FileResult &R) {
   llvm::raw_string_ostream OS(Out);
   if (Changes.empty())
     return Out;
-  OS << "--- a/" << R.Path << "\n+++ b/" << R.Path << "\n";
+  // Paths relative to the working folder where they lie under it, as patch -p1 and git apply expect.
+  llvm::SmallString<256> Shown(R.Path), Cwd;
+  if (!llvm::sys::fs::current_path(Cwd) && llvm::sys::path::is_absolute(Shown)) {
+    Cwd += "/";
+    llvm::sys::path::replace_path_prefix(Shown, Cwd, "");
+  }
+  std::string Name = llvm::sys::path::convert_to_slash(Shown);
+  if (llvm::StringRef(Name).starts_with("/"))
+    Name = Name.substr(1);
+  OS << "--- a/" << Name << "\n+++ b/" << Name << "\n";
   const unsigned Context = 3;
   int Delta = 0; // new line number minus old line number before the current change
   for (size_t I = 0; I < Changes.size();) {
@@ -137,6 +150,128 @@ llvm::json::Value reportJson(llvm::ArrayRef<FileResult> Results) {
       Loops.push_back(std::move(O));
     }
   return llvm::json::Object{{"tool", "tilepipe"}, {"version", 1}, {"loops", std::move(Loops)}};
+}
+
+llvm::json::Value statsJson(llvm::ArrayRef<FileResult> Results) {
+  int64_t Files = 0, Failed = 0, Loops = 0, Rewritten = 0;
+  llvm::json::Object ByReason;
+  std::map<std::string, int64_t> Counts;
+  for (const FileResult &R : Results) {
+    ++Files;
+    Failed += !R.Ok;
+    for (const LoopRecord &L : R.Loops) {
+      ++Loops;
+      Rewritten += L.transformed();
+      ++Counts[reasonInfo(L.Code).Id.str()];
+    }
+  }
+  for (auto &[Id, N] : Counts)
+    ByReason[Id] = N;
+  return llvm::json::Object{{"files", Files},         {"failed", Failed},
+                            {"loops", Loops},         {"rewritten", Rewritten},
+                            {"refused", Loops - Rewritten}, {"by_reason", std::move(ByReason)}};
+}
+
+static std::string absolute(llvm::StringRef Path) {
+  llvm::SmallString<256> P(Path);
+  llvm::sys::fs::make_absolute(P);
+  llvm::sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+  return P.str().str();
+}
+
+std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results) {
+  clang::tooling::TranslationUnitDiagnostics TU;
+  for (const FileResult &R : Results) {
+    if (!R.Ok)
+      continue;
+    if (TU.MainSourceFile.empty())
+      TU.MainSourceFile = absolute(R.Path);
+    for (const LoopRecord &L : R.Loops) {
+      llvm::StringMap<clang::tooling::Replacements> Fixes;
+      for (const clang::tooling::Replacement &E : L.Edits) {
+        clang::tooling::Replacement Abs(absolute(E.getFilePath()), E.getOffset(), E.getLength(),
+                                        E.getReplacementText());
+        llvm::consumeError(Fixes[Abs.getFilePath()].add(Abs));
+      }
+      clang::tooling::DiagnosticMessage Msg("[" + reasonInfo(L.Code).Id.str() + "] " + L.message());
+      Msg.FilePath = absolute(L.File);
+      Msg.FileOffset = L.Offset;
+      Msg.Fix = std::move(Fixes);
+      TU.Diagnostics.emplace_back(("tilepipe-" + reasonInfo(L.Code).Id).str(), Msg,
+                                  llvm::SmallVector<clang::tooling::DiagnosticMessage, 1>(),
+                                  L.transformed() ? clang::tooling::Diagnostic::Warning
+                                                  : clang::tooling::Diagnostic::Remark,
+                                  "");
+    }
+  }
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  llvm::yaml::Output Y(OS);
+  Y << TU;
+  return Out;
+}
+
+/// A SARIF artifact URI: the path as given, with forward slashes.
+static std::string uriOf(llvm::StringRef Path) {
+  std::string U = llvm::sys::path::convert_to_slash(Path);
+  if (llvm::StringRef(U).starts_with("./"))
+    U = U.substr(2);
+  return U;
+}
+
+llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef Version) {
+  llvm::json::Array Rules, Out;
+  std::map<std::string, size_t> RuleIndex;
+  for (const ReasonInfo &I : allReasons()) {
+    RuleIndex[I.Id.str()] = Rules.size();
+    Rules.push_back(llvm::json::Object{
+        {"id", I.Id},
+        {"shortDescription", llvm::json::Object{{"text", I.Message}}},
+        {"defaultConfiguration",
+         llvm::json::Object{{"level", I.Code == Reason::Pipelined ? "warning" : "note"}}}});
+  }
+  for (const FileResult &R : Results)
+    for (const LoopRecord &L : R.Loops) {
+      std::string Id = reasonInfo(L.Code).Id.str();
+      llvm::json::Object Result{
+          {"ruleId", Id},
+          {"ruleIndex", static_cast<int64_t>(RuleIndex[Id])},
+          {"level", L.transformed() ? "warning" : "note"},
+          {"message", llvm::json::Object{{"text", L.message() + " (kernel " + L.Kernel + ")"}}},
+          {"locations",
+           llvm::json::Array{llvm::json::Object{
+               {"physicalLocation",
+                llvm::json::Object{
+                    {"artifactLocation", llvm::json::Object{{"uri", uriOf(L.File)}}},
+                    {"region", llvm::json::Object{{"startLine", static_cast<int64_t>(L.Line)},
+                                                  {"startColumn", static_cast<int64_t>(L.Column)}}}}}}}}};
+      if (!L.Edits.empty()) {
+        llvm::json::Array Replacements;
+        for (const clang::tooling::Replacement &E : L.Edits)
+          Replacements.push_back(llvm::json::Object{
+              {"deletedRegion", llvm::json::Object{{"charOffset", static_cast<int64_t>(E.getOffset())},
+                                                   {"charLength", static_cast<int64_t>(E.getLength())}}},
+              {"insertedContent", llvm::json::Object{{"text", E.getReplacementText()}}}});
+        Result["fixes"] = llvm::json::Array{llvm::json::Object{
+            {"description", llvm::json::Object{{"text", "Rewrite the loop into a " +
+                                                           std::to_string(L.Stages) +
+                                                           "-stage cp.async pipeline"}}},
+            {"artifactChanges",
+             llvm::json::Array{llvm::json::Object{
+                 {"artifactLocation", llvm::json::Object{{"uri", uriOf(L.File)}}},
+                 {"replacements", std::move(Replacements)}}}}}};
+      }
+      Out.push_back(std::move(Result));
+    }
+  return llvm::json::Object{
+      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+      {"version", "2.1.0"},
+      {"runs", llvm::json::Array{llvm::json::Object{
+                   {"tool", llvm::json::Object{{"driver", llvm::json::Object{{"name", "tilepipe"},
+                                                                             {"version", Version},
+                                                                             {"rules", std::move(Rules)}}}}},
+                   {"columnKind", "unicodeCodePoints"},
+                   {"results", std::move(Out)}}}}};
 }
 
 } // namespace tilepipe

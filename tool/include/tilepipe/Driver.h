@@ -1,6 +1,7 @@
 // Driver: one file through parse, find, check, plan and emit; the result as data.
 #pragma once
 #include "tilepipe/Reasons.h"
+#include "clang/AST/ASTContext.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include <string>
@@ -13,6 +14,7 @@ struct ToolOptions {
   bool AssumeNoAlias = true;
   std::string GpuArch = "sm_90";
   std::vector<std::string> ParseArgs; ///< from cudaParseArgs
+  std::vector<std::string> Kernels;   ///< when not empty, only loops in functions of these names
 };
 
 /// What happened to one candidate loop.
@@ -23,6 +25,8 @@ struct LoopRecord {
   Reason Code = Reason::Pipelined;
   std::string Detail;
   unsigned Stages = 0; ///< when transformed
+  unsigned Offset = 0; ///< file offset of the loop keyword
+  std::vector<clang::tooling::Replacement> Edits; ///< this loop's share of the file's edits
   bool transformed() const { return Code == Reason::Pipelined; }
   /// The one-line text of the remark, without the location and ID.
   std::string message() const;
@@ -36,9 +40,18 @@ struct FileResult {
   std::string ComputeOnly; ///< the compute-only timing variant of every rewritten loop
   clang::tooling::Replacements Edits;
   std::vector<LoopRecord> Loops;
+  std::vector<std::string> Dependencies; ///< every file the parse read, for build depfiles
 };
 
+/// Parses Path with the compile command DB gives for it, then analyzeAST.
 FileResult processFile(const clang::tooling::CompilationDatabase &DB, const std::string &Path,
                        const ToolOptions &Opts);
+
+/// Finds, checks, plans and emits every candidate loop of the main file of Ctx into R (whose Path
+/// names the file). Used by processFile and by the clang-tidy check.
+void analyzeAST(clang::ASTContext &Ctx, const ToolOptions &Opts, FileResult &R);
+
+/// Every file a parse read (the source and all it includes).
+std::vector<std::string> dependencies(const clang::SourceManager &SM);
 
 } // namespace tilepipe

@@ -11,10 +11,11 @@ namespace tilepipe {
 constexpr uint64_t StaticSharedLimit = 48 * 1024;
 
 /// Stage counts for the loops of one function, each of whose tiles take TileBytes[i] per stage,
-/// next to OtherBytes of shared memory that stays as it is. Starts every loop at Requested and
+/// next to OtherBytes of shared memory that stays as it is. Starts loop i at Requested[i] and
 /// lowers the loop with the largest tiles until everything fits; a loop that would need fewer than
 /// two stages gets none (nullopt) and keeps its single buffer.
 std::vector<std::optional<unsigned>> planStages(llvm::ArrayRef<uint64_t> TileBytes,
-                                                uint64_t OtherBytes, unsigned Requested);
+                                                uint64_t OtherBytes,
+                                                llvm::ArrayRef<unsigned> Requested);
 
 } // namespace tilepipe

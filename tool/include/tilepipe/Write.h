@@ -16,4 +16,14 @@ std::string unifiedDiff(const FileResult &R);
 /// Per loop: file, line, column, kernel, transformed, reason, message, stages.
 llvm::json::Value reportJson(llvm::ArrayRef<FileResult> Results);
 
+/// files, failed, loops, rewritten, refused, by_reason.
+llvm::json::Value statsJson(llvm::ArrayRef<FileResult> Results);
+
+/// clang-tidy's export format (TranslationUnitDiagnostics): one diagnostic per candidate loop,
+/// the rewrites as replacements, for clang-apply-replacements and review bots.
+std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results);
+
+/// SARIF 2.1.0: one rule per reason ID, one result per candidate loop, rewrites as fixes.
+llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef Version);
+
 } // namespace tilepipe

@@ -1,0 +1,226 @@
+// Where users meet tilepipe: review outputs (clang-tidy fixes YAML, SARIF), whole-project runs,
+// annotations in the source, kernel filters and build depfiles.
+#include "TestSupport.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include <gtest/gtest.h>
+
+using namespace tilepipe;
+using namespace tilepipe::test;
+
+namespace {
+
+std::string copyInto(const std::string &Dir, const std::string &Name) {
+  std::string P = Dir + "/" + Name;
+  writeFile(P, readFile(sourceDir() + "/testdata/" + Name));
+  return P;
+}
+
+TEST(Review, ExportFixesApplyLikeOutput) {
+  std::string Apply = findTool("clang-apply-replacements-22");
+  if (Apply.empty() && llvm::sys::fs::can_execute("/usr/lib/llvm-22/bin/clang-apply-replacements"))
+    Apply = "/usr/lib/llvm-22/bin/clang-apply-replacements";
+  if (Apply.empty())
+    GTEST_SKIP() << "clang-apply-replacements-22 not installed";
+  for (const char *Name : {"matmul_classic.cu", "conv2d_halo.cu", "multi_loops.cu", "neg_store_alias.cu"}) {
+    std::string Dir = tempDir();
+    std::string Src = copyInto(Dir, Name);
+    llvm::sys::fs::create_directories(Dir + "/fixes");
+    ProcessResult R = runTilepipe({"--quiet", "--export-fixes=" + Dir + "/fixes/f.yaml", "-o",
+                                   Dir + "/expected.cu", Src});
+    ASSERT_EQ(0, R.ExitCode) << R.Err;
+    EXPECT_NE(readFile(Dir + "/fixes/f.yaml").find("DiagnosticName:  tilepipe-"), std::string::npos);
+    ProcessResult A = runProgram(Apply, {Dir + "/fixes"});
+    ASSERT_EQ(0, A.ExitCode) << A.Out << A.Err;
+    EXPECT_TRUE(readFile(Dir + "/expected.cu") == readFile(Src)) << Name;
+  }
+}
+
+/// Applies a SARIF result's fixes to Text (offsets in bytes of ASCII sources).
+std::string applySarifFixes(std::string Text, const llvm::json::Array &Results) {
+  std::vector<std::tuple<int64_t, int64_t, std::string>> Edits;
+  for (const llvm::json::Value &V : Results)
+    if (const llvm::json::Array *Fixes = V.getAsObject()->getArray("fixes"))
+      for (const llvm::json::Value &Fix : *Fixes)
+        for (const llvm::json::Value &Change : *Fix.getAsObject()->getArray("artifactChanges"))
+          for (const llvm::json::Value &Rep : *Change.getAsObject()->getArray("replacements")) {
+            const llvm::json::Object *Del = Rep.getAsObject()->getObject("deletedRegion");
+            Edits.emplace_back(*Del->getInteger("charOffset"), *Del->getInteger("charLength"),
+                               Rep.getAsObject()->getObject("insertedContent")->getString("text")->str());
+          }
+  std::sort(Edits.rbegin(), Edits.rend());
+  for (auto &[Off, Len, New] : Edits)
+    Text.replace(Off, Len, New);
+  return Text;
+}
+
+TEST(Review, SarifValidatesAndItsFixesReproduceOutput) {
+  bool HaveValidator = runProgram("/usr/bin/python3", {"-c", "import jsonschema"}).ExitCode == 0;
+  unsigned Checked = 0;
+  for (const std::string &Name : testdataNames()) {
+    std::string Dir = tempDir();
+    std::string Src = copyInto(Dir, Name);
+    ProcessResult R = runTilepipe({"--quiet", "--sarif=" + Dir + "/r.sarif", "-o", Dir + "/o.cu", Name}, Dir);
+    ASSERT_EQ(0, R.ExitCode) << R.Err;
+    auto Json = llvm::json::parse(readFile(Dir + "/r.sarif"));
+    ASSERT_TRUE(bool(Json)) << llvm::toString(Json.takeError());
+    const llvm::json::Object &Run = *(*Json->getAsObject()->getArray("runs"))[0].getAsObject();
+    const llvm::json::Array &Results = *Run.getArray("results");
+    EXPECT_FALSE(Results.empty()) << Name;
+    EXPECT_TRUE(readFile(Dir + "/o.cu") == applySarifFixes(readFile(Src), Results)) << Name;
+    for (const llvm::json::Value &V : Results)
+      EXPECT_EQ(Name, (*(*V.getAsObject()->getArray("locations"))[0]
+                            .getAsObject()
+                            ->getObject("physicalLocation")
+                            ->getObject("artifactLocation")
+                            ->getString("uri"))
+                          .str());
+    if (HaveValidator) {
+      ProcessResult V = runProgram(
+          "/usr/bin/python3",
+          {"-c", "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), "
+                 "json.load(open(sys.argv[2])))",
+           Dir + "/r.sarif", sourceDir() + "/tests/data/sarif-schema-2.1.0.json"});
+      EXPECT_EQ(0, V.ExitCode) << Name << ": " << V.Err;
+      ++Checked;
+    }
+  }
+  if (!HaveValidator)
+    GTEST_SKIP() << "python3-jsonschema not installed: fixes checked, schema not";
+  EXPECT_GE(Checked, 20u);
+}
+
+TEST(Review, SarifHasOneRulePerReason) {
+  std::string Dir = tempDir();
+  ProcessResult R = runTilepipe({"--quiet", "--sarif=" + Dir + "/r.sarif", "-o", Dir + "/o.cu",
+                                 sourceDir() + "/testdata/neg_element_type.cu"});
+  ASSERT_EQ(0, R.ExitCode);
+  auto Json = llvm::json::parse(readFile(Dir + "/r.sarif"));
+  ASSERT_TRUE(bool(Json));
+  const llvm::json::Object &Run = *(*Json->getAsObject()->getArray("runs"))[0].getAsObject();
+  const llvm::json::Array &Rules =
+      *Run.getObject("tool")->getObject("driver")->getArray("rules");
+  EXPECT_EQ(allReasons().size(), Rules.size());
+  const llvm::json::Object &First = *(*Run.getArray("results"))[0].getAsObject();
+  EXPECT_EQ("element-type", First.getString("ruleId")->str());
+  EXPECT_EQ("note", First.getString("level")->str());
+  EXPECT_EQ(nullptr, First.getArray("fixes"));
+}
+
+TEST(Annotations, SkipAndStages) {
+  std::string Code = R"(#define T 64
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[T];
+  __shared__ float u[T];
+  float acc = 0;
+  // tilepipe: skip
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  // Second pass.
+  // tilepipe: stages=5
+  for (int t = 0; t < nt; ++t) {
+    u[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += u[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)";
+  FileResult R = runOnCode(Code);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(2u, R.Loops.size());
+  EXPECT_EQ("skipped", reasonInfo(R.Loops[0].Code).Id.str());
+  EXPECT_TRUE(R.Loops[1].transformed());
+  EXPECT_EQ(5u, R.Loops[1].Stages);
+  EXPECT_NE(R.Rewritten.find("u_stages[5][T]"), std::string::npos);
+  EXPECT_NE(R.Rewritten.find("__shared__ float s[T];"), std::string::npos);
+}
+
+TEST(Annotations, MalformedIsAnError) {
+  std::string Code = R"(__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  // tilepipe: stages=many
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)";
+  FileResult R = runOnCode(Code);
+  EXPECT_FALSE(R.Ok);
+  EXPECT_NE(R.Error.find("snippet.cu:4:1: error: malformed tilepipe annotation"), std::string::npos)
+      << R.Error;
+}
+
+TEST(Project, KernelFilter) {
+  ProcessResult R = runTilepipe({"--kernel=window_sums", "--report=-", "-o", tempDir() + "/o.cu",
+                                 sourceDir() + "/testdata/multi_loops.cu"});
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_NE(R.Out.find("\"window_sums\""), std::string::npos);
+  EXPECT_EQ(R.Out.find("\"row_then_column\""), std::string::npos) << R.Out;
+}
+
+TEST(Project, WholeCompileDatabaseInParallel) {
+  std::string Dir = tempDir();
+  std::vector<std::string> Names = {"stencil1d.cu", "neg_break.cu", "tile3d.cu", "broken.cu"};
+  std::string Db = "[";
+  for (const std::string &N : Names) {
+    if (N == "broken.cu")
+      writeFile(Dir + "/" + N, "__global__ void k( {\n");
+    else
+      copyInto(Dir, N);
+    Db += std::string(Db.size() > 1 ? "," : "") + "{\"directory\": \"" + Dir + "\", \"file\": \"" +
+          Dir + "/" + N + "\", \"command\": \"nvcc -O3 -c " + N + "\"}";
+  }
+  writeFile(Dir + "/compile_commands.json", Db + "]");
+  ProcessResult R = runTilepipe({"-p", Dir, "-j", "2", "--in-place", "--stats-json=" + Dir + "/stats.json"});
+  EXPECT_NE(0, R.ExitCode) << "a file failed to parse";
+  EXPECT_NE(R.Err.find("broken.cu"), std::string::npos) << R.Err;
+  EXPECT_NE(R.Err.find("tilepipe: 4 file(s) (1 failed), 4 candidate loop(s): 2 rewritten, 2 left alone (control-flow 2)"),
+            std::string::npos)
+      << R.Err;
+  EXPECT_TRUE(readFile(sourceDir() + "/generated/stencil1d.cu") == readFile(Dir + "/stencil1d.cu"));
+  EXPECT_TRUE(readFile(sourceDir() + "/generated/tile3d.cu") == readFile(Dir + "/tile3d.cu"));
+  EXPECT_TRUE(readFile(sourceDir() + "/testdata/neg_break.cu") == readFile(Dir + "/neg_break.cu"));
+  auto Stats = llvm::json::parse(readFile(Dir + "/stats.json"));
+  ASSERT_TRUE(bool(Stats)) << llvm::toString(Stats.takeError());
+  EXPECT_EQ(4, Stats->getAsObject()->getInteger("files"));
+  EXPECT_EQ(1, Stats->getAsObject()->getInteger("failed"));
+  EXPECT_EQ(2, Stats->getAsObject()->getInteger("rewritten"));
+  EXPECT_EQ(2, Stats->getAsObject()->getObject("by_reason")->getInteger("control-flow"));
+}
+
+TEST(Project, DepfileListsIncludedHeaders) {
+  std::string Dir = tempDir();
+  writeFile(Dir + "/tile.h", "#define TILE 64\n");
+  writeFile(Dir + "/k.cu", R"(#include "tile.h"
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[TILE];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * TILE + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)");
+  ProcessResult R = runTilepipe({"--quiet", "-o", Dir + "/k.out.cu", "--depfile=" + Dir + "/k.d", Dir + "/k.cu"});
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  std::string D = readFile(Dir + "/k.d");
+  EXPECT_EQ(0u, D.find(Dir + "/k.out.cu:")) << D;
+  EXPECT_NE(D.find(Dir + "/tile.h"), std::string::npos) << D;
+  EXPECT_NE(D.find(Dir + "/k.cu"), std::string::npos) << D;
+}
+
+} // namespace
