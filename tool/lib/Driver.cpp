@@ -84,9 +84,15 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
 
 std::vector<std::string> dependencies(const SourceManager &SM) {
   std::vector<std::string> Out;
-  for (auto It = SM.fileinfo_begin(); It != SM.fileinfo_end(); ++It)
-    Out.push_back(It->first.getName().str());
+  for (auto It = SM.fileinfo_begin(); It != SM.fileinfo_end(); ++It) {
+    // Real paths: the driver spells some system headers through '..' from a guessed install
+    // folder, which build tools would collapse into paths that do not exist.
+    llvm::SmallString<256> Real;
+    if (!llvm::sys::fs::real_path(It->first.getName(), Real))
+      Out.push_back(Real.str().str());
+  }
   llvm::sort(Out);
+  Out.erase(std::unique(Out.begin(), Out.end()), Out.end());
   return Out;
 }
 
