@@ -1,0 +1,81 @@
+// tilepipe as a clang-tidy check, for review bots that already run clang-tidy:
+//   clang-tidy-22 -load=<libTilepipeTidy.so> -checks=-*,tilepipe-* file.cu -- <CUDA flags>
+// One diagnostic per candidate loop (a warning with fix-its where tilepipe rewrites it, a remark
+// naming the reason where it does not), from the same analysis as the tilepipe program.
+// Options: tilepipe-pipeline.Stages (default 3), tilepipe-pipeline.AssumeNoAlias (default true).
+#include "tilepipe/Driver.h"
+#include "clang-tidy/ClangTidyCheck.h"
+#include "clang-tidy/ClangTidyModule.h"
+#include "clang-tidy/ClangTidyModuleRegistry.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Basic/SourceManager.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace tilepipe::tidy {
+
+class PipelineCheck : public clang::tidy::ClangTidyCheck {
+public:
+  PipelineCheck(StringRef Name, clang::tidy::ClangTidyContext *Context)
+      : ClangTidyCheck(Name, Context) {
+    // The string forms only: the templated option readers live in clang-tidy and are not all
+    // exported to modules.
+    StringRef S = Options.get("Stages", "3");
+    if (S.getAsInteger(10, Stages) || Stages < 2 || Stages > 8)
+      Stages = 3;
+    StringRef A = Options.get("AssumeNoAlias", "true");
+    AssumeNoAlias = !(A == "false" || A == "0");
+  }
+
+  void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override {
+    Options.store(Opts, "Stages", std::to_string(Stages));
+    Options.store(Opts, "AssumeNoAlias", AssumeNoAlias ? "true" : "false");
+  }
+
+  void registerMatchers(MatchFinder *Finder) override {
+    Finder->addMatcher(translationUnitDecl().bind("tu"), this);
+  }
+
+  void check(const MatchFinder::MatchResult &Result) override {
+    ASTContext &Ctx = *Result.Context;
+    const SourceManager &SM = Ctx.getSourceManager();
+    ToolOptions Opts;
+    Opts.Stages = Stages;
+    Opts.AssumeNoAlias = AssumeNoAlias;
+    FileResult R;
+    R.Path = SM.getFileEntryRefForID(SM.getMainFileID())->getName().str();
+    analyzeAST(Ctx, Opts, R);
+    SourceLocation Start = SM.getLocForStartOfFile(SM.getMainFileID());
+    if (!R.Ok) {
+      diag(Start, "tilepipe could not analyze this file: %0") << R.Error;
+      return;
+    }
+    for (const LoopRecord &L : R.Loops) {
+      auto D = diag(Start.getLocWithOffset(L.Offset), "[%0] %1",
+                    L.transformed() ? DiagnosticIDs::Warning : DiagnosticIDs::Remark)
+               << reasonInfo(L.Code).Id << L.message();
+      for (const tooling::Replacement &E : L.Edits)
+        D << FixItHint::CreateReplacement(
+            CharSourceRange::getCharRange(Start.getLocWithOffset(E.getOffset()),
+                                          Start.getLocWithOffset(E.getOffset() + E.getLength())),
+            E.getReplacementText());
+    }
+  }
+
+private:
+  unsigned Stages = 3;
+  bool AssumeNoAlias = true;
+};
+
+class TilepipeModule : public clang::tidy::ClangTidyModule {
+public:
+  void addCheckFactories(clang::tidy::ClangTidyCheckFactories &Factories) override {
+    Factories.registerCheck<PipelineCheck>("tilepipe-pipeline");
+  }
+};
+
+} // namespace tilepipe::tidy
+
+static clang::tidy::ClangTidyModuleRegistry::Add<tilepipe::tidy::TilepipeModule>
+    Registration("tilepipe-module", "Rewrites tiled CUDA loops into cp.async pipelines.");
