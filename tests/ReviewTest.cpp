@@ -223,6 +223,65 @@ TEST(Project, WholeCompileDatabaseInParallel) {
   EXPECT_EQ(2, Stats->getAsObject()->getObject("by_reason")->getInteger("control-flow"));
 }
 
+const char *SharedHeader = R"(// Shared by several sources.
+#pragma once
+#include <cstdio>
+#define T 64
+__device__ float tile_sum(const float *A, int nt) {
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  return acc;
+}
+)";
+
+std::string kernelUsing(const std::string &Name, const std::string &Arg) {
+  return "#include \"shared.cuh\"\n__global__ void " + Name +
+         "(const float *A, float *C, int nt) {\n  __shared__ float staging[T * 4];\n"
+         "  staging[threadIdx.x] = A[threadIdx.x];\n  C[threadIdx.x] = tile_sum(" + Arg + ", nt);\n}\n";
+}
+
+TEST(Project, SharedHeaderIsRewrittenOnce) {
+  std::string Dir = tempDir();
+  writeFile(Dir + "/shared.cuh", SharedHeader);
+  writeFile(Dir + "/a.cu", kernelUsing("ka", "A"));
+  writeFile(Dir + "/b.cu", kernelUsing("kb", "A + 64"));
+  ProcessResult R = runTilepipe({"-j", "2", "--in-place", "--report=" + Dir + "/r.json",
+                                 Dir + "/a.cu", Dir + "/b.cu", "--", "-I" + Dir});
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  std::string H = readFile(Dir + "/shared.cuh");
+  EXPECT_NE(H.find("#include <cuda/pipeline>"), std::string::npos) << H;
+  EXPECT_NE(H.find("s_stages[3][T]"), std::string::npos);
+  size_t Issue = H.find("auto issue_tile");
+  EXPECT_NE(Issue, std::string::npos);
+  EXPECT_EQ(std::string::npos, H.find("auto issue_tile", Issue + 1)) << "rewritten twice";
+  EXPECT_EQ(kernelUsing("ka", "A"), readFile(Dir + "/a.cu"));
+  // One remark for the header's loop, not one per file.
+  size_t First = R.Err.find("shared.cuh:8:3: remark: [pipelined]");
+  EXPECT_NE(First, std::string::npos) << R.Err;
+  EXPECT_EQ(std::string::npos, R.Err.find("shared.cuh:8:3: remark", First + 1)) << R.Err;
+  // Running again changes nothing.
+  ProcessResult Again = runTilepipe({"--in-place", Dir + "/a.cu", Dir + "/b.cu", "--", "-I" + Dir});
+  EXPECT_EQ(0, Again.ExitCode) << Again.Err;
+  EXPECT_EQ(H, readFile(Dir + "/shared.cuh"));
+}
+
+TEST(Project, SharedHeaderThatFilesDisagreeOnIsLeftAlone) {
+  std::string Dir = tempDir();
+  writeFile(Dir + "/shared.cuh", SharedHeader);
+  writeFile(Dir + "/a.cu", kernelUsing("ka", "A"));
+  writeFile(Dir + "/b.cu", kernelUsing("kb", "staging")); // shared memory: cp.async cannot read it
+  ProcessResult R = runTilepipe({"--in-place", Dir + "/a.cu", Dir + "/b.cu", "--", "-I" + Dir});
+  EXPECT_NE(0, R.ExitCode);
+  EXPECT_NE(R.Err.find("would rewrite it differently"), std::string::npos) << R.Err;
+  EXPECT_EQ(SharedHeader, readFile(Dir + "/shared.cuh"));
+}
+
 TEST(Project, DepfileListsIncludedHeaders) {
   std::string Dir = tempDir();
   writeFile(Dir + "/tile.h", "#define TILE 64\n");

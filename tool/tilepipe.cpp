@@ -10,7 +10,9 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
+#include <map>
 #include <mutex>
+#include <set>
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
@@ -282,10 +284,6 @@ int main(int argc, const char **argv) {
           errs() << "\r\x1b[K[" << ++Done << "/" << Sources.size() << "] " << Sources[I];
         if (!R.Ok)
           errs() << (Progress ? "\n" : "") << R.Error << "\n";
-        if (!Quiet)
-          for (const LoopRecord &L : R.Loops)
-            errs() << (Progress ? "\n" : "") << L.File << ":" << L.Line << ":" << L.Column
-                   << ": remark: [" << reasonInfo(L.Code).Id << "] " << L.message() << "\n";
         Results[I] = std::move(R);
       });
     Pool.wait();
@@ -293,6 +291,49 @@ int main(int argc, const char **argv) {
       errs() << "\n";
   }
   bool Failed = false;
+  // A header included by several files is rewritten once: every file that rewrites it must ask
+  // for the same text, or it is left alone. Its loops are reported once.
+  std::map<std::string, const HeaderRewrite *> Headers;
+  std::set<std::string> HeaderConflicts;
+  for (const FileResult &R : Results)
+    for (const HeaderRewrite &H : R.Headers) {
+      auto [It, New] = Headers.try_emplace(H.Path, &H);
+      if (!New && It->second->Rewritten != H.Rewritten && HeaderConflicts.insert(H.Path).second) {
+        errs() << H.Path << ": error: the files that include it would rewrite it differently "
+               << "(a loop is rewritten for one and refused for another); the header is left alone\n";
+        Failed = true;
+      }
+    }
+  {
+    std::set<std::tuple<std::string, unsigned, unsigned>> Seen;
+    for (FileResult &R : Results) {
+      std::vector<LoopRecord> Kept;
+      for (LoopRecord &L : R.Loops) {
+        SmallString<256> Real(L.File);
+        sys::fs::real_path(L.File, Real);
+        if (L.File == R.Path || Seen.insert({Real.str().str(), L.Line, L.Column}).second)
+          Kept.push_back(std::move(L));
+      }
+      R.Loops = std::move(Kept);
+    }
+    // A header left alone reports its loops as such.
+    for (FileResult &R : Results)
+      for (LoopRecord &L : R.Loops) {
+        SmallString<256> Real(L.File);
+        sys::fs::real_path(L.File, Real);
+        if (HeaderConflicts.count(Real.str().str()) && L.transformed()) {
+          L.Code = Reason::Unsupported;
+          L.Detail = "the files that include this header disagree on its rewrite";
+          L.Edits.clear();
+        }
+      }
+  }
+  // Remarks after the files are merged, so that a header's loops are reported once.
+  if (!Quiet)
+    for (const FileResult &R : Results)
+      for (const LoopRecord &L : R.Loops)
+        errs() << L.File << ":" << L.Line << ":" << L.Column << ": remark: ["
+               << reasonInfo(L.Code).Id << "] " << L.message() << "\n";
   for (const FileResult &R : Results) {
     if (!R.Ok) {
       Failed = true;
@@ -308,6 +349,18 @@ int main(int argc, const char **argv) {
   }
   if (Failed && (RequireAll || Sources.size() == 1 || !Output.empty()))
     return printSummary(Results), 1; // nothing to write
+  for (auto &[Path, H] : Headers) {
+    if (HeaderConflicts.count(Path) || H->Rewritten == H->Original)
+      continue;
+    if (Diff)
+      outs() << unifiedDiff(Path, H->Original, H->Edits);
+    if (InPlace) {
+      if (Error E = writeAtomically(Path, H->Rewritten))
+        return fail(toString(std::move(E)));
+    } else if (!Diff) {
+      errs() << Path << ": note: this header holds rewritten loops; --in-place or --diff writes it\n";
+    }
+  }
   for (const FileResult &R : Results) {
     if (!R.Ok)
       continue;

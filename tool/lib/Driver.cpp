@@ -26,13 +26,15 @@ std::string LoopRecord::message() const {
 
 namespace {
 
-/// Device functions of the main file: instantiations of templates too, and patterns apart.
+/// Device functions of the main file and of the user's headers (not system headers):
+/// instantiations of templates too, and patterns apart.
 class FunctionCollector : public RecursiveASTVisitor<FunctionCollector> {
 public:
   explicit FunctionCollector(const SourceManager &SM) : SM(SM) {}
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool VisitFunctionDecl(FunctionDecl *FD) {
-    if (!isDeviceCode(FD) || !SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())))
+    SourceLocation L = SM.getExpansionLoc(FD->getLocation());
+    if (!isDeviceCode(FD) || SM.isInSystemHeader(L) || !SM.getFileEntryRefForID(SM.getFileID(L)))
       return true;
     (FD->isDependentContext() ? Patterns : Instances).push_back(FD);
     return true;
@@ -147,14 +149,16 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
 
   CheckOptions COpts;
   COpts.AssumeNoAlias = Opts.AssumeNoAlias;
-  // Results by loop (file offset of the loop keyword), one per instantiation.
-  std::map<unsigned, std::vector<LoopResult>> ByLoop;
-  auto OffsetOf = [&](const Stmt *S) { return SM.getFileOffset(SM.getExpansionLoc(S->getBeginLoc())); };
+  // Results by loop (the location of the loop keyword: file, then offset), one per instantiation.
+  std::map<std::pair<FileID, unsigned>, std::vector<LoopResult>> ByLoop;
+  auto OffsetOf = [&](const Stmt *S) {
+    SourceLocation L = SM.getExpansionLoc(S->getBeginLoc());
+    return std::make_pair(SM.getFileID(L), SM.getFileOffset(L));
+  };
   auto Wanted = [&](const FunctionDecl *FD) {
     return Opts.Kernels.empty() || llvm::is_contained(Opts.Kernels, FD->getNameAsString());
   };
-  StringRef Buffer = SM.getBufferData(SM.getMainFileID());
-  std::map<unsigned, Annotation> Annotations; // by loop offset
+  std::map<std::pair<FileID, unsigned>, Annotation> Annotations; // by loop
   for (const FunctionDecl *FD : Functions.Instances) {
     if (!Wanted(FD))
       continue;
@@ -164,7 +168,9 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
       unsigned Line = SM.getExpansionLineNumber(C.Loop->getBeginLoc());
       Annotation A;
       std::string Error;
-      if (!annotationsAbove(Buffer, Line, Path, A, Error)) {
+      FileID LoopFile = OffsetOf(C.Loop).first;
+      if (!annotationsAbove(SM.getBufferData(LoopFile), Line,
+                            SM.getFileEntryRefForID(LoopFile)->getName().str(), A, Error)) {
         R.Error = Error;
         return;
       }
@@ -216,17 +222,22 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
       ByLoop[OffsetOf(LR.Model.Loop)].push_back(std::move(LR));
     }
   }
-  std::map<unsigned, std::pair<const Stmt *, const FunctionDecl *>> Uninstantiated;
+  std::map<std::pair<FileID, unsigned>, std::pair<const Stmt *, const FunctionDecl *>> Uninstantiated;
   for (const FunctionDecl *FD : Functions.Patterns)
     for (const Candidate &C : Wanted(FD) ? findCandidateLoops(FD) : std::vector<Candidate>())
       if (!ByLoop.count(OffsetOf(C.Loop)))
         Uninstantiated[OffsetOf(C.Loop)] = {C.Loop, FD};
 
-  tooling::Replacements All, FloorEdits;
+  // Edits by file: the main file's, and those of headers that hold rewritten loops.
+  std::map<FileID, tooling::Replacements> All;
+  tooling::Replacements FloorEdits;
+  const FileID Main = SM.getMainFileID();
   auto Record = [&](const Stmt *Loop, const FunctionDecl *FD) {
     LoopRecord Rec;
     PresumedLoc P = SM.getPresumedLoc(SM.getExpansionLoc(Loop->getBeginLoc()));
-    Rec.File = Path;
+    Rec.File = SM.getFileID(SM.getExpansionLoc(Loop->getBeginLoc())) == SM.getMainFileID()
+                   ? Path
+                   : std::string(P.getFilename());
     Rec.Line = P.getLine();
     Rec.Column = P.getColumn();
     Rec.Kernel = FD->getNameAsString();
@@ -283,12 +294,12 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     }
     if (Rec.Code == Reason::Pipelined) {
       for (const tooling::Replacement &E : *First)
-        if (llvm::Error Err = All.add(E)) {
+        if (llvm::Error Err = All[Off.first].add(E)) {
           Rec.Code = Reason::Unsupported;
           Rec.Detail = "its edits overlap another rewrite: " + llvm::toString(std::move(Err));
         }
     }
-    if (Rec.Code == Reason::Pipelined) {
+    if (Rec.Code == Reason::Pipelined && Off.first == Main) {
       // The compute-only variant that verify times as the floor of perfect overlap.
       auto Floor = emitPipeline(Ctx, Results.front().Model, Stages, EmitKind::ComputeOnly);
       if (!Floor)
@@ -322,33 +333,59 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     Rec.Code = Reason::TemplateNotInstantiated;
     R.Loops.push_back(Rec);
   }
-  llvm::sort(R.Loops, [](const LoopRecord &A, const LoopRecord &B) {
-    return std::tie(A.Line, A.Column) < std::tie(B.Line, B.Column);
+  llvm::sort(R.Loops, [&](const LoopRecord &A, const LoopRecord &B) {
+    return std::make_tuple(A.File != Path, A.File, A.Line, A.Column) <
+           std::make_tuple(B.File != Path, B.File, B.Line, B.Column);
   });
-  if (AnyRewritten)
-    if (auto Inc = pipelineInclude(SM)) {
-      if (llvm::Error Err = All.add(*Inc)) {
+  (void)AnyRewritten;
+  for (auto &[FID, Edits] : All) {
+    if (Edits.empty())
+      continue;
+    if (auto Inc = pipelineInclude(SM, FID)) {
+      if (llvm::Error Err = Edits.add(*Inc)) {
         R.Error = Path + ": error: internal: " + llvm::toString(std::move(Err));
         return;
       }
-      // The include travels with the first rewrite, so that each loop's fix stands alone.
+      // The include travels with the file's first rewrite, so that each loop's fix stands alone.
       for (LoopRecord &L : R.Loops)
-        if (L.transformed()) {
+        if (L.transformed() && !L.Edits.empty() && L.Edits.front().getFilePath() == Inc->getFilePath()) {
           L.Edits.insert(L.Edits.begin(), *Inc);
           break;
         }
     }
-  auto New = tooling::applyAllReplacements(R.Original, All);
+  }
+  auto New = tooling::applyAllReplacements(R.Original, All[Main]);
   if (!New) {
     R.Error = Path + ": error: internal: " + llvm::toString(New.takeError());
     return;
   }
   R.Rewritten = *New;
+  // Every header with candidate loops is listed, rewritten or not, so that the files including it
+  // can be compared: one that leaves a loop alone must not see another rewrite it.
+  for (auto &[Key, Results] : ByLoop)
+    All[Key.first];
+  for (auto &[FID, Edits] : All) {
+    if (FID == Main)
+      continue;
+    HeaderRewrite H;
+    llvm::SmallString<256> Real;
+    StringRef Name = SM.getFileEntryRefForID(FID)->getName();
+    H.Path = llvm::sys::fs::real_path(Name, Real) ? Name.str() : Real.str().str();
+    H.Original = SM.getBufferData(FID).str();
+    auto Text = tooling::applyAllReplacements(H.Original, Edits);
+    if (!Text) {
+      R.Error = H.Path + ": error: internal: " + llvm::toString(Text.takeError());
+      return;
+    }
+    H.Rewritten = *Text;
+    H.Edits = Edits;
+    R.Headers.push_back(std::move(H));
+  }
   auto Floor = tooling::applyAllReplacements(R.Original, FloorEdits);
   R.ComputeOnly = Floor ? *Floor : R.Original;
   if (!Floor)
     llvm::consumeError(Floor.takeError());
-  R.Edits = All;
+  R.Edits = All[Main];
   R.Ok = true;
 }
 

@@ -36,12 +36,14 @@ const char Verbatim = '\x01';
 /// Offsets and text of the main file.
 class FileText {
 public:
-  FileText(ASTContext &Ctx) : Ctx(Ctx), SM(Ctx.getSourceManager()), LO(Ctx.getLangOpts()) {
-    Buffer = SM.getBufferData(SM.getMainFileID());
+  FileText(ASTContext &Ctx, FileID FID)
+      : Ctx(Ctx), SM(Ctx.getSourceManager()), LO(Ctx.getLangOpts()), FID(FID) {
+    Buffer = SM.getBufferData(FID);
   }
   ASTContext &Ctx;
   const SourceManager &SM;
   const LangOptions &LO;
+  FileID FID; ///< the file that holds the loop: the main file or a header
   StringRef Buffer;
 
   unsigned offset(SourceLocation L) const { return SM.getFileOffset(SM.getExpansionLoc(L)); }
@@ -128,7 +130,7 @@ public:
   Namer(const FileText &F, const FunctionDecl *FD) : F(F) {
     unsigned B = F.offset(FD->getBeginLoc());
     unsigned E = F.end(FD->getBody());
-    Lexer Raw(F.SM.getLocForStartOfFile(F.SM.getMainFileID()), F.LO, F.Buffer.begin(),
+    Lexer Raw(F.SM.getLocForStartOfFile(F.FID), F.LO, F.Buffer.begin(),
               F.Buffer.begin() + B, F.Buffer.end());
     Token Tok;
     while (!Raw.LexFromRawLexer(Tok) && F.SM.getFileOffset(Tok.getLocation()) < E)
@@ -203,7 +205,8 @@ Lines single(std::string S) { return S.empty() ? Lines{} : Lines{std::move(S)}; 
 llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const LoopModel &M,
                                                       unsigned Stages, EmitKind Kind) {
   const bool Pipelined = Kind == EmitKind::Pipeline;
-  FileText F(Ctx);
+  FileText F(Ctx, Ctx.getSourceManager().getFileID(
+                      Ctx.getSourceManager().getExpansionLoc(M.Loop->getBeginLoc())));
   auto Fail = [](const Twine &Why) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), Why);
   };
@@ -397,7 +400,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   std::vector<Replacement> Out;
   unsigned LoopEnd = F.end(M.Loop);
   Out.emplace_back(F.SM, CharSourceRange::getCharRange(M.Loop->getBeginLoc(),
-                                                       F.SM.getComposedLoc(F.SM.getMainFileID(), LoopEnd)),
+                                                       F.SM.getComposedLoc(F.FID, LoopEnd)),
                    NewText);
   for (const Tile &T : M.Tiles)
     if (!T.DeclaredInBody && Pipelined)
@@ -406,8 +409,8 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   return Out;
 }
 
-std::optional<Replacement> pipelineInclude(const SourceManager &SM) {
-  StringRef Buffer = SM.getBufferData(SM.getMainFileID());
+std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID) {
+  StringRef Buffer = SM.getBufferData(FID);
   llvm::Regex Has("^[ \t]*#[ \t]*include[ \t]*<cuda/pipeline>", llvm::Regex::Newline);
   if (Has.match(Buffer))
     return std::nullopt;
@@ -416,7 +419,7 @@ std::optional<Replacement> pipelineInclude(const SourceManager &SM) {
   unsigned Off = 0;
   if (First.match(Buffer, &Match))
     Off = Match[0].data() - Buffer.data();
-  StringRef Path = SM.getFileEntryRefForID(SM.getMainFileID())->getName();
+  StringRef Path = SM.getFileEntryRefForID(FID)->getName();
   return Replacement(Path, Off, 0, "#include <cuda/pipeline>\n");
 }
 

@@ -40,6 +40,16 @@ unsigned lineOf(llvm::StringRef Text, unsigned Offset) {
 } // namespace
 
 std::string unifiedDiff(const FileResult &R) {
+  return unifiedDiff(R.Path, R.Original, R.Edits);
+}
+
+std::string unifiedDiff(llvm::StringRef Path, llvm::StringRef Original,
+                        const clang::tooling::Replacements &Replacements) {
+  struct {
+    llvm::StringRef Path;
+    std::string Original;
+    const clang::tooling::Replacements &Edits;
+  } R{Path, Original.str(), Replacements};
   // Each edit covers whole old lines [First, Last]; edits on touching lines merge into one change.
   struct Change {
     unsigned First, Last; // old lines, inclusive
@@ -86,7 +96,7 @@ std::string unifiedDiff(const FileResult &R) {
   if (Changes.empty())
     return Out;
   // Paths relative to the working folder where they lie under it, as patch -p1 and git apply expect.
-  llvm::SmallString<256> Shown(R.Path), Cwd;
+  llvm::SmallString<256> Shown(R.Path.str()), Cwd;
   if (!llvm::sys::fs::current_path(Cwd) && llvm::sys::path::is_absolute(Shown)) {
     Cwd += "/";
     llvm::sys::path::replace_path_prefix(Shown, Cwd, "");

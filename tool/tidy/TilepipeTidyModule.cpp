@@ -51,15 +51,28 @@ public:
       diag(Start, "tilepipe could not analyze this file: %0") << R.Error;
       return;
     }
+    // Records and edits name their file: the main file or a header it includes.
+    auto At = [&](StringRef File, unsigned Offset) {
+      if (File == R.Path)
+        return Start.getLocWithOffset(Offset);
+      auto FE = SM.getFileManager().getOptionalFileRef(File);
+      if (!FE)
+        return SourceLocation();
+      return SM.getLocForStartOfFile(SM.translateFile(*FE)).getLocWithOffset(Offset);
+    };
     for (const LoopRecord &L : R.Loops) {
-      auto D = diag(Start.getLocWithOffset(L.Offset), "[%0] %1",
-                    L.transformed() ? DiagnosticIDs::Warning : DiagnosticIDs::Remark)
+      SourceLocation Loc = At(L.File, L.Offset);
+      if (Loc.isInvalid())
+        continue;
+      auto D = diag(Loc, "[%0] %1", L.transformed() ? DiagnosticIDs::Warning : DiagnosticIDs::Remark)
                << reasonInfo(L.Code).Id << L.message();
-      for (const tooling::Replacement &E : L.Edits)
-        D << FixItHint::CreateReplacement(
-            CharSourceRange::getCharRange(Start.getLocWithOffset(E.getOffset()),
-                                          Start.getLocWithOffset(E.getOffset() + E.getLength())),
-            E.getReplacementText());
+      for (const tooling::Replacement &E : L.Edits) {
+        SourceLocation B = At(E.getFilePath(), E.getOffset());
+        if (B.isValid())
+          D << FixItHint::CreateReplacement(
+              CharSourceRange::getCharRange(B, B.getLocWithOffset(E.getLength())),
+              E.getReplacementText());
+      }
     }
   }
 

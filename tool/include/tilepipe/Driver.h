@@ -32,6 +32,14 @@ struct LoopRecord {
   std::string message() const;
 };
 
+/// A user header (included by the file) that holds candidate loops; Rewritten == Original when
+/// none of them was rewritten.
+struct HeaderRewrite {
+  std::string Path; ///< real path
+  std::string Original, Rewritten;
+  clang::tooling::Replacements Edits;
+};
+
 struct FileResult {
   std::string Path;
   bool Ok = false;
@@ -41,6 +49,7 @@ struct FileResult {
   clang::tooling::Replacements Edits;
   std::vector<LoopRecord> Loops;
   std::vector<std::string> Dependencies; ///< every file the parse read, for build depfiles
+  std::vector<HeaderRewrite> Headers;    ///< user headers with candidate loops
 };
 
 /// Parses Path with the compile command DB gives for it, then analyzeAST.

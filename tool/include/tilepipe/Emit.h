@@ -19,7 +19,8 @@ llvm::Expected<std::vector<clang::tooling::Replacement>>
 emitPipeline(clang::ASTContext &Ctx, const LoopModel &M, unsigned Stages,
              EmitKind Kind = EmitKind::Pipeline);
 
-/// `#include <cuda/pipeline>` in front of the main file's first include, unless it is there.
-std::optional<clang::tooling::Replacement> pipelineInclude(const clang::SourceManager &SM);
+/// `#include <cuda/pipeline>` in front of the file's first include, unless it is there.
+std::optional<clang::tooling::Replacement> pipelineInclude(const clang::SourceManager &SM,
+                                                           clang::FileID FID);
 
 } // namespace tilepipe

@@ -12,6 +12,8 @@ llvm::Error writeAtomically(llvm::StringRef Path, llvm::StringRef Content);
 
 /// A unified diff (3 lines of context) of the edits of one file, with a/ and b/ path prefixes.
 std::string unifiedDiff(const FileResult &R);
+std::string unifiedDiff(llvm::StringRef Path, llvm::StringRef Original,
+                        const clang::tooling::Replacements &Edits);
 
 /// Per loop: file, line, column, kernel, transformed, reason, message, stages.
 llvm::json::Value reportJson(llvm::ArrayRef<FileResult> Results);
