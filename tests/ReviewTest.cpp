@@ -165,6 +165,25 @@ __global__ void k(const float *A, float *C, int nt) {
   EXPECT_NE(R.Rewritten.find("__shared__ float s[T];"), std::string::npos);
 }
 
+TEST(Annotations, AssumeNoAliasPerLoop) {
+  std::string Code = R"(#define T 64
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[T];
+  // tilepipe: assume-noalias=false
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    C[t * T + threadIdx.x] = s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+}
+)";
+  FileResult R = runOnCode(Code);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_EQ("store-may-alias", reasonInfo(R.Loops[0].Code).Id.str());
+}
+
 TEST(Annotations, MalformedIsAnError) {
   std::string Code = R"(__global__ void k(const float *A, float *C, int nt) {
   __shared__ float s[64];

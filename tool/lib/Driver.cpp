@@ -102,6 +102,7 @@ std::vector<std::string> dependencies(const SourceManager &SM) {
 struct Annotation {
   bool Skip = false;
   unsigned Stages = 0;
+  std::optional<bool> AssumeNoAlias;
 };
 
 static bool annotationsAbove(StringRef Buffer, unsigned Line, const std::string &Path,
@@ -127,9 +128,11 @@ static bool annotationsAbove(StringRef Buffer, unsigned Line, const std::string 
         A.Skip = true;
       else if (W.consume_front("stages=") && !W.getAsInteger(10, N) && N >= 2 && N <= 8)
         A.Stages = N;
+      else if (W == "assume-noalias=false" || W == "assume-noalias=true")
+        A.AssumeNoAlias = W.ends_with("true");
       else {
         Error = Path + ":" + std::to_string(L) + ":1: error: malformed tilepipe annotation '" +
-                Lines[L - 1].trim().str() + "' (expected 'skip' or 'stages=N' with N in 2..8)";
+                Lines[L - 1].trim().str() + "' (expected 'skip', 'stages=N' with N in 2..8, or 'assume-noalias=true|false')";
         return false;
       }
     }
@@ -180,7 +183,10 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
         LR.Model.Function = FD;
         LR.V = Verdict::refuse(Reason::Skipped, "");
       } else {
-        LR.V = checkLoop(Ctx, Index, C, COpts, LR.Model);
+        CheckOptions LoopOpts = COpts;
+        if (A.AssumeNoAlias)
+          LoopOpts.AssumeNoAlias = *A.AssumeNoAlias;
+        LR.V = checkLoop(Ctx, Index, C, LoopOpts, LR.Model);
       }
       Local.push_back(std::move(LR));
     }
