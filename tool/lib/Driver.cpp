@@ -250,7 +250,6 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     Rec.Offset = SM.getFileOffset(SM.getExpansionLoc(Loop->getBeginLoc()));
     return Rec;
   };
-  bool AnyRewritten = false;
   for (auto &[Off, Results] : ByLoop) {
     LoopRecord Rec = Record(Results.front().Model.Loop, Results.front().Function);
     const LoopResult *Refused = nullptr;
@@ -316,7 +315,6 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     }
     if (Rec.Code == Reason::Pipelined) {
       Rec.Edits = *First;
-      AnyRewritten = true;
       Rec.Stages = Stages;
       const LoopModel &M = Results.front().Model;
       std::vector<std::string> TileNames;
@@ -343,7 +341,6 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     return std::make_tuple(A.File != Path, A.File, A.Line, A.Column) <
            std::make_tuple(B.File != Path, B.File, B.Line, B.Column);
   });
-  (void)AnyRewritten;
   for (auto &[FID, Edits] : All) {
     if (Edits.empty())
       continue;
