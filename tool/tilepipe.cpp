@@ -305,28 +305,24 @@ int main(int argc, const char **argv) {
       }
     }
   {
+    // Each header loop once; a header left alone reports its loops as such.
     std::set<std::tuple<std::string, unsigned, unsigned>> Seen;
     for (FileResult &R : Results) {
       std::vector<LoopRecord> Kept;
       for (LoopRecord &L : R.Loops) {
         SmallString<256> Real(L.File);
         sys::fs::real_path(L.File, Real);
-        if (L.File == R.Path || Seen.insert({Real.str().str(), L.Line, L.Column}).second)
-          Kept.push_back(std::move(L));
-      }
-      R.Loops = std::move(Kept);
-    }
-    // A header left alone reports its loops as such.
-    for (FileResult &R : Results)
-      for (LoopRecord &L : R.Loops) {
-        SmallString<256> Real(L.File);
-        sys::fs::real_path(L.File, Real);
+        if (L.File != R.Path && !Seen.insert({Real.str().str(), L.Line, L.Column}).second)
+          continue;
         if (HeaderConflicts.count(Real.str().str()) && L.transformed()) {
           L.Code = Reason::Unsupported;
           L.Detail = "the files that include this header disagree on its rewrite";
           L.Edits.clear();
         }
+        Kept.push_back(std::move(L));
       }
+      R.Loops = std::move(Kept);
+    }
   }
   // Remarks after the files are merged, so that a header's loops are reported once.
   if (!Quiet)

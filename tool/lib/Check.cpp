@@ -770,11 +770,18 @@ bool LoopChecker::isGlobalPointer(const VarDecl *V, unsigned Depth) {
   }
   if (!V->hasLocalStorage() || !V->getInit())
     return false;
-  // A local pointer set once from global memory.
-  MutationScanner Whole;
-  if (const auto *F = dyn_cast<FunctionDecl>(V->getDeclContext()))
-    Whole.TraverseStmt(F->getBody());
-  if (Whole.Mutated.contains(V) || Whole.AddressTaken.contains(V))
+  // A local pointer set once from global memory. The loop's own function was scanned once in
+  // run(); a caller's is scanned here.
+  const auto *F = dyn_cast<FunctionDecl>(V->getDeclContext());
+  if (!F)
+    return false;
+  MutationScanner Caller;
+  const MutationScanner *Whole = &InFunction;
+  if (F != M.Function) {
+    Caller.TraverseStmt(F->getBody());
+    Whole = &Caller;
+  }
+  if (Whole->Mutated.contains(V) || Whole->AddressTaken.contains(V))
     return false;
   return isGlobalPointer(pointerBase(V->getInit()), Depth + 1);
 }
@@ -848,8 +855,6 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
   const Expr *Plain = stripNoOps(V);
   bool IsRead = isa<ArraySubscriptExpr>(Plain) ||
                 (isa<UnaryOperator>(Plain) && cast<UnaryOperator>(Plain)->getOpcode() == UO_Deref);
-  if (IsRead && !isa<ArraySubscriptExpr>(Plain) && !isa<UnaryOperator>(Plain))
-    IsRead = false;
   if (!IsRead) {
     // Anything else must be a fill value: no memory read, nothing that changes.
     DepResult D = classify(V);

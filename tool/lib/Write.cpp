@@ -45,17 +45,12 @@ std::string unifiedDiff(const FileResult &R) {
 
 std::string unifiedDiff(llvm::StringRef Path, llvm::StringRef Original,
                         const clang::tooling::Replacements &Replacements) {
-  struct {
-    llvm::StringRef Path;
-    std::string Original;
-    const clang::tooling::Replacements &Edits;
-  } R{Path, Original.str(), Replacements};
   // Each edit covers whole old lines [First, Last]; edits on touching lines merge into one change.
   struct Change {
     unsigned First, Last; // old lines, inclusive
     std::string NewText;  // replacement for those lines
   };
-  llvm::StringRef Old = R.Original;
+  llvm::StringRef Old = Original;
   std::vector<llvm::StringRef> OldLines = splitLines(Old);
   std::vector<unsigned> LineStart;
   for (unsigned I = 0, Off = 0; I < OldLines.size(); Off += OldLines[I].size(), ++I)
@@ -63,7 +58,7 @@ std::string unifiedDiff(llvm::StringRef Path, llvm::StringRef Original,
   auto StartOf = [&](unsigned L) { return L < LineStart.size() ? LineStart[L] : Old.size(); };
   std::vector<Change> Changes;
   std::vector<std::pair<unsigned, const clang::tooling::Replacement *>> Edits;
-  for (const clang::tooling::Replacement &E : R.Edits)
+  for (const clang::tooling::Replacement &E : Replacements)
     Edits.push_back({E.getOffset(), &E});
   for (size_t I = 0; I < Edits.size();) {
     const auto *E = Edits[I].second;
@@ -96,7 +91,7 @@ std::string unifiedDiff(llvm::StringRef Path, llvm::StringRef Original,
   if (Changes.empty())
     return Out;
   // Paths relative to the working folder where they lie under it, as patch -p1 and git apply expect.
-  llvm::SmallString<256> Shown(R.Path.str()), Cwd;
+  llvm::SmallString<256> Shown(Path), Cwd;
   if (!llvm::sys::fs::current_path(Cwd) && llvm::sys::path::is_absolute(Shown)) {
     Cwd += "/";
     llvm::sys::path::replace_path_prefix(Shown, Cwd, "");
