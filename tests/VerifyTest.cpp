@@ -91,6 +91,31 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"NoCases", "    cases:", "    kases:", "missing required key 'cases'", 2}),
     [](const ::testing::TestParamInfo<BadSpec> &I) { return I.param.Name; });
 
+TEST(Spec, MisalignedCasesAndLaunchers) {
+  std::string Text = GoodSpec;
+  Text.replace(Text.find("        sizes: {n: 100}"), strlen("        sizes: {n: 100}"),
+               "        sizes: {n: 100}\n        misalign: 3");
+  auto S = parseSpec(Text, "good.yaml");
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  EXPECT_EQ(3, S->Kernels[0].Cases[0].Misalign);
+  EXPECT_EQ(0, S->Kernels[0].Cases[1].Misalign);
+  std::string Cases = generateCases(*S);
+  // The buffers of the misaligned case are handed out 3 elements off their allocation.
+  EXPECT_NE(Cases.find("tpv::Out, tpv_set, 3);"), std::string::npos) << Cases;
+  EXPECT_NE(Cases.find("tpv::Out, tpv_set, 0);"), std::string::npos) << Cases;
+  // A rewrite with tensor copies is launched through its launcher, the others directly.
+  EXPECT_NE(Cases.find("#if defined(TILEPIPE_LAUNCHER_scale)\n  ::tilepipe_launch_scale<64>(((n + 63) / "
+                       "64), (64), 0, 0, "),
+            std::string::npos)
+      << Cases;
+  EXPECT_NE(Cases.find("#else\n  ::scale<64><<<((n + 63) / 64), (64)>>>("), std::string::npos) << Cases;
+
+  Text.replace(Text.find("misalign: 3"), strlen("misalign: 3"), "misalign: 65");
+  auto Bad = parseSpec(Text, "bad.yaml");
+  ASSERT_FALSE(bool(Bad));
+  EXPECT_NE(llvm::toString(Bad.takeError()).find("misalign must be between 0 and 64"), std::string::npos);
+}
+
 TEST(Spec, MissingFile) {
   auto S = readSpec("/nonexistent/x.tilepipe.yaml");
   ASSERT_FALSE(bool(S));

@@ -54,8 +54,11 @@ template <> struct MappingTraits<CaseSpec> {
     IO.mapRequired("sizes", C.Sizes);
     IO.mapOptional("timed", C.Timed, false);
     IO.mapOptional("sanitize", C.Sanitize, true);
+    IO.mapOptional("misalign", C.Misalign, 0);
   }
   static std::string validate(IO &, CaseSpec &C) {
+    if (C.Misalign < 0 || C.Misalign > 64)
+      return "misalign must be between 0 and 64 elements";
     for (auto &[K, V] : C.Sizes) {
       if (K.empty() || !(isAlpha(K[0]) || K[0] == '_') ||
           !llvm::all_of(K, [](char Ch) { return isAlnum(Ch) || Ch == '_'; }))

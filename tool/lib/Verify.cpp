@@ -55,7 +55,7 @@ std::string generateCases(const LaunchSpec &Spec) {
         }
         std::string Dir = P.Dir == "in" ? "In" : P.Dir == "out" ? "Out" : "InOut";
         OS << "    tpv_run.buffer<" << P.Type << ">(" << PI << ", (" << P.Count << "), tpv::" << Dir
-           << ", tpv_set);\n";
+           << ", tpv_set, " << C.Misalign << ");\n";
         Args.push_back("tpv_run.get<" + P.Type + ">(tpv_set, " + std::to_string(PI) + ")");
         if (P.Dir != "in")
           Buffers.push_back("{" + literal(P.Buffer) + ", " + literal(P.Type) + ", sizeof(" +
@@ -64,8 +64,17 @@ std::string generateCases(const LaunchSpec &Spec) {
       OS << "    return;\n  }\n";
       if (!K.Setup.empty())
         OS << "  {\n" << K.Setup << "\n  }\n";
+      // A rewrite with tensor copies defines TILEPIPE_LAUNCHER_<name> and a launcher that hands
+      // the kernel its tensor maps; the other variants are launched directly.
+      llvm::StringRef Path = llvm::StringRef(Callee).take_until([](char C) { return C == '<'; });
+      llvm::StringRef TArgs = llvm::StringRef(Callee).drop_front(Path.size());
+      size_t Colons = Path.rfind("::");
+      llvm::StringRef Scope = Path.take_front(Colons + 2), Base = Path.drop_front(Colons + 2);
+      OS << "#if defined(TILEPIPE_LAUNCHER_" << Base << ")\n";
+      OS << "  " << Scope << "tilepipe_launch_" << Base << TArgs << "((" << K.Grid << "), (" << K.Block
+         << "), 0, 0" << (Args.empty() ? "" : ", ") << llvm::join(Args, ", ") << ");\n#else\n";
       OS << "  " << Callee << "<<<(" << K.Grid << "), (" << K.Block << ")>>>("
-         << llvm::join(Args, ", ") << ");\n}\n";
+         << llvm::join(Args, ", ") << ");\n#endif\n}\n";
       bool Timed = C.Timed || (!AnyTimed && CI + 1 == K.Cases.size());
       Table.push_back("  {" + literal(K.Kernel) + ", " + literal(C.Name) + ", " +
                       (Timed ? "true" : "false") + ", " + (C.Sanitize ? "true" : "false") +

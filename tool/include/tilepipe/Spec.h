@@ -22,6 +22,7 @@ struct CaseSpec {
   std::map<std::string, int64_t> Sizes;
   bool Timed = false;
   bool Sanitize = true;
+  int Misalign = 0; ///< elements by which every buffer pointer is moved off its allocation
 };
 
 struct KernelSpec {
