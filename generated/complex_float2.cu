@@ -141,13 +141,13 @@ namespace cg = cooperative_groups;
 
 // A is M x K, B is K x N, C is M x N; all dimensions multiples of T.
 __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K) {
-  __shared__ float2 As_stages[3][T][T];
-  __shared__ float2 Bs_stages[3][T][T];
+  alignas(16) __shared__ float2 As_stages[3][T][T];
+  alignas(16) __shared__ float2 Bs_stages[3][T][T];
   const int row = blockIdx.y * T + threadIdx.y;
   const int col = blockIdx.x * T + threadIdx.x;
   float re = 0.0f, im = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int k0 = 0;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
@@ -160,10 +160,52 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K)
       if (k0 < K) {
         auto &As = As_stages[fetch_stage];
         auto &Bs = Bs_stages[fetch_stage];
-        cuda::memcpy_async(&As[threadIdx.y][threadIdx.x], &A[row * K + k0 + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
-        cuda::memcpy_async(&Bs[threadIdx.y][threadIdx.x], &B[(k0 + threadIdx.y) * N + col],
-                           cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
+        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+        using As_index = decltype(+(row * K + k0 + threadIdx.x));
+        const As_index As_base = (As_index)(row * K + k0 + threadIdx.x)
+            - (As_index)threadIdx.y * (As_index)(K)
+            - (As_index)threadIdx.x;
+        if (sizeof(As[0]) % 16 == 0 &&
+            blockDim.y == sizeof(As) / sizeof(As[0]) &&
+            blockDim.x == sizeof(As[0]) / sizeof(As[0][0]) &&
+            (K) % (16 / sizeof(As[0][0])) == 0 &&
+            reinterpret_cast<unsigned long long>(&A[As_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&As[0][0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk = rank; chunk < sizeof(As) / 16; chunk += threads) {
+            const unsigned row0 = chunk / (sizeof(As[0]) / 16);
+            const unsigned col_1 = chunk % (sizeof(As[0]) / 16) * (16 / sizeof(As[0][0]));
+            cuda::memcpy_async(&As[row0][col_1],
+                               &A[As_base + (As_index)row0 * (As_index)(K) + (As_index)col_1],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&As[threadIdx.y][threadIdx.x], &A[row * K + k0 + threadIdx.x],
+                             cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
+        }
+        using Bs_index = decltype(+((k0 + threadIdx.y) * N + col));
+        const Bs_index Bs_base = (Bs_index)((k0 + threadIdx.y) * N + col)
+            - (Bs_index)threadIdx.y * (Bs_index)(N)
+            - (Bs_index)threadIdx.x;
+        if (sizeof(Bs[0]) % 16 == 0 &&
+            blockDim.y == sizeof(Bs) / sizeof(Bs[0]) &&
+            blockDim.x == sizeof(Bs[0]) / sizeof(Bs[0][0]) &&
+            (N) % (16 / sizeof(Bs[0][0])) == 0 &&
+            reinterpret_cast<unsigned long long>(&B[Bs_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&Bs[0][0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk_1 = rank; chunk_1 < sizeof(Bs) / 16; chunk_1 += threads) {
+            const unsigned row0_1 = chunk_1 / (sizeof(Bs[0]) / 16);
+            const unsigned col_2 = chunk_1 % (sizeof(Bs[0]) / 16) * (16 / sizeof(Bs[0][0]));
+            cuda::memcpy_async(&Bs[row0_1][col_2],
+                               &B[Bs_base + (Bs_index)row0_1 * (Bs_index)(N) + (Bs_index)col_2],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&Bs[threadIdx.y][threadIdx.x], &B[(k0 + threadIdx.y) * N + col],
+                             cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
+        }
         k0 += T;
         k0_fetch = k0;
       }

@@ -149,7 +149,7 @@ __global__ void conv2d_channels(float* out, const float* in, const float* filt, 
   const int oy = blockIdx.y * TH + threadIdx.y;
   float acc = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int c = 0;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();

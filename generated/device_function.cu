@@ -137,12 +137,12 @@ static void closeOutput(FILE* f) {
 #define T 64  // == blockDim.x
 
 __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda, int numTiles) {
-  __shared__ float sa_stages[3][T];
-  __shared__ float sb_stages[3][T];
+  alignas(16) __shared__ float sa_stages[3][T];
+  alignas(16) __shared__ float sb_stages[3][T];
   const int row = blockIdx.x;
   float acc = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
@@ -155,10 +155,42 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
       if (t < numTiles) {
         auto &sa = sa_stages[fetch_stage];
         auto &sb = sb_stages[fetch_stage];
-        cuda::memcpy_async(&sa[threadIdx.x], &a[row * lda + t * T + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        cuda::memcpy_async(&sb[threadIdx.x], &b[t * T + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+        using sa_index = decltype(+(row * lda + t * T + threadIdx.x));
+        const sa_index sa_base = (sa_index)(row * lda + t * T + threadIdx.x) - (sa_index)threadIdx.x;
+        if (sizeof(sa) % 16 == 0 &&
+            blockDim.x == sizeof(sa) / sizeof(sa[0]) &&
+            reinterpret_cast<unsigned long long>(&a[sa_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&sa[0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk = rank; chunk < sizeof(sa) / 16; chunk += threads) {
+            const unsigned col = chunk % (sizeof(sa) / 16) * (16 / sizeof(sa[0]));
+            cuda::memcpy_async(&sa[col],
+                               &a[sa_base + (sa_index)col],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&sa[threadIdx.x], &a[row * lda + t * T + threadIdx.x],
+                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
+        using sb_index = decltype(+(t * T + threadIdx.x));
+        const sb_index sb_base = (sb_index)(t * T + threadIdx.x) - (sb_index)threadIdx.x;
+        if (sizeof(sb) % 16 == 0 &&
+            blockDim.x == sizeof(sb) / sizeof(sb[0]) &&
+            reinterpret_cast<unsigned long long>(&b[sb_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&sb[0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk_1 = rank; chunk_1 < sizeof(sb) / 16; chunk_1 += threads) {
+            const unsigned col_1 = chunk_1 % (sizeof(sb) / 16) * (16 / sizeof(sb[0]));
+            cuda::memcpy_async(&sb[col_1],
+                               &b[sb_base + (sb_index)col_1],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&sb[threadIdx.x], &b[t * T + threadIdx.x],
+                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
         ++t;
         t_fetch = t;
       }

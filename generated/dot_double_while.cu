@@ -135,14 +135,14 @@ static void closeOutput(FILE* f) {
 }
 
 __global__ void shifted_dots(double* out, const double* x, const double* y, int n) {
-  __shared__ double sa_stages[3][256];
-  __shared__ double sb_stages[3][256];
+  alignas(16) __shared__ double sa_stages[3][256];
+  alignas(16) __shared__ double sb_stages[3][256];
   __shared__ double warpSums[8];
   const int shift = blockIdx.x % blockDim.x;
   double acc = 0.0;
   int k = 0;
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
     auto k_fetch = k;
@@ -154,10 +154,42 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
       if (k < n) {
         auto &sa = sa_stages[fetch_stage];
         auto &sb = sb_stages[fetch_stage];
-        cuda::memcpy_async(&sa[threadIdx.x], &x[k + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
-        cuda::memcpy_async(&sb[threadIdx.x], &y[k + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
+        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+        using sa_index = decltype(+(k + threadIdx.x));
+        const sa_index sa_base = (sa_index)(k + threadIdx.x) - (sa_index)threadIdx.x;
+        if (sizeof(sa) % 16 == 0 &&
+            blockDim.x == sizeof(sa) / sizeof(sa[0]) &&
+            reinterpret_cast<unsigned long long>(&x[sa_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&sa[0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk = rank; chunk < sizeof(sa) / 16; chunk += threads) {
+            const unsigned col = chunk % (sizeof(sa) / 16) * (16 / sizeof(sa[0]));
+            cuda::memcpy_async(&sa[col],
+                               &x[sa_base + (sa_index)col],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&sa[threadIdx.x], &x[k + threadIdx.x],
+                             cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
+        }
+        using sb_index = decltype(+(k + threadIdx.x));
+        const sb_index sb_base = (sb_index)(k + threadIdx.x) - (sb_index)threadIdx.x;
+        if (sizeof(sb) % 16 == 0 &&
+            blockDim.x == sizeof(sb) / sizeof(sb[0]) &&
+            reinterpret_cast<unsigned long long>(&y[sb_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&sb[0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk_1 = rank; chunk_1 < sizeof(sb) / 16; chunk_1 += threads) {
+            const unsigned col_1 = chunk_1 % (sizeof(sb) / 16) * (16 / sizeof(sb[0]));
+            cuda::memcpy_async(&sb[col_1],
+                               &y[sb_base + (sb_index)col_1],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&sb[threadIdx.x], &y[k + threadIdx.x],
+                             cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
+        }
         k += blockDim.x;
         k_fetch = k;
       }

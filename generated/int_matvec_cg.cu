@@ -143,13 +143,13 @@ namespace cg = cooperative_groups;
 // Row r of A starts at A + r * lda (rows may overlap when lda < cols); cols % TX == 0.
 __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda) {
   cg::thread_block block = cg::this_thread_block();
-  __shared__ int as_stages[3][TY][TX];
+  alignas(16) __shared__ int as_stages[3][TY][TX];
   __shared__ int xs_stages[3][TX];
   const int row = blockIdx.x * TY + threadIdx.y;
   const int rot = (threadIdx.x + 7 * threadIdx.y) % TX;
   int acc = 0;
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
@@ -162,8 +162,30 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
       if (t < cols / TX) {
         auto &as = as_stages[fetch_stage];
         auto &xs = xs_stages[fetch_stage];
-        cuda::memcpy_async(&as[threadIdx.y][threadIdx.x], &A[row * lda + t * TX + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
+        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+        using as_index = decltype(+(row * lda + t * TX + threadIdx.x));
+        const as_index as_base = (as_index)(row * lda + t * TX + threadIdx.x)
+            - (as_index)threadIdx.y * (as_index)(lda)
+            - (as_index)threadIdx.x;
+        if (sizeof(as[0]) % 16 == 0 &&
+            blockDim.y == sizeof(as) / sizeof(as[0]) &&
+            blockDim.x == sizeof(as[0]) / sizeof(as[0][0]) &&
+            (lda) % (16 / sizeof(as[0][0])) == 0 &&
+            reinterpret_cast<unsigned long long>(&A[as_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&as[0][0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk = rank; chunk < sizeof(as) / 16; chunk += threads) {
+            const unsigned row0 = chunk / (sizeof(as[0]) / 16);
+            const unsigned col = chunk % (sizeof(as[0]) / 16) * (16 / sizeof(as[0][0]));
+            cuda::memcpy_async(&as[row0][col],
+                               &A[as_base + (as_index)row0 * (as_index)(lda) + (as_index)col],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&as[threadIdx.y][threadIdx.x], &A[row * lda + t * TX + threadIdx.x],
+                             cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
+        }
         if (threadIdx.y == 0) cuda::memcpy_async(&xs[threadIdx.x], &x[t * TX + threadIdx.x],
                            cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
         ++t;

@@ -147,11 +147,11 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB)
   const int aStep = BLOCK_SIZE;
   const int bBegin = BLOCK_SIZE * bx;       // first element of B's column strip
   const int bStep = BLOCK_SIZE * wB;
-  __shared__ float As_stages[3][BLOCK_SIZE][BLOCK_SIZE];
-  __shared__ float Bs_stages[3][BLOCK_SIZE][BLOCK_SIZE];
+  alignas(16) __shared__ float As_stages[3][BLOCK_SIZE][BLOCK_SIZE];
+  alignas(16) __shared__ float Bs_stages[3][BLOCK_SIZE][BLOCK_SIZE];
   float Csub = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int a = aBegin, b = bBegin;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
@@ -166,10 +166,52 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB)
       if (a <= aEnd) {
         auto &As = As_stages[fetch_stage];
         auto &Bs = Bs_stages[fetch_stage];
-        cuda::memcpy_async(&As[ty][tx], &A[a + wA * ty + tx],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        cuda::memcpy_async(&Bs[ty][tx], &B[b + wB * ty + tx],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+        using As_index = decltype(+(a + wA * ty + tx));
+        const As_index As_base = (As_index)(a + wA * ty + tx)
+            - (As_index)threadIdx.y * (As_index)(wA)
+            - (As_index)threadIdx.x;
+        if (sizeof(As[0]) % 16 == 0 &&
+            blockDim.y == sizeof(As) / sizeof(As[0]) &&
+            blockDim.x == sizeof(As[0]) / sizeof(As[0][0]) &&
+            (wA) % (16 / sizeof(As[0][0])) == 0 &&
+            reinterpret_cast<unsigned long long>(&A[As_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&As[0][0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk = rank; chunk < sizeof(As) / 16; chunk += threads) {
+            const unsigned row0 = chunk / (sizeof(As[0]) / 16);
+            const unsigned col = chunk % (sizeof(As[0]) / 16) * (16 / sizeof(As[0][0]));
+            cuda::memcpy_async(&As[row0][col],
+                               &A[As_base + (As_index)row0 * (As_index)(wA) + (As_index)col],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&As[ty][tx], &A[a + wA * ty + tx],
+                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
+        using Bs_index = decltype(+(b + wB * ty + tx));
+        const Bs_index Bs_base = (Bs_index)(b + wB * ty + tx)
+            - (Bs_index)threadIdx.y * (Bs_index)(wB)
+            - (Bs_index)threadIdx.x;
+        if (sizeof(Bs[0]) % 16 == 0 &&
+            blockDim.y == sizeof(Bs) / sizeof(Bs[0]) &&
+            blockDim.x == sizeof(Bs[0]) / sizeof(Bs[0][0]) &&
+            (wB) % (16 / sizeof(Bs[0][0])) == 0 &&
+            reinterpret_cast<unsigned long long>(&B[Bs_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&Bs[0][0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk_1 = rank; chunk_1 < sizeof(Bs) / 16; chunk_1 += threads) {
+            const unsigned row0_1 = chunk_1 / (sizeof(Bs[0]) / 16);
+            const unsigned col_1 = chunk_1 % (sizeof(Bs[0]) / 16) * (16 / sizeof(Bs[0][0]));
+            cuda::memcpy_async(&Bs[row0_1][col_1],
+                               &B[Bs_base + (Bs_index)row0_1 * (Bs_index)(wB) + (Bs_index)col_1],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&Bs[ty][tx], &B[b + wB * ty + tx],
+                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
         a += aStep, b += bStep;
         a_fetch = a;
         b_fetch = b;

@@ -145,7 +145,7 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
   const int col = blockIdx.x * T + tx;   // column of C
   float acc = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();

@@ -140,13 +140,13 @@ static void closeOutput(FILE* f) {
 // P is gridDim.x x cols1 (row-major), Q is rows2 x gridDim.x (row-major).
 __global__ void row_then_column(float* rowOut, float* colOut, const float* P, const float* Q,
                                 int cols1, int rows2) {
-  __shared__ float rs_stages[3][T];
+  alignas(16) __shared__ float rs_stages[3][T];
   __shared__ float cs_stages[3][T];
   const int b = blockIdx.x;
   const int ld = gridDim.x;
   float accR = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
@@ -158,8 +158,25 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
       auto t = t_fetch;
       if (t < cols1 / T) {
         auto &rs = rs_stages[fetch_stage];
-        cuda::memcpy_async(&rs[threadIdx.x], &P[b * cols1 + t * T + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+        using rs_index = decltype(+(b * cols1 + t * T + threadIdx.x));
+        const rs_index rs_base = (rs_index)(b * cols1 + t * T + threadIdx.x) - (rs_index)threadIdx.x;
+        if (sizeof(rs) % 16 == 0 &&
+            blockDim.x == sizeof(rs) / sizeof(rs[0]) &&
+            reinterpret_cast<unsigned long long>(&P[rs_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&rs[0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk = rank; chunk < sizeof(rs) / 16; chunk += threads) {
+            const unsigned col = chunk % (sizeof(rs) / 16) * (16 / sizeof(rs[0]));
+            cuda::memcpy_async(&rs[col],
+                               &P[rs_base + (rs_index)col],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&rs[threadIdx.x], &P[b * cols1 + t * T + threadIdx.x],
+                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
         ++t;
         t_fetch = t;
       }
@@ -182,7 +199,7 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
   }
   float accC = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
@@ -222,11 +239,11 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
 
 // Block b reads the window u[b * shift ...] and the shared vector w.
 __global__ void window_sums(float* out, const float* u, const float* w, int numTiles, int shift) {
-  __shared__ float us_stages[3][T2];
-  __shared__ float ws_stages[3][T2];
+  alignas(16) __shared__ float us_stages[3][T2];
+  alignas(16) __shared__ float ws_stages[3][T2];
   float acc = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
@@ -239,10 +256,43 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
       if (t < numTiles) {
         auto &us = us_stages[fetch_stage];
         auto &ws = ws_stages[fetch_stage];
-        cuda::memcpy_async(&us[threadIdx.x], &u[blockIdx.x * shift + t * T2 + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        cuda::memcpy_async(&ws[threadIdx.x], &w[t * T2 + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+        using us_index = decltype(+(blockIdx.x * shift + t * T2 + threadIdx.x));
+        const us_index us_base = (us_index)(blockIdx.x * shift + t * T2 + threadIdx.x)
+            - (us_index)threadIdx.x;
+        if (sizeof(us) % 16 == 0 &&
+            blockDim.x == sizeof(us) / sizeof(us[0]) &&
+            reinterpret_cast<unsigned long long>(&u[us_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&us[0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk = rank; chunk < sizeof(us) / 16; chunk += threads) {
+            const unsigned col = chunk % (sizeof(us) / 16) * (16 / sizeof(us[0]));
+            cuda::memcpy_async(&us[col],
+                               &u[us_base + (us_index)col],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&us[threadIdx.x], &u[blockIdx.x * shift + t * T2 + threadIdx.x],
+                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
+        using ws_index = decltype(+(t * T2 + threadIdx.x));
+        const ws_index ws_base = (ws_index)(t * T2 + threadIdx.x) - (ws_index)threadIdx.x;
+        if (sizeof(ws) % 16 == 0 &&
+            blockDim.x == sizeof(ws) / sizeof(ws[0]) &&
+            reinterpret_cast<unsigned long long>(&w[ws_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&ws[0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk_1 = rank; chunk_1 < sizeof(ws) / 16; chunk_1 += threads) {
+            const unsigned col_1 = chunk_1 % (sizeof(ws) / 16) * (16 / sizeof(ws[0]));
+            cuda::memcpy_async(&ws[col_1],
+                               &w[ws_base + (ws_index)col_1],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&ws[threadIdx.x], &w[t * T2 + threadIdx.x],
+                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
         ++t;
         t_fetch = t;
       }

@@ -137,13 +137,13 @@ static void closeOutput(FILE* f) {
 // accel[3*i .. 3*i+2] = sum over sources j of m_j * d / (|d|^2 + eps2)^(3/2).
 __global__ void body_accel(float* accel, const float4* targets, const float4* sources,
                            int numSources, float eps2) {
-  __shared__ float4 sh_stages[3][256];
+  alignas(16) __shared__ float4 sh_stages[3][256];
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const float4 me = targets[i];
   float3 a = make_float3(0.0f, 0.0f, 0.0f);
   const int numTiles = numSources / blockDim.x;
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int tile = 0;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
@@ -155,8 +155,25 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
       auto tile = tile_fetch;
       if (tile < numTiles) {
         auto &sh = sh_stages[fetch_stage];
-        cuda::memcpy_async(&sh[threadIdx.x], &sources[tile * blockDim.x + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(float4)>(sizeof(float4)), pipe);
+        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+        using sh_index = decltype(+(tile * blockDim.x + threadIdx.x));
+        const sh_index sh_base = (sh_index)(tile * blockDim.x + threadIdx.x) - (sh_index)threadIdx.x;
+        if (sizeof(sh) % 16 == 0 &&
+            blockDim.x == sizeof(sh) / sizeof(sh[0]) &&
+            reinterpret_cast<unsigned long long>(&sources[sh_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&sh[0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk = rank; chunk < sizeof(sh) / 16; chunk += threads) {
+            const unsigned col = chunk % (sizeof(sh) / 16) * (16 / sizeof(sh[0]));
+            cuda::memcpy_async(&sh[col],
+                               &sources[sh_base + (sh_index)col],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&sh[threadIdx.x], &sources[tile * blockDim.x + threadIdx.x],
+                             cuda::aligned_size_t<sizeof(float4)>(sizeof(float4)), pipe);
+        }
         ++tile;
         tile_fetch = tile;
       }

@@ -141,7 +141,7 @@ static void closeOutput(FILE* f) {
 __global__ void stencil1d(float* out, const float* in, const float* w, int n) {
   __shared__ float s_stages[3][TS + 2 * R];
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int base = blockIdx.x * TS;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();

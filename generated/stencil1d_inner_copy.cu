@@ -139,7 +139,7 @@ template <int TS, int R>
 __global__ void stencil_tiles(float* out, const float* in, const float* w, int numTiles) {
   __shared__ float s_stages[3][TS + 2 * R];
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int tile = blockIdx.x;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();

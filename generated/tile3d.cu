@@ -142,7 +142,7 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
   const int tx = threadIdx.x, ty = threadIdx.y;
   float acc = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();

@@ -141,10 +141,10 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
   const int nb = (threadIdx.x + 1 + blockIdx.x) % T;
   float acc = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: 3-stage cp.async pipeline; the copies of the next 2 tiles overlap the compute on this one.
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
-    __shared__ float tile_stages[3][T];
-    __shared__ float vt_stages[3][T];
+    alignas(16) __shared__ float tile_stages[3][T];
+    alignas(16) __shared__ float vt_stages[3][T];
     int t = 0;
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
     auto t_fetch = t;
@@ -156,10 +156,43 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
       if (t < numTiles) {
         auto &tile = tile_stages[fetch_stage];
         auto &vt = vt_stages[fetch_stage];
-        cuda::memcpy_async(&tile[threadIdx.x], &a[blockIdx.x * shift + t * T + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        cuda::memcpy_async(&vt[threadIdx.x], &v[t * T + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+        using tile_index = decltype(+(blockIdx.x * shift + t * T + threadIdx.x));
+        const tile_index tile_base = (tile_index)(blockIdx.x * shift + t * T + threadIdx.x)
+            - (tile_index)threadIdx.x;
+        if (sizeof(tile) % 16 == 0 &&
+            blockDim.x == sizeof(tile) / sizeof(tile[0]) &&
+            reinterpret_cast<unsigned long long>(&a[tile_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&tile[0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk = rank; chunk < sizeof(tile) / 16; chunk += threads) {
+            const unsigned col = chunk % (sizeof(tile) / 16) * (16 / sizeof(tile[0]));
+            cuda::memcpy_async(&tile[col],
+                               &a[tile_base + (tile_index)col],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&tile[threadIdx.x], &a[blockIdx.x * shift + t * T + threadIdx.x],
+                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
+        using vt_index = decltype(+(t * T + threadIdx.x));
+        const vt_index vt_base = (vt_index)(t * T + threadIdx.x) - (vt_index)threadIdx.x;
+        if (sizeof(vt) % 16 == 0 &&
+            blockDim.x == sizeof(vt) / sizeof(vt[0]) &&
+            reinterpret_cast<unsigned long long>(&v[vt_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&vt[0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk_1 = rank; chunk_1 < sizeof(vt) / 16; chunk_1 += threads) {
+            const unsigned col_1 = chunk_1 % (sizeof(vt) / 16) * (16 / sizeof(vt[0]));
+            cuda::memcpy_async(&vt[col_1],
+                               &v[vt_base + (vt_index)col_1],
+                               cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          cuda::memcpy_async(&vt[threadIdx.x], &v[t * T + threadIdx.x],
+                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
         ++t;
         t_fetch = t;
       }

@@ -124,6 +124,380 @@ TEST(Analysis, WhileLoopWithTailIncrement) {
                                      "const double *A, double *C, int nt"));
 }
 
+// Block-wide 16-byte copies: the tile analysis decides, per tile, whether a store can become one.
+std::string wideOutcome(const std::string &Code, std::string *Rewritten = nullptr) {
+  FileResult R = runOnCode(Code);
+  if (!R.Ok || R.Loops.size() != 1 || !R.Loops[0].transformed())
+    return "not rewritten: " + (R.Loops.empty() ? R.Error : R.Loops[0].message());
+  if (Rewritten)
+    *Rewritten = R.Rewritten;
+  return R.Loops[0].message();
+}
+
+bool isWide(const std::string &Message) {
+  return Message.find("in 16-byte chunks over the block") != std::string::npos;
+}
+
+TEST(WideCopy, OneDimensionalTile) {
+  std::string Out;
+  std::string M = wideOutcome(kernel(Simple), &Out);
+  EXPECT_TRUE(isWide(M)) << M;
+  // Both paths are there: the chunks when the block fits, the original element otherwise.
+  EXPECT_NE(Out.find("cuda::aligned_size_t<16>(16), pipe);"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("cuda::memcpy_async(&s[threadIdx.x], &A[t * T + threadIdx.x],"),
+            std::string::npos);
+  EXPECT_NE(Out.find("blockDim.x == sizeof(s) / sizeof(s[0])"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("alignas(16) __shared__ float s_stages[3][T];"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("% 16 == 0"), std::string::npos);
+}
+
+TEST(WideCopy, RowsThroughLocalsAndAStrideParameter) {
+  std::string Out;
+  std::string M = wideOutcome(kernel(R"(
+  __shared__ float As[16][16];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int row = blockIdx.y * 16 + ty;
+  float acc = 0;
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    As[ty][tx] = A[row * K + k0 + tx];
+    __syncthreads();
+    acc += As[tx][ty];
+    __syncthreads();
+  }
+  C[row * 16 + tx] = acc;)",
+                                     "const float *A, float *C, int K"),
+                              &Out);
+  EXPECT_TRUE(isWide(M)) << M;
+  EXPECT_NE(Out.find("- (As_index)threadIdx.y * (As_index)(K)"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("blockDim.y == sizeof(As) / sizeof(As[0])"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("(K) % (16 / sizeof(As[0][0])) == 0"), std::string::npos) << Out;
+}
+
+TEST(WideCopy, WhileLoopInductionSetJustBefore) {
+  std::string M = wideOutcome(kernel(R"(
+  __shared__ double s[T];
+  double acc = 0;
+  int k = 0;
+  while (k < nt) {
+    s[threadIdx.x] = A[k + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+    k += blockDim.x;
+  }
+  C[threadIdx.x] = acc;)",
+                                     "const double *A, double *C, int nt"));
+  EXPECT_TRUE(isWide(M)) << M;
+}
+
+TEST(WideCopy, IndexDeclaredInTheCopyPhase) {
+  std::string M = wideOutcome(kernel(R"(
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    const int g = t * T + threadIdx.x;
+    s[threadIdx.x] = A[g];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)"));
+  EXPECT_TRUE(isWide(M)) << M;
+}
+
+struct NarrowCase {
+  const char *Name, *Body, *Why;
+};
+
+class NarrowTest : public testing::TestWithParam<NarrowCase> {};
+
+TEST_P(NarrowTest, StaysPerElementAndSaysWhy) {
+  std::string M = wideOutcome(kernel(GetParam().Body, "const float *A, float *C, int nt, int ld"));
+  EXPECT_FALSE(isWide(M)) << M;
+  EXPECT_NE(M.find(GetParam().Why), std::string::npos) << M;
+}
+
+const NarrowCase NarrowCases[] = {
+    {"Guarded", R"(
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = t * T + threadIdx.x < ld ? A[t * T + threadIdx.x] : 0.0f;
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)",
+     "is guarded"},
+    {"ColumnRead", R"(
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(t * T + threadIdx.x) * ld];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)",
+     "does not read the rows of a box"},
+    {"TransposedRead", R"(
+  __shared__ float s[16][16];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = A[t * 16 + threadIdx.x * ld + threadIdx.y];
+    __syncthreads();
+    acc += s[threadIdx.x][threadIdx.y];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)",
+     "does not read the rows of a box"},
+    {"InductionStartsPerThread", R"(
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = threadIdx.x % 2; t < nt; t += 2) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)",
+     "is not a uniform value plus uniform multiples of thread indices"},
+    {"WhileStartChangedBeforeTheLoop", R"(
+  __shared__ float s[T];
+  float acc = 0;
+  int k = 0;
+  k += threadIdx.x / 32;
+  while (k < nt) {
+    s[threadIdx.x] = A[k * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+    k += 1;
+  }
+  C[threadIdx.x] = acc;)",
+     "is not a uniform value plus uniform multiples of thread indices"},
+    {"SquaredThreadIndex", R"(
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x * threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)",
+     "is not a uniform value plus uniform multiples of thread indices"},
+    {"StrideNameDeclaredTwice", R"(
+  __shared__ float s[16][16];
+  float acc = 0;
+  const int w = ld;
+  { int w = 3; acc += w; }
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = A[t * 16 + threadIdx.y * w + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x][threadIdx.y];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)",
+     "is not a uniform value plus uniform multiples of thread indices"},
+    {"PointerPerThread", R"(
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = (A + threadIdx.x)[t * T];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)",
+     "differs between threads"},
+    {"SubscriptNotAThreadIndex", R"(
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[T - 1 - threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)",
+     "are not distinct thread indices"},
+    {"InsideAnIf", R"(
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    if (ld > 0)
+      s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)",
+     "inside an if or an inner loop"},
+};
+
+INSTANTIATE_TEST_SUITE_P(WideCopy, NarrowTest, testing::ValuesIn(NarrowCases),
+                         [](const testing::TestParamInfo<NarrowCase> &I) { return I.param.Name; });
+
+// Tensor copies (--mode=tma/auto): the kernel takes a map per tile, a launcher is written beside
+// it, and the launches in the file go through the launcher.
+const char *TmaKernel = R"(
+#define T 16
+__global__ void k(float *C, const float *A, int ld, int nt) {
+  __shared__ float s[T][T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = A[(blockIdx.y * T + threadIdx.y) * ld + t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x][threadIdx.y];
+    __syncthreads();
+  }
+  C[(blockIdx.y * T + threadIdx.y) * T + threadIdx.x] = acc;
+}
+void run(float *C, const float *A, int ld, int nt, cudaStream_t st) {
+  k<<<dim3(1, 4), dim3(T, T), 0, st>>>(C, A, ld, nt);
+  k<<<1, dim3(T, T)>>>(C, A, ld, nt);
+}
+)";
+
+TEST(TensorCopy, KernelLauncherAndLaunchSites) {
+  ToolOptions O = defaultOptions();
+  O.Mode = CopyMode::Tma;
+  FileResult R = runOnCode(TmaKernel, O);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  std::string M = R.Loops[0].message(), Out = R.Rewritten;
+  EXPECT_NE(M.find("s by tensor copy (TMA)"), std::string::npos) << M;
+  EXPECT_NE(M.find("2 launch site(s) in this file now call tilepipe_launch_k"), std::string::npos) << M;
+  // The kernel's new parameters are defaulted: launches tilepipe does not see still build.
+  EXPECT_NE(Out.find("int nt, const __grid_constant__ CUtensorMap s_tmap = CUtensorMap{}, bool "
+                     "tilepipe_tma = false)"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("cuda::ptx::cp_async_bulk_tensor("), std::string::npos);
+  EXPECT_NE(Out.find("alignas(128) __shared__ float s_stages[3][T][T];"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("#define TILEPIPE_LAUNCHER_k 1"), std::string::npos);
+  EXPECT_NE(Out.find("static void tilepipe_launch_k(dim3 grid, dim3 block, size_t shared_bytes, "
+                     "cudaStream_t stream, float *C, const float *A, int ld, int nt)"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("tilepipe_tma::encode(&s_tmap, A, sizeof(float), (long long)(ld), (long "
+                     "long)(T), (long long)(T));"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("tilepipe_launch_k(dim3(1, 4), dim3(T, T), 0, st, C, A, ld, nt);"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("tilepipe_launch_k(1, dim3(T, T), 0, 0, C, A, ld, nt);"), std::string::npos)
+      << Out;
+  // Below sm_90 the code is the cp.async pipeline: every tensor-copy part sits under #if.
+  EXPECT_NE(Out.find("#if __CUDA_ARCH__ >= 900"), std::string::npos);
+  EXPECT_EQ(Out.find("#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800"), std::string::npos);
+  // The default mode touches neither the kernel's signature nor the launches.
+  FileResult P = runOnCode(TmaKernel);
+  EXPECT_EQ(P.Rewritten.find("CUtensorMap"), std::string::npos);
+  EXPECT_NE(P.Rewritten.find("k<<<1, dim3(T, T)>>>(C, A, ld, nt);"), std::string::npos);
+}
+
+TEST(TensorCopy, AutoKeepsTheOriginalLoopBelowSm80) {
+  ToolOptions O = defaultOptions();
+  O.Mode = CopyMode::Auto;
+  FileResult R = runOnCode(TmaKernel, O);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  std::string Out = R.Rewritten;
+  size_t If = Out.find("#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800");
+  size_t Else = Out.find("#else", If);
+  size_t Original = Out.find("s[threadIdx.y][threadIdx.x] = A[(blockIdx.y * T + threadIdx.y) * ld + t * T + threadIdx.x];", Else);
+  ASSERT_NE(If, std::string::npos) << Out;
+  EXPECT_NE(Else, std::string::npos);
+  EXPECT_NE(Original, std::string::npos) << Out;
+  EXPECT_NE(Out.find("auto &s = s_stages[0];", Else), std::string::npos) << Out;
+}
+
+struct NoTmaCase {
+  const char *Name, *Code, *Why;
+};
+class NoTmaTest : public testing::TestWithParam<NoTmaCase> {};
+
+TEST_P(NoTmaTest, StaysOnCpAsyncAndSaysWhy) {
+  ToolOptions O = defaultOptions();
+  O.Mode = CopyMode::Tma;
+  FileResult R = runOnCode(GetParam().Code, O);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  std::string M = R.Loops[0].message();
+  EXPECT_TRUE(R.Loops[0].transformed()) << M;
+  EXPECT_EQ(M.find("by tensor copy"), std::string::npos) << M;
+  EXPECT_NE(M.find(GetParam().Why), std::string::npos) << M;
+  EXPECT_EQ(R.Rewritten.find("CUtensorMap"), std::string::npos);
+}
+
+const NoTmaCase NoTmaCases[] = {
+    {"DeviceFunction", R"(
+__device__ void tiles(float *C, const float *A, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[63 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+__global__ void k(float *C, const float *A, int nt) { tiles(C, A, nt); }
+)",
+     "in a __device__ function"},
+    {"PointerNotAParameter", R"(
+__global__ void k(float *C, const float *A, int nt) {
+  __shared__ float s[64];
+  const float *P = A + blockIdx.x * 64;
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = P[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[63 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)",
+     "is not an unchanged parameter of the kernel"},
+    {"StrideFromALocal", R"(
+__global__ void k(float *C, const float *A, int ld, int nt) {
+  __shared__ float s[16][16];
+  const int pitch = ld * 2;
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = A[threadIdx.y * pitch + t * 16 + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x][threadIdx.y];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)",
+     "is not made of kernel parameters and constants"},
+    {"KernelDeclaredTwice", R"(
+__global__ void k(float *C, const float *A, int nt);
+__global__ void k(float *C, const float *A, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[63 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)",
+     "declared more than once"},
+};
+
+INSTANTIATE_TEST_SUITE_P(TensorCopy, NoTmaTest, testing::ValuesIn(NoTmaCases),
+                         [](const testing::TestParamInfo<NoTmaCase> &I) { return I.param.Name; });
+
 TEST(Analysis, VectorElementsOf8And16Bytes) {
   EXPECT_OUTCOME("pipelined", kernel(R"(
   __shared__ float4 s[T];

@@ -63,4 +63,53 @@ INSTANTIATE_TEST_SUITE_P(Generated, Nvcc, ::testing::ValuesIn(cases()),
 
 TEST(Nvcc, EnoughProgramsAreRewritten) { EXPECT_GE(rewrittenNames().size(), 12u); }
 
+// --mode=auto: one output for every GPU. Its PTX has, per target, the copies the remark promises:
+// tensor copies (cp.async.bulk.tensor) on sm_90, 16-byte cp.async on sm_80 and later, and on sm_75
+// the original loop (no cp.async at all).
+class NvccAuto : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NvccAuto, EachTargetGetsItsCopies) {
+  std::string Nvcc = findTool("nvcc");
+  if (Nvcc.empty())
+    GTEST_SKIP() << "nvcc not found";
+  tilepipe::ToolOptions Opts = defaultOptions();
+  Opts.Mode = tilepipe::CopyMode::Auto;
+  tilepipe::FileResult R = runOnFile(sourceDir() + "/testdata/" + GetParam(), Opts);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  std::string Remarks;
+  for (const tilepipe::LoopRecord &L : R.Loops)
+    Remarks += L.message() + "\n";
+  const bool Tma = Remarks.find("by tensor copy (TMA)") != std::string::npos;
+  const bool Wide = Remarks.find("in 16-byte chunks over the block") != std::string::npos;
+  std::string Dir = tempDir();
+  writeFile(Dir + "/auto.cu", R.Rewritten);
+  for (const char *Arch : {"sm_75", "sm_80", "sm_90"}) {
+    ProcessResult Build = runProgram(Nvcc, {"-std=c++17", "-arch=" + std::string(Arch), "-ptx", "-o",
+                                            "auto.ptx", "auto.cu"},
+                                     Dir);
+    ASSERT_EQ(0, Build.ExitCode) << Arch << "\n" << Build.Out << Build.Err;
+    EXPECT_EQ(Build.Err.find("warning"), std::string::npos) << Arch << "\n" << Build.Err;
+    std::string Ptx = readFile(Dir + "/auto.ptx");
+    std::string A = Arch;
+    if (A == "sm_75") {
+      EXPECT_EQ(Ptx.find("cp.async"), std::string::npos) << "cp.async below sm_80";
+      continue;
+    }
+    EXPECT_NE(Ptx.find("cp.async.commit_group"), std::string::npos) << A;
+    if (Wide)
+      EXPECT_NE(Ptx.find("cp.async.cg.shared.global"), std::string::npos) << A << ": no 16-byte cp.async";
+    const bool HasTensor = Ptx.find("cp.async.bulk.tensor") != std::string::npos;
+    EXPECT_EQ(Tma && A == "sm_90", HasTensor) << A << ": tensor copies in the PTX: " << HasTensor;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Testdata, NvccAuto, ::testing::ValuesIn(rewrittenNames()),
+                         [](const ::testing::TestParamInfo<std::string> &I) {
+                           std::string S = I.param.substr(0, I.param.size() - 3);
+                           for (char &C : S)
+                             if (!isalnum(static_cast<unsigned char>(C)))
+                               C = '_';
+                           return S;
+                         });
+
 } // namespace

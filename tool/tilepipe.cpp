@@ -32,12 +32,17 @@ static cl::opt<bool> Diff("diff", cl::desc("Print a unified diff of the rewrite 
                           cl::cat(Category));
 static cl::opt<unsigned> Stages("stages", cl::desc("Pipeline stages, 2..8 (default 3)"),
                                 cl::init(3), cl::cat(Category));
-enum class Mode { Pipeline };
-static cl::opt<Mode> ModeOpt("mode", cl::desc("How tiles are copied"),
-                             cl::values(clEnumValN(Mode::Pipeline, "pipeline",
-                                                   "cuda::pipeline + per-element cuda::memcpy_async "
-                                                   "(cp.async, sm_80 and newer)")),
-                             cl::init(Mode::Pipeline), cl::cat(Category));
+static cl::opt<CopyMode> ModeOpt(
+    "mode", cl::desc("How tiles are copied"),
+    cl::values(clEnumValN(CopyMode::Pipeline, "pipeline",
+                          "cuda::pipeline + cuda::memcpy_async (cp.async, sm_80 and newer): whole "
+                          "tiles in 16-byte chunks where the block and alignment allow, else per element"),
+               clEnumValN(CopyMode::Tma, "tma",
+                          "as pipeline, plus one tensor copy (TMA) per tile on sm_90 when launched "
+                          "through the launcher tilepipe writes beside the kernel"),
+               clEnumValN(CopyMode::Auto, "auto",
+                          "as tma, and the original loop below sm_80: one output for every GPU")),
+    cl::init(CopyMode::Pipeline), cl::cat(Category));
 static cl::opt<std::string> Report("report", cl::desc("Write a JSON report of every candidate loop"),
                                    cl::value_desc("file.json"), cl::cat(Category));
 static cl::opt<std::string> CudaPath("cuda-path", cl::desc("CUDA toolkit to parse against"),
@@ -255,6 +260,7 @@ int main(int argc, const char **argv) {
 
   ToolOptions Opts;
   Opts.Stages = Stages;
+  Opts.Mode = ModeOpt;
   Opts.AssumeNoAlias = AssumeNoAlias;
   Opts.GpuArch = GpuArch;
   Opts.ParseArgs = cudaParseArgs(*Cuda, GpuArch);

@@ -17,6 +17,7 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include <functional>
 #include <map>
 
 using namespace clang;
@@ -281,6 +282,7 @@ private:
   };
   std::vector<StoreSite> Sites;
   std::vector<const VarDecl *> InnerStack;
+  llvm::SmallPtrSet<const VarDecl *, 4> UniformVisiting;
 
   std::string name(const NamedDecl *D) { return "'" + D->getNameAsString() + "'"; }
   std::string text(const Stmt *S) {
@@ -320,6 +322,19 @@ private:
   Verdict checkTileUse(const DeclRefExpr *DRE);
   Verdict checkStores();
   Verdict checkOverlap();
+  void analyzeBoxes();
+  char threadDim(const Expr *E);
+  bool mentionsThread(const Stmt *S, unsigned Depth = 0);
+  bool startSetJustBefore(const VarDecl *V);
+  struct Coef {
+    std::string Text;
+    std::optional<int64_t> Const;
+  };
+  bool threadAffine(const Expr *E, std::map<char, Coef> &Out, unsigned Depth = 0);
+  bool visibleAtLoop(const Expr *E);
+  std::vector<const Expr *> CoefExprs; ///< the uniform factors threadAffine multiplied by
+  void analyzeTma(Tile &T);
+  bool hostVisible(const Expr *E);
   bool isGlobalPointer(const VarDecl *V, unsigned Depth);
   const VarDecl *pointerBase(const Expr *E);
   const VarDecl *rootOf(const VarDecl *V);
@@ -1382,6 +1397,353 @@ Verdict LoopChecker::checkOverlap() {
   return {};
 }
 
+//===----------------------------------------------------------------------===//
+// Tile boxes: the block-wide view of a per-thread copy
+//===----------------------------------------------------------------------===//
+
+/// 'x', 'y' or 'z' when E is threadIdx.x/y/z, or a local set once from it; 0 otherwise.
+char LoopChecker::threadDim(const Expr *E) {
+  std::string Key;
+  E = E->IgnoreParenImpCasts();
+  if (isBuiltinIndexRead(E, &Key))
+    return StringRef(Key).starts_with("threadIdx.") && Key.size() == 11 ? Key.back() : 0;
+  const VarDecl *V = varOf(E);
+  if (!V || !V->hasLocalStorage() || isa<ParmVarDecl>(V) || !V->getInit() ||
+      V->getType()->isReferenceType() || !V->getType()->isIntegerType() ||
+      InFunction.Mutated.contains(V) || InFunction.AddressTaken.contains(V))
+    return 0;
+  if (isBuiltinIndexRead(V->getInit(), &Key) && StringRef(Key).starts_with("threadIdx.") &&
+      Key.size() == 11)
+    return Key.back();
+  return 0;
+}
+
+/// Whether S may take a different value in different threads of a block.
+bool LoopChecker::mentionsThread(const Stmt *S, unsigned Depth) {
+  if (!S || Depth > 8)
+    return S != nullptr;
+  if (const auto *E = dyn_cast<Expr>(S)) {
+    std::string Key;
+    if (isBuiltinIndexRead(E, &Key))
+      return !StringRef(Key).starts_with("blockIdx.") && !StringRef(Key).starts_with("blockDim.") &&
+             !StringRef(Key).starts_with("gridDim.");
+    if (threadDim(E))
+      return true;
+    if (const VarDecl *V = varOf(E)) {
+      if (IndexDeclDeps.count(V))
+        return mentionsThread(V->getInit(), Depth + 1);
+      if (isInduction(V)) {
+        // Uniform when it starts uniform and steps uniformly (assumed of itself while looking).
+        if (!UniformVisiting.insert(V).second)
+          return false;
+        if (!startSetJustBefore(V)) {
+          UniformVisiting.erase(V);
+          return true;
+        }
+        bool R = mentionsThread(V->getInit(), Depth + 1) || mentionsThread(M.Init, Depth + 1) ||
+                 mentionsThread(M.Inc, Depth + 1);
+        for (const Stmt *T : M.TailIncs)
+          R = R || mentionsThread(T, Depth + 1);
+        UniformVisiting.erase(V);
+        return R;
+      }
+      if (V->hasLocalStorage() && !isa<ParmVarDecl>(V)) {
+        // A local of the function: uniform only when set once from uniform values.
+        if (!V->getInit() || InFunction.Mutated.contains(V) || InFunction.AddressTaken.contains(V))
+          return true;
+        return mentionsThread(V->getInit(), Depth + 1);
+      }
+      return false;
+    }
+  }
+  for (const Stmt *C : S->children())
+    if (mentionsThread(C, Depth))
+      return true;
+  return false;
+}
+
+void LoopChecker::analyzeBoxes() {
+  for (size_t TI = 0; TI < M.Tiles.size(); ++TI) {
+    TileBox &B = M.Tiles[TI].Box;
+    auto No = [&](std::string Why) { B.WhyNot = std::move(Why); };
+    std::vector<size_t> Mine;
+    for (size_t I = 0; I < M.Stores.size(); ++I)
+      if (M.Stores[I].TileIdx == TI)
+        Mine.push_back(I);
+    const std::string Name = name(M.Tiles[TI].Var);
+    if (llvm::any_of(Mine, [&](size_t I) { return !M.Stores[I].Src || M.Stores[I].Fill; })) {
+      No("the copy into " + Name + " is guarded");
+      continue;
+    }
+    if (Mine.size() != 1) {
+      No("several stores fill " + Name);
+      continue;
+    }
+    const TileStore &S = M.Stores[Mine.front()];
+    if (!llvm::is_contained(M.CopyPhase, S.Statement)) {
+      No("the copy into " + Name + " is inside an if or an inner loop");
+      continue;
+    }
+    // The destination: one thread index per tile dimension, each a different one.
+    const VarDecl *TV = nullptr;
+    std::vector<const Expr *> DstIdx;
+    (void)tileOfLValue(S.Dst, TV, DstIdx);
+    std::vector<char> Dims;
+    for (const Expr *I : DstIdx)
+      if (char D = threadDim(I); D && !llvm::is_contained(Dims, D))
+        Dims.push_back(D);
+    if (Dims.size() != DstIdx.size()) {
+      No("the subscripts of '" + text(S.Dst) + "' are not distinct thread indices");
+      continue;
+    }
+    const auto *ASE = dyn_cast<ArraySubscriptExpr>(stripNoOps(S.Src));
+    if (!ASE) {
+      No("'" + text(S.Src) + "' is not a subscript");
+      continue;
+    }
+    B.Pointer = sourceText(Ctx, ASE->getBase()->getSourceRange());
+    if (B.Pointer.empty() || mentionsThread(ASE->getBase())) {
+      No("the pointer of '" + text(S.Src) + "' differs between threads");
+      continue;
+    }
+    // The source index must be uniform + sum(uniform coefficient * thread index).
+    const Expr *Idx = ASE->getIdx();
+    std::map<char, Coef> Coefs;
+    CoefExprs.clear();
+    B.Index = sourceText(Ctx, Idx->getSourceRange());
+    if (B.Index.empty() || !threadAffine(Idx, Coefs)) {
+      No("'" + text(Idx) + "' is not a uniform value plus uniform multiples of thread indices");
+      continue;
+    }
+    // Every thread index of the destination selects a row of the source, the innermost a column.
+    bool Match = Coefs.size() == Dims.size();
+    for (char D : Dims)
+      Match &= Coefs.count(D) > 0;
+    if (!Match || Coefs[Dims.back()].Const != 1) {
+      No("'" + text(S.Src) + "' does not read the rows of a box in the order of '" + text(S.Dst) +
+         "'");
+      continue;
+    }
+    B.Valid = true;
+    B.Store = Mine.front();
+    B.ThreadDims = Dims;
+    for (char D : Dims)
+      B.Coefficients.push_back(Coefs[D].Text);
+    analyzeTma(M.Tiles[TI]);
+  }
+}
+
+/// Whether E means the same in a host function beside the kernel that takes the kernel's
+/// parameters: it names only unchanged parameters and compile-time constants.
+bool LoopChecker::hostVisible(const Expr *E) {
+  struct Names : RecursiveASTVisitor<Names> {
+    std::vector<const ValueDecl *> Decls;
+    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
+      Decls.push_back(DRE->getDecl());
+      return true;
+    }
+  } N;
+  N.TraverseStmt(const_cast<Expr *>(E));
+  for (const ValueDecl *D : N.Decls) {
+    if (isa<EnumConstantDecl, NonTypeTemplateParmDecl>(D))
+      continue;
+    const auto *V = dyn_cast<VarDecl>(D);
+    if (!V)
+      return false;
+    if (const auto *P = dyn_cast<ParmVarDecl>(V)) {
+      if (P->getDeclContext() != M.Function || InFunction.Mutated.contains(P) ||
+          InFunction.AddressTaken.contains(P))
+        return false;
+      continue;
+    }
+    if (V->hasLocalStorage() || !V->isConstexpr())
+      return false;
+  }
+  return true;
+}
+
+void LoopChecker::analyzeTma(Tile &T) {
+  TileBox &B = T.Box;
+  auto No = [&](std::string Why) {
+    B.Tma = false;
+    B.TmaWhyNot = std::move(Why);
+  };
+  if (!M.Function->hasAttr<CUDAGlobalAttr>())
+    return No("the copy is in a __device__ function, which the host cannot hand a tensor map");
+  if (B.ThreadDims.size() > 2)
+    return No("the tile has more than two dimensions");
+  const TileStore &S = M.Stores[B.Store];
+  const auto *ASE = cast<ArraySubscriptExpr>(stripNoOps(S.Src));
+  const Expr *Ptr = ASE->getBase()->IgnoreParenImpCasts();
+  const auto *DRE = dyn_cast<DeclRefExpr>(Ptr);
+  const auto *P = DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
+  if (!P || P->getDeclContext() != M.Function || InFunction.Mutated.contains(P) ||
+      InFunction.AddressTaken.contains(P))
+    return No("'" + text(ASE->getBase()) + "' is not an unchanged parameter of the kernel");
+  for (const Expr *U : CoefExprs)
+    if (!hostVisible(U))
+      return No("the row stride '" + text(U) + "' is not made of kernel parameters and constants");
+  // The tile's extents, as written, for the box the host describes.
+  TypeLoc TL = T.Var->getTypeSourceInfo()->getTypeLoc();
+  std::vector<std::string> Extents;
+  while (auto ATL = TL.getAs<ArrayTypeLoc>()) {
+    const Expr *Size = ATL.getSizeExpr();
+    std::string Text = Size ? sourceText(Ctx, Size->getSourceRange()) : "";
+    if (Text.empty() || !hostVisible(Size))
+      return No("the extents of " + name(T.Var) + " are not compile-time constants visible outside the kernel");
+    Extents.push_back(Text);
+    TL = ATL.getElementLoc();
+  }
+  // The element type must mean the same beside the kernel.
+  if (const auto *TD = T.ElementType->getAsTagDecl(); TD && TD->getDeclContext()->isFunctionOrMethod())
+    return No("the element type of " + name(T.Var) + " is declared in the kernel");
+  B.Tma = true;
+  B.PointerParam = P->getNameAsString();
+  B.ExtentText = Extents;
+}
+
+/// Whether the while-loop induction V is declared with its start just before the loop, in the
+/// same block, with nothing in between that changes it.
+bool LoopChecker::startSetJustBefore(const VarDecl *V) {
+  if (const auto *InitDS = dyn_cast_or_null<DeclStmt>(M.Init))
+    return llvm::is_contained(InitDS->decls(), V);
+  if (M.Init || !V->getInit() || InFunction.AddressTaken.contains(V))
+    return false;
+  DynTypedNodeList P = Ctx.getParents(*M.Loop);
+  const auto *Block = P.empty() ? nullptr : P[0].get<CompoundStmt>();
+  if (!Block)
+    return false;
+  bool Seen = false;
+  for (const Stmt *S : Block->body()) {
+    if (S == M.Loop)
+      return Seen;
+    if (const auto *DS = dyn_cast<DeclStmt>(S); DS && llvm::is_contained(DS->decls(), V)) {
+      Seen = true;
+      continue;
+    }
+    if (Seen) {
+      MutationScanner Between;
+      Between.TraverseStmt(const_cast<Stmt *>(S));
+      if (Between.Mutated.contains(V) || Between.AddressTaken.contains(V))
+        return false;
+    }
+  }
+  return false;
+}
+
+/// Every name in E means at the loop what it means where E is written: parameters, constants, and
+/// locals that never change and whose names nothing else in the function declares.
+bool LoopChecker::visibleAtLoop(const Expr *E) {
+  struct Names : RecursiveASTVisitor<Names> {
+    std::vector<const VarDecl *> Vars;
+    bool Other = false;
+    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
+      if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()))
+        Vars.push_back(V);
+      else if (!isa<EnumConstantDecl, NonTypeTemplateParmDecl, FunctionDecl>(DRE->getDecl()))
+        Other = true;
+      return true;
+    }
+  } N;
+  N.TraverseStmt(const_cast<Expr *>(E));
+  if (N.Other)
+    return false;
+  struct AllVars : RecursiveASTVisitor<AllVars> {
+    std::map<std::string, unsigned> Count;
+    bool VisitVarDecl(VarDecl *V) {
+      ++Count[V->getNameAsString()];
+      return true;
+    }
+  } All;
+  All.TraverseStmt(M.Function->getBody());
+  for (const VarDecl *V : N.Vars) {
+    if (isCudaBuiltinVar(V) || !V->hasLocalStorage() || isa<ParmVarDecl>(V))
+      continue;
+    if (InFunction.Mutated.contains(V) || InFunction.AddressTaken.contains(V) ||
+        All.Count[V->getNameAsString()] != 1)
+      return false;
+  }
+  return true;
+}
+
+/// E as uniform + sum over thread dimensions of Out[d] * threadIdx.d, with the coefficients as
+/// text valid at the loop; false when E is not of that form.
+bool LoopChecker::threadAffine(const Expr *E, std::map<char, Coef> &Out, unsigned Depth) {
+  if (Depth > 8)
+    return false;
+  E = E->IgnoreParens();
+  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E);
+      ICE && (ICE->getCastKind() == CK_IntegralCast || ICE->getCastKind() == CK_LValueToRValue ||
+              ICE->getCastKind() == CK_NoOp))
+    return threadAffine(ICE->getSubExpr(), Out, Depth);
+  if (!mentionsThread(E))
+    return true;
+  auto Add = [&](char D, const Coef &C, int Sign) {
+    std::string T = Sign < 0 ? "-(" + C.Text + ")" : C.Text;
+    std::optional<int64_t> K;
+    if (C.Const)
+      K = Sign * *C.Const;
+    auto It = Out.find(D);
+    if (It == Out.end()) {
+      Out[D] = {T, K};
+      return;
+    }
+    It->second.Text = "(" + It->second.Text + ") + (" + T + ")";
+    It->second.Const = It->second.Const && K ? std::optional<int64_t>(*It->second.Const + *K)
+                                             : std::nullopt;
+  };
+  if (char D = threadDim(E)) {
+    Add(D, {"1", 1}, 1);
+    return true;
+  }
+  if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    if (BO->getOpcode() == BO_Add || BO->getOpcode() == BO_Sub) {
+      std::map<char, Coef> L, R;
+      if (!threadAffine(BO->getLHS(), L, Depth + 1) || !threadAffine(BO->getRHS(), R, Depth + 1))
+        return false;
+      for (auto &[D, C] : L)
+        Add(D, C, 1);
+      for (auto &[D, C] : R)
+        Add(D, C, BO->getOpcode() == BO_Add ? 1 : -1);
+      return true;
+    }
+    if (BO->getOpcode() == BO_Mul) {
+      const Expr *U = BO->getLHS(), *X = BO->getRHS();
+      if (mentionsThread(U))
+        std::swap(U, X);
+      if (mentionsThread(U))
+        return false;
+      std::string UText = sourceText(Ctx, U->getSourceRange());
+      if (UText.empty() || !visibleAtLoop(U) || classify(U).D == Dep::Bad)
+        return false;
+      CoefExprs.push_back(U);
+      std::optional<int64_t> UConst;
+      Expr::EvalResult ER;
+      if (!U->isValueDependent() && U->EvaluateAsInt(ER, Ctx))
+        UConst = ER.Val.getInt().getExtValue();
+      std::map<char, Coef> Sub;
+      if (!threadAffine(X, Sub, Depth + 1))
+        return false;
+      for (auto &[D, C] : Sub) {
+        Coef Scaled{C.Const == 1 ? UText : "(" + C.Text + ") * (" + UText + ")",
+                    std::nullopt};
+        if (C.Const && UConst)
+          Scaled.Const = *C.Const * *UConst;
+        Add(D, Scaled, 1);
+      }
+      return true;
+    }
+    return false;
+  }
+  // A local set once from thread indices: follow its start.
+  if (const VarDecl *V = varOf(E))
+    if (V->hasLocalStorage() && !isa<ParmVarDecl>(V) && V->getInit() &&
+        !InFunction.Mutated.contains(V) && !InFunction.AddressTaken.contains(V) &&
+        !V->getType()->isReferenceType() && V->getType()->isIntegerType())
+      return threadAffine(V->getInit(), Out, Depth + 1);
+  return false;
+}
+
 static uint64_t sharedBytesOutside(ASTContext &Ctx, const FunctionDecl *FD,
                                    const std::vector<Tile> &Tiles) {
   struct Decls : RecursiveASTVisitor<Decls> {
@@ -1433,6 +1795,7 @@ Verdict LoopChecker::run() {
       break;
   }
   M.OtherSharedBytes = sharedBytesOutside(Ctx, M.Function, M.Tiles);
+  analyzeBoxes();
   return {};
 }
 

@@ -4,7 +4,10 @@
 #include "tilepipe/Find.h"
 #include "tilepipe/Parse.h"
 #include "tilepipe/Plan.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Lex/Lexer.h"
+#include "tilepipe/AstUtil.h"
 #include "clang/Frontend/ASTUnit.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/StringExtras.h"
@@ -12,6 +15,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include <map>
+#include <set>
 
 using namespace clang;
 
@@ -22,6 +26,24 @@ std::string LoopRecord::message() const {
     return reasonInfo(Code).Message.str() + (Detail.empty() ? "" : ": " + Detail);
   return "rewritten into a " + std::to_string(Stages) + "-stage cp.async pipeline" +
          (Detail.empty() ? "" : "; " + Detail);
+}
+
+static const char TmaLauncherTemplate[] =
+#include "TmaLauncherTemplate.inc"
+    ;
+static const char TmaRuntimeTemplate[] =
+#include "TmaRuntimeTemplate.inc"
+    ;
+
+/// Whether Word occurs as an identifier in Text.
+static bool mentionsWord(StringRef Text, StringRef Word) {
+  for (size_t P = Text.find(Word); P != StringRef::npos; P = Text.find(Word, P + 1)) {
+    auto Ident = [](char C) { return llvm::isAlnum(C) || C == '_'; };
+    if ((P == 0 || !Ident(Text[P - 1])) &&
+        (P + Word.size() >= Text.size() || !Ident(Text[P + Word.size()])))
+      return true;
+  }
+  return false;
 }
 
 namespace {
@@ -250,6 +272,41 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     Rec.Offset = SM.getFileOffset(SM.getExpansionLoc(Loop->getBeginLoc()));
     return Rec;
   };
+  // Tensor copies (TMA): per kernel, the tiles that take them and the names of the parameters
+  // that carry their maps.
+  struct TmaKernel {
+    const FunctionDecl *Pattern = nullptr;
+    std::string Flag;
+    std::vector<const Tile *> Tiles;
+    std::set<std::string> Names;
+  };
+  std::map<const FunctionDecl *, TmaKernel> TmaKernels;
+  auto PatternOf = [](const FunctionDecl *FD) {
+    const FunctionDecl *P = FD->getTemplateInstantiationPattern();
+    return P ? P : FD;
+  };
+  auto FunctionText = [&](const FunctionDecl *FD) {
+    return sourceText(Ctx, FD->getSourceRange());
+  };
+  // Why the kernel of FD cannot take tensor maps as parameters, or "".
+  auto TmaKernelProblem = [&](const FunctionDecl *FD) -> std::string {
+    const FunctionDecl *P = PatternOf(FD);
+    if (!P->hasAttr<CUDAGlobalAttr>())
+      return "not in a kernel";
+    if (SM.getFileID(SM.getExpansionLoc(P->getLocation())) != SM.getMainFileID())
+      return "the kernel is not in the main file";
+    if (std::distance(P->redecls_begin(), P->redecls_end()) != 1)
+      return "the kernel is declared more than once";
+    if (FunctionText(P).empty())
+      return "the kernel is written in a macro";
+    for (const ParmVarDecl *Parm : P->parameters())
+      if (Parm->getName().empty() || sourceText(Ctx, Parm->getSourceRange()).empty() ||
+          Parm->isParameterPack())
+        return "a kernel parameter has no name or is a pack";
+    if (P->isVariadic())
+      return "the kernel is variadic";
+    return "";
+  };
   for (auto &[Off, Results] : ByLoop) {
     LoopRecord Rec = Record(Results.front().Model.Loop, Results.front().Function);
     const LoopResult *Refused = nullptr;
@@ -277,21 +334,81 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
       R.Loops.push_back(Rec);
       continue;
     }
+    // A tile is copied block-wide only if every instantiation can (the text must be one).
+    for (size_t T = 0; T < Results.front().Model.Tiles.size(); ++T)
+      for (const LoopResult &LR : Results)
+        if (T < LR.Model.Tiles.size() && !LR.Model.Tiles[T].Box.Valid)
+          for (LoopResult &Other : Results)
+            if (T < Other.Model.Tiles.size() && Other.Model.Tiles[T].Box.Valid) {
+              Other.Model.Tiles[T].Box.Valid = false;
+              Other.Model.Tiles[T].Box.WhyNot = LR.Model.Tiles[T].Box.WhyNot;
+            }
+    // Tensor copies: every instantiation must allow them, and the kernel must take the maps.
+    EmitOptions EOpts;
+    EOpts.ArchGuard = Opts.Mode == CopyMode::Auto;
+    std::string TmaProblem;
+    if (Opts.Mode != CopyMode::Pipeline && !Refused) {
+      TmaProblem = TmaKernelProblem(Results.front().Function);
+      TmaKernel &K = TmaKernels[PatternOf(Results.front().Function)];
+      K.Pattern = PatternOf(Results.front().Function);
+      std::string Text = FunctionText(K.Pattern);
+      auto Fresh = [&](std::string Name) {
+        std::string N = Name;
+        for (unsigned I = 1; mentionsWord(Text, N) || K.Names.count(N); ++I)
+          N = Name + "_" + std::to_string(I);
+        K.Names.insert(N);
+        return N;
+      };
+      if (TmaProblem.empty()) {
+        if (K.Flag.empty())
+          K.Flag = Fresh("tilepipe_tma");
+        EOpts.Tma = true;
+        EOpts.TmaFlag = K.Flag;
+        for (size_t T = 0; T < Results.front().Model.Tiles.size(); ++T) {
+          bool All = llvm::all_of(Results, [&](const LoopResult &LR) {
+            return T < LR.Model.Tiles.size() && LR.Model.Tiles[T].Box.Valid &&
+                   LR.Model.Tiles[T].Box.Tma;
+          });
+          std::string Map = All ? Fresh(Results.front().Model.Tiles[T].Var->getNameAsString() + "_tmap") : "";
+          for (LoopResult &LR : Results)
+            if (T < LR.Model.Tiles.size()) {
+              LR.Model.Tiles[T].Box.MapName = Map;
+              if (!All && LR.Model.Tiles[T].Box.Tma) {
+                LR.Model.Tiles[T].Box.Tma = false;
+                LR.Model.Tiles[T].Box.TmaWhyNot = "not every instantiation can";
+              }
+            }
+        }
+      }
+    }
     // Every instantiation must ask for the same text.
     std::optional<std::vector<tooling::Replacement>> First;
     std::string Failure;
-    for (const LoopResult &LR : Results) {
-      auto Edits = emitPipeline(Ctx, LR.Model, Stages);
-      if (!Edits) {
-        Failure = llvm::toString(Edits.takeError());
-        break;
+    for (int Attempt = 0; Attempt < 2; ++Attempt) {
+      First.reset();
+      Rec.Code = Reason::Pipelined;
+      for (const LoopResult &LR : Results) {
+        auto Edits = emitPipeline(Ctx, LR.Model, Stages, EOpts);
+        if (!Edits) {
+          Failure = llvm::toString(Edits.takeError());
+          break;
+        }
+        if (!First)
+          First = *Edits;
+        else if (*First != *Edits) {
+          Rec.Code = Reason::InstantiationsDisagree;
+          break;
+        }
       }
-      if (!First)
-        First = *Edits;
-      else if (*First != *Edits) {
-        Rec.Code = Reason::InstantiationsDisagree;
+      if (Rec.Code != Reason::InstantiationsDisagree || !Failure.empty())
         break;
-      }
+      // The block-wide copies may be what differs: try once more with per-element copies only.
+      for (LoopResult &LR : Results)
+        for (Tile &T : LR.Model.Tiles)
+          if (T.Box.Valid) {
+            T.Box.Valid = false;
+            T.Box.WhyNot = "the instantiations of the template disagree on the block-wide copy";
+          }
     }
     if (!Failure.empty()) {
       Rec.Code = Reason::Unsupported;
@@ -306,7 +423,9 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     }
     if (Rec.Code == Reason::Pipelined && Off.first == Main) {
       // The compute-only variant that verify times as the floor of perfect overlap.
-      auto Floor = emitPipeline(Ctx, Results.front().Model, Stages, EmitKind::ComputeOnly);
+      EmitOptions FloorOpts;
+      FloorOpts.Kind = EmitKind::ComputeOnly;
+      auto Floor = emitPipeline(Ctx, Results.front().Model, Stages, FloorOpts);
       if (!Floor)
         llvm::consumeError(Floor.takeError());
       else
@@ -322,6 +441,34 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
         TileNames.push_back(T.Var->getNameAsString());
       std::vector<std::string> Parts{"tiles " + llvm::join(TileNames, ", ") + " copied from " +
                                      llvm::join(M.SourcePointers, ", ")};
+      std::vector<std::string> Wide, Narrow, TmaTiles, NoTma;
+      for (const Tile &T : M.Tiles) {
+        if (T.Box.Valid)
+          Wide.push_back(T.Var->getNameAsString());
+        else
+          Narrow.push_back(T.Box.WhyNot);
+        if (EOpts.Tma && T.Box.Valid && T.Box.Tma && !T.Box.MapName.empty()) {
+          TmaTiles.push_back(T.Var->getNameAsString());
+          TmaKernels[PatternOf(Results.front().Function)].Tiles.push_back(&T);
+        } else if (Opts.Mode != CopyMode::Pipeline && T.Box.Valid) {
+          NoTma.push_back(T.Var->getNameAsString() + " without tensor copies: " +
+                          (T.Box.TmaWhyNot.empty() ? TmaProblem : T.Box.TmaWhyNot));
+        }
+      }
+      if (!TmaTiles.empty())
+        Parts.push_back(llvm::join(TmaTiles, ", ") +
+                        " by tensor copy (TMA) on compute capability 9.0 when launched through "
+                        "tilepipe_launch_" + Rec.Kernel);
+      for (const std::string &W : NoTma)
+        Parts.push_back(W);
+      if (EOpts.ArchGuard)
+        Parts.push_back("the original loop below compute capability 8.0");
+      if (!Wide.empty())
+        Parts.push_back(llvm::join(Wide, ", ") +
+                        " in 16-byte chunks over the block where its shape and alignment allow, "
+                        "else per element");
+      for (const std::string &W : Narrow)
+        Parts.push_back("per element: " + W);
       if (!Note.empty())
         Parts.push_back(Note);
       if (!M.NoAliasAssumed.empty())
@@ -331,6 +478,193 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
       Rec.Detail = llvm::join(Parts, "; ");
     }
     R.Loops.push_back(Rec);
+  }
+  // Kernels with tensor copies: map parameters, a launcher beside the kernel, launch sites.
+  std::vector<std::string> RuntimeNeeded;
+  for (auto &[Key, K] : TmaKernels) {
+    if (K.Tiles.empty())
+      continue;
+    const FunctionDecl *P = K.Pattern;
+    std::string Name = P->getNameAsString();
+    std::string Launcher = "tilepipe_launch_" + Name;
+    const LangOptions &LO = Ctx.getLangOpts();
+    auto EndOf = [&](SourceLocation L) {
+      return Lexer::getLocForEndOfToken(SM.getExpansionRange(L).getEnd(), 0, SM, LO);
+    };
+    // 1. The parameters, defaulted so that launches tilepipe does not see still compile.
+    std::vector<std::string> NewParams;
+    for (const Tile *T : K.Tiles)
+      NewParams.push_back("const __grid_constant__ CUtensorMap " + T->Box.MapName + " = CUtensorMap{}");
+    NewParams.push_back("bool " + K.Flag + " = false");
+    SourceLocation At;
+    std::string Lead = ", ";
+    if (P->getNumParams())
+      At = EndOf(P->getParamDecl(P->getNumParams() - 1)->getEndLoc());
+    else if (auto FTL = P->getFunctionTypeLoc())
+      At = SM.getExpansionLoc(FTL.getRParenLoc()), Lead = "";
+    // 2. The launcher, after the kernel (after the template, for a template).
+    const Decl *Outer = P;
+    std::string Header, TemplateArgs;
+    if (const FunctionTemplateDecl *FTD = P->getDescribedFunctionTemplate()) {
+      Outer = FTD;
+      Header = sourceText(Ctx, FTD->getTemplateParameters()->getSourceRange());
+      std::vector<std::string> Args;
+      for (const NamedDecl *TP : *FTD->getTemplateParameters())
+        Args.push_back(TP->getNameAsString() + (TP->isParameterPack() ? "..." : ""));
+      TemplateArgs = "<" + llvm::join(Args, ", ") + ">";
+    }
+    std::vector<std::string> LParams, LArgs;
+    for (const ParmVarDecl *Parm : P->parameters()) {
+      LParams.push_back(", " + sourceText(Ctx, Parm->getSourceRange()));
+      LArgs.push_back(Parm->getNameAsString());
+    }
+    std::vector<std::string> Maps, Encodes;
+    std::string Ok = "tma";
+    for (const Tile *T : K.Tiles) {
+      const TileBox &B = T->Box;
+      Maps.push_back("CUtensorMap " + B.MapName + " = {};");
+      std::string Stride = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.Coefficients[0] + ")";
+      std::string Rows = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.ExtentText[0] + ")";
+      Encodes.push_back(Ok + " = " + Ok + " && tilepipe_tma::encode(&" + B.MapName + ", " +
+                        B.PointerParam + ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " +
+                        Rows + ", (long long)(" + B.ExtentText.back() + "));");
+      LArgs.push_back(B.MapName);
+    }
+    LArgs.push_back(Ok);
+    std::string LauncherText = TmaLauncherTemplate;
+    auto Sub = [&](StringRef Key, const std::string &V) {
+      std::string Pat = "${" + Key.str() + "}";
+      for (size_t Pos = LauncherText.find(Pat); Pos != std::string::npos;
+           Pos = LauncherText.find(Pat, Pos + V.size()))
+        LauncherText.replace(Pos, Pat.size(), V);
+    };
+    Sub("kernel_name", Name);
+    Sub("kernel", Name + TemplateArgs);
+    Sub("template_header", Header);
+    Sub("launcher", Launcher);
+    Sub("params", llvm::join(LParams, ""));
+    Sub("maps", llvm::join(Maps, "\n  "));
+    Sub("ok", Ok);
+    Sub("traced", "traced");
+    Sub("encodes", llvm::join(Encodes, "\n  "));
+    Sub("args", llvm::join(LArgs, ", "));
+    // No blank line where a template header would be.
+    if (size_t Blank = LauncherText.find("\n\nstatic void"); Header.empty() && Blank != std::string::npos)
+      LauncherText.erase(Blank, 1);
+    SourceLocation After = EndOf(Outer->getEndLoc());
+    std::string LauncherProblem;
+    tooling::Replacements KEdits;
+    auto AddEdit = [&](const tooling::Replacement &R) {
+      if (llvm::Error E = KEdits.add(R))
+        LauncherProblem = llvm::toString(std::move(E));
+    };
+    if (At.isInvalid() || After.isInvalid())
+      LauncherProblem = "the end of the kernel's parameters or body is not in the file";
+    else {
+      AddEdit(tooling::Replacement(SM, At, 0, Lead + llvm::join(NewParams, ", ")));
+      AddEdit(tooling::Replacement(SM, After, 0, "\n" + StringRef(LauncherText).rtrim('\n').str()));
+    }
+    // 3. Launch sites in this file: kernel<<<grid, block[, shared[, stream]]>>>(args).
+    struct Sites : RecursiveASTVisitor<Sites> {
+      bool shouldVisitTemplateInstantiations() const { return true; }
+      std::vector<const CUDAKernelCallExpr *> Calls;
+      std::vector<const FunctionDecl *> In;
+      bool TraverseFunctionDecl(FunctionDecl *FD) {
+        In.push_back(FD);
+        bool R = RecursiveASTVisitor::TraverseFunctionDecl(FD);
+        In.pop_back();
+        return R;
+      }
+      bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *E) {
+        // Launches from device code (dynamic parallelism) cannot call a host launcher.
+        if (In.empty() || (!In.back()->hasAttr<CUDAGlobalAttr>() && !In.back()->hasAttr<CUDADeviceAttr>()))
+          Calls.push_back(E);
+        return true;
+      }
+    } Found;
+    Found.TraverseDecl(Ctx.getTranslationUnitDecl());
+    std::set<unsigned> Done;
+    unsigned Rewritten = 0, Left = 0;
+    for (const CUDAKernelCallExpr *Call : Found.Calls) {
+      const FunctionDecl *Callee = Call->getDirectCallee();
+      if (!Callee || PatternOf(Callee) != P)
+        continue;
+      SourceLocation B = Call->getBeginLoc();
+      if (B.isMacroID() || SM.getFileID(B) != SM.getMainFileID())
+        continue;
+      if (!Done.insert(SM.getFileOffset(B)).second)
+        continue;
+      const auto *Ref = dyn_cast<DeclRefExpr>(Call->getCallee()->IgnoreParenImpCasts());
+      const CallExpr *Config = Call->getConfig();
+      std::vector<std::string> Cfg;
+      bool Ok2 = Ref && Config && Config->getNumArgs() >= 2;
+      for (unsigned I = 0; Ok2 && I < 4; ++I) {
+        const Expr *A = I < Config->getNumArgs() ? Config->getArg(I) : nullptr;
+        if (!A || isa<CXXDefaultArgExpr>(A)) {
+          Cfg.push_back("0");
+          continue;
+        }
+        std::string T = sourceText(Ctx, A->getSourceRange());
+        Ok2 &= !T.empty();
+        Cfg.push_back(T);
+      }
+      std::vector<std::string> Args;
+      for (const Expr *A : Call->arguments()) {
+        if (!Ok2 || isa<CXXDefaultArgExpr>(A))
+          break;
+        std::string T = sourceText(Ctx, A->getSourceRange());
+        Ok2 &= !T.empty();
+        Args.push_back(T);
+      }
+      std::string TArgs;
+      if (Ok2 && Ref->hasExplicitTemplateArgs()) {
+        TArgs = sourceText(Ctx, SourceRange(Ref->getLAngleLoc(), Ref->getRAngleLoc()));
+        Ok2 &= !TArgs.empty();
+      }
+      std::string Qualifier = Ok2 && Ref->getQualifierLoc()
+                                  ? sourceText(Ctx, Ref->getQualifierLoc().getSourceRange())
+                                  : "";
+      CharSourceRange Whole = Lexer::makeFileCharRange(
+          CharSourceRange::getTokenRange(Call->getSourceRange()), SM, LO);
+      if (!Ok2 || Whole.isInvalid()) {
+        ++Left;
+        continue;
+      }
+      std::string New = Qualifier + Launcher + TArgs + "(" + llvm::join(Cfg, ", ");
+      for (const std::string &A : Args)
+        New += ", " + A;
+      AddEdit(tooling::Replacement(SM, Whole, New + ")", LO));
+      ++Rewritten;
+    }
+    std::string Sites = Rewritten
+                            ? std::to_string(Rewritten) + " launch site(s) in this file now call " +
+                                  Launcher
+                            : "no launch of " + Name + " in this file was rewritten: call " +
+                                  Launcher + "(grid, block, shared_bytes, stream, <kernel arguments>)"
+                                  " to use them";
+    if (Left)
+      Sites += "; " + std::to_string(Left) + " launch site(s) left as they are (macros)";
+    if (LauncherProblem.empty())
+      for (const tooling::Replacement &E : KEdits)
+        if (llvm::Error Err = All[Main].add(E))
+          LauncherProblem = llvm::toString(std::move(Err));
+    if (!LauncherProblem.empty()) {
+      // The loops already read the maps: without the parameters the file would not build.
+      R.Error = Path + ": error: internal: cannot give " + Name + " its tensor maps: " + LauncherProblem;
+      return;
+    }
+    // Every record of the kernel names its launch sites; the first carries the kernel's edits, so
+    // that each fix stands alone.
+    bool First = true;
+    for (LoopRecord &L : R.Loops)
+      if (L.transformed() && L.Kernel == Name && L.File == Path) {
+        L.Detail += "; " + Sites;
+        if (First)
+          for (const tooling::Replacement &E : KEdits)
+            L.Edits.push_back(E);
+        First = false;
+      }
+    RuntimeNeeded.push_back(Name);
   }
   for (auto &[Off, LoopAndFn] : Uninstantiated) {
     LoopRecord Rec = Record(LoopAndFn.first, LoopAndFn.second);
@@ -344,7 +678,9 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
   for (auto &[FID, Edits] : All) {
     if (Edits.empty())
       continue;
-    if (auto Inc = pipelineInclude(SM, FID)) {
+    if (auto Inc = pipelineInclude(SM, FID, FID == Main && !RuntimeNeeded.empty()
+                                                ? std::string(TmaRuntimeTemplate)
+                                                : std::string())) {
       if (llvm::Error Err = Edits.add(*Inc)) {
         R.Error = Path + ": error: internal: " + llvm::toString(std::move(Err));
         return;

@@ -25,6 +25,22 @@ static const char PipelineTemplate[] =
 static const char ComputeOnlyTemplate[] =
 #include "ComputeOnlyTemplate.inc"
     ;
+static const char WideCopyTemplate[] =
+#include "WideCopyTemplate.inc"
+    ;
+static const char TmaPartsTemplate[] =
+#include "TmaPartsTemplate.inc"
+    ;
+
+/// One '@name' section of templates/tma_parts.cu.in.
+static std::string tmaPart(StringRef Name) {
+  StringRef All(TmaPartsTemplate);
+  size_t B = All.find("@" + Name.str() + "\n");
+  assert(B != StringRef::npos && "no such section");
+  B = All.find('\n', B) + 1;
+  size_t E = All.find("\n@", B);
+  return All.slice(B, E == StringRef::npos ? All.size() : E + 1).str();
+}
 
 namespace {
 
@@ -188,7 +204,11 @@ std::string render(StringRef Template, const std::map<std::string, std::string> 
       }
     }
     std::string Line = Body.str();
-    for (auto &[Key, Value] : Inline) {
+    for (auto &[Key, V] : Inline) {
+      // A value of several lines continues at the indentation of the line it is put in.
+      std::string Value;
+      for (char C : V)
+        Value += C == '\n' ? "\n" + Indent : std::string(1, C);
       std::string Pattern = "${" + Key + "}";
       for (size_t P = Line.find(Pattern); P != std::string::npos; P = Line.find(Pattern, P + Value.size()))
         Line.replace(P, Pattern.size(), Value);
@@ -203,8 +223,12 @@ Lines single(std::string S) { return S.empty() ? Lines{} : Lines{std::move(S)}; 
 } // namespace
 
 llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const LoopModel &M,
-                                                      unsigned Stages, EmitKind Kind) {
-  const bool Pipelined = Kind == EmitKind::Pipeline;
+                                                      unsigned Stages, const EmitOptions &Opts) {
+  const bool Pipelined = Opts.Kind == EmitKind::Pipeline;
+  auto UsesTma = [&](const Tile &T) {
+    return Pipelined && Opts.Tma && T.Box.Valid && T.Box.Tma && !T.Box.MapName.empty();
+  };
+  const bool AnyTma = llvm::any_of(M.Tiles, UsesTma);
   FileText F(Ctx, Ctx.getSourceManager().getFileID(
                       Ctx.getSourceManager().getExpansionLoc(M.Loop->getBeginLoc())));
   auto Fail = [](const Twine &Why) {
@@ -264,8 +288,182 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       return Head + " " + Tail;
     return Head + "\n" + Ind + std::string(19, ' ') + Tail;
   };
+  // A store that fills a whole tile (its box is known) gets the block-wide 16-byte copy, with the
+  // per-element copy kept for blocks of another shape and unaligned addresses.
+  std::string Rank = Names.get("rank"), Threads = Names.get("threads");
+  std::string Bars, Leader, TmaStages, TmaBytes, TmaUsed, StageVar;
+  if (AnyTma) {
+    Bars = Names.get("stage_barriers");
+    Leader = Names.get("leader");
+    TmaStages = Names.get("tma_stages");
+    TmaBytes = Names.get("tma_bytes");
+    TmaUsed = Names.get("tma_used");
+    StageVar = Names.get("s");
+  }
+  std::map<std::string, std::string> TmaNames = {
+      {"bars", Bars},         {"leader", Leader},     {"tma_stages", TmaStages},
+      {"tma_bytes", TmaBytes}, {"s", StageVar}, {"tma_used", TmaUsed},
+      {"flag", Opts.TmaFlag}, {"stages", std::to_string(Stages)}, {"fetch_stage", FetchStage},
+      {"stage", Stage}};
+  auto Part = [&](StringRef Name, std::map<std::string, std::string> Extra = {}) {
+    for (auto &KV : TmaNames)
+      Extra.insert(KV);
+    std::string Text = tmaPart(Name);
+    Lines Out;
+    for (const std::string &L : chunk(render(Text, Extra, {}, "", "  "), ""))
+      Out.push_back(StringRef(L).starts_with("#") ? Verbatim + L : L);
+    return Out;
+  };
+  bool AnyWide = false;
+  auto WideCall = [&](const Tile &T, const TileStore &S) {
+    const TileBox &B = T.Box;
+    const std::string V = T.Var->getName().str();
+    const size_t N = B.ThreadDims.size();
+    std::string Chunk = Names.get("chunk");
+    auto Zeros = [](size_t K) {
+      std::string Z;
+      for (size_t I = 0; I < K; ++I)
+        Z += "[0]";
+      return Z;
+    };
+    auto Size = [&](size_t K) { return "sizeof(" + V + Zeros(K) + ")"; };
+    // The index of the tile's first element, the same in every thread: this thread's own index
+    // less its own thread terms.
+    // The index type as the source has it, in every instantiation.
+    std::string IT = Names.get(V + "_index");
+    std::string Base = Names.get(V + "_base");
+    Lines BaseDecl{"using " + IT + " = decltype(+(" + B.Index + "));",
+                   "const " + IT + " " + Base + " = (" + IT + ")(" + B.Index + ")"};
+    for (size_t D = 0; D < N; ++D)
+      BaseDecl.push_back(std::string("    - (") + IT + ")threadIdx." + B.ThreadDims[D] +
+                         (D + 1 < N ? " * (" + IT + ")(" + B.Coefficients[D] + ")" : ""));
+    BaseDecl.back() += ";";
+    size_t Width = F.indentOf(F.begin(S.Statement)).size() + Unit.size();
+    for (size_t I = 1; I < BaseDecl.size(); ++I)
+      Width += BaseDecl[I].size() - (I == 1 ? 0 : 3);
+    if (Width <= 100) {
+      for (size_t I = 2; I < BaseDecl.size(); ++I)
+        BaseDecl[1] += BaseDecl[I].substr(3);
+      BaseDecl.resize(2);
+    }
+    // The chunk's coordinates: rows r0..r(n-2), and the first column c of its 16 bytes.
+    Lines Coords;
+    std::string Dst, Src = Base;
+    for (size_t D = 0; D + 1 < N; ++D) {
+      std::string R = Names.get("row" + std::to_string(D));
+      std::string E = Chunk + " / (" + Size(D + 1) + " / 16)";
+      if (D > 0)
+        E += " % (" + Size(D) + " / " + Size(D + 1) + ")";
+      Coords.push_back("const unsigned " + R + " = " + E + ";");
+      Dst += "[" + R + "]";
+      Src += " + (" + IT + ")" + R + " * (" + IT + ")(" + B.Coefficients[D] + ")";
+    }
+    std::string C = Names.get("col");
+    Coords.push_back("const unsigned " + C + " = " + Chunk + " % (" + Size(N - 1) + " / 16) * (16 / " +
+                     Size(N) + ");");
+    Dst += "[" + C + "]";
+    Src += " + (" + IT + ")" + C;
+    // Block-uniform: the tile's rows are whole chunks, the block has the tile's shape, and the
+    // source rows and the shared tile start on 16 bytes.
+    std::vector<std::string> Fits{Size(N - 1) + " % 16 == 0"};
+    for (size_t D = 0; D < N; ++D)
+      Fits.push_back(std::string("blockDim.") + B.ThreadDims[D] + " == " +
+                     (D == 0 ? "sizeof(" + V + ")" : Size(D)) + " / " + Size(D + 1));
+    for (size_t D = 0; D + 1 < N; ++D)
+      Fits.push_back("(" + B.Coefficients[D] + ") % (16 / " + Size(N) + ") == 0");
+    Fits.push_back("reinterpret_cast<unsigned long long>(&" + B.Pointer + "[" + Base + "]) % 16 == 0");
+    Fits.push_back("__cvta_generic_to_shared(&" + V + Zeros(N) + ") % 16 == 0");
+    std::string Ind = F.indentOf(F.begin(S.Statement));
+    std::string FitsText = llvm::join(Fits, " && ");
+    if (Ind.size() + FitsText.size() + 8 > 100)
+      FitsText = llvm::join(Fits, " &&\n    ");
+    std::map<std::string, std::string> In = {{"fits", FitsText}, {"chunk", Chunk},
+                                             {"rank", Rank},     {"threads", Threads},
+                                             {"tile", V},
+                                             {"pipe", Pipe}};
+    std::string Ind2 = Ind + Unit + Unit;
+    std::string Head = "cuda::memcpy_async(&" + V + Dst + ",";
+    std::string Mid = "&" + B.Pointer + "[" + Src + "],";
+    std::string Tail = "cuda::aligned_size_t<16>(16), " + Pipe + ");";
+    Lines Call{Head + " " + Mid + " " + Tail};
+    if (Ind2.size() + Call[0].size() > 100)
+      Call = {Head, std::string(19, ' ') + Mid, std::string(19, ' ') + Tail};
+    // The tensor copy comes first where the kernel was handed a map for this tile.
+    Lines Tma;
+    if (UsesTma(T)) {
+      // Every thread decides the same, cheaply; the leader alone divides for the coordinates.
+      const std::string LL = "(long long)";
+      std::string W = "(sizeof(" + V + Zeros(N) + ") == 16 ? 2 : 1)";
+      std::string Cols = LL + "(" + Size(N - 1) + " / " + Size(N) + ")";
+      std::vector<std::string> TFits{Opts.TmaFlag};
+      for (size_t D = 0; D < N; ++D)
+        TFits.push_back(std::string("blockDim.") + B.ThreadDims[D] + " == " +
+                        (D == 0 ? "sizeof(" + V + ")" : Size(D)) + " / " + Size(D + 1));
+      TFits.push_back("__cvta_generic_to_shared(&" + V + Zeros(N) + ") % 128 == 0");
+      // The box starts on 16 bytes (the map's base and row pitch do).
+      TFits.push_back(LL + Base + " >= 0 && (unsigned)" + Base + " * (unsigned)" + Size(N) + " % 16 == 0");
+      std::string Coords, BoxFits;
+      if (N == 1) {
+        TFits.push_back("(" + LL + Base + " + " + Cols + ") * " + W + " <= 0x7fffffffLL");
+        BoxFits = "true";
+        Coords = "(int32_t)(" + LL + Base + " * " + W + ")";
+      } else {
+        std::string St = LL + "(" + B.Coefficients[0] + ")";
+        std::string Rows = LL + "(sizeof(" + V + ") / " + Size(1) + ")";
+        // 32-bit division once the values are known to fit: 64-bit division costs registers
+        // that every thread of the kernel then pays for.
+        const std::string U = "(unsigned)", UB = U + Base, USt = U + "(" + B.Coefficients[0] + ")";
+        BoxFits = St + " > 0 && " + St + " * " + W + " <= 0x7fffffffLL && " + LL + Base +
+                  " <= 0x7fffffffLL &&\n    " + LL + "(" + UB + " % " + USt + ") + " + Cols + " <= " +
+                  St + " &&\n    " + LL + "(" + UB + " / " + USt + ") + " + Rows + " <= 0x7fffffffLL";
+        Coords = "(int32_t)(" + UB + " % " + USt + " * " + W + "), (int32_t)(" + UB + " / " + USt + ")";
+      }
+      // A box the map cannot hold (it runs past the end of a row): the leader copies each tile row
+      // with a bulk copy, 16-byte aligned like the rest (checked above and on the host).
+      std::string RowCopies;
+      {
+        std::string E = Names.get("r");
+        std::string Rows = N == 1 ? "1" : "sizeof(" + V + ") / " + Size(N - 1);
+        std::string Dst = "&" + V, Src = Base;
+        for (size_t D = 0; D + 1 < N; ++D) {
+          std::string Idx = "(" + E + " / (" + Size(D + 1) + " / " + Size(N - 1) + ")" +
+                            (D ? " % (" + Size(D) + " / " + Size(D + 1) + ")" : "") + ")";
+          Dst += "[" + Idx + "]";
+          Src += " + (" + IT + ")" + Idx + " * (" + IT + ")(" + B.Coefficients[D] + ")";
+        }
+        Dst += "[0]";
+        RowCopies = "for (unsigned " + E + " = 0; " + E + " < " + Rows + "; ++" + E + ")\n  " +
+                    "cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, " + Dst +
+                    ", &" + B.Pointer + "[" + Src + "],\n                           " + Size(N - 1) +
+                    ", cuda::device::barrier_native_handle(" + Bars + "[" + FetchStage + "]));";
+      }
+      std::string TFitsText = llvm::join(TFits, " &&\n    ");
+      Tma = Part("copy", {{"fits", TFitsText},
+                          {"box_fits", BoxFits},
+                          {"coords", Names.get("coords")},
+                          {"rank", std::to_string(N)},
+                          {"coordinates", Coords},
+                          {"tile", V},
+                          {"zeros", Zeros(N)},
+                          {"map", B.MapName},
+                          {"row_copies", RowCopies}});
+    }
+    std::map<std::string, Lines> Bl = {{"base", BaseDecl},
+                                       {"tma", Tma},
+                                       {"coordinates", Coords},
+                                       {"copy", Call},
+                                       {"per_element", {CopyCall(S, Unit) + ";"}}};
+    AnyWide = true;
+    return render(WideCopyTemplate, In, Bl, Ind, Unit);
+  };
   for (size_t I = 0; I < M.Stores.size(); ++I) {
     const TileStore &S = M.Stores[I];
+    const Tile &T = M.Tiles[S.TileIdx];
+    if (Pipelined && T.Box.Valid && T.Box.Store == I) {
+      unsigned B = F.begin(S.Statement);
+      Edits.emplace_back(B, F.afterSemi(S.Statement) - B, WideCall(T, S));
+      continue;
+    }
     bool Pair = I + 1 < M.Stores.size() && M.Stores[I + 1].Statement == S.Statement;
     unsigned B = F.begin(S.Statement), E = F.end(S.Statement);
     if (Pair && Pipelined) {
@@ -338,6 +536,15 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
                                StageArray[V] + Dims);
       }
       std::string Decl = editSpan(F, F.begin(T.DeclaredInBody), F.end(T.DeclaredInBody), Renames);
+      if (Pipelined && llvm::any_of(M.Tiles, [&](const Tile &U) {
+            return U.DeclaredInBody == T.DeclaredInBody && U.Box.Valid;
+          }))
+        Decl = (llvm::any_of(M.Tiles, [&](const Tile &U) {
+                  return U.DeclaredInBody == T.DeclaredInBody && UsesTma(U);
+                })
+                    ? "alignas(128) "
+                    : "alignas(16) ") +
+               Decl;
       if (!llvm::is_contained(Hoisted, Decl))
         Hoisted.push_back(Decl);
     }
@@ -372,7 +579,17 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       for (const std::string &L : chunk(F.slice(F.begin(DS), F.end(DS)), BodyIndent))
       IndexDecls.push_back(L);
 
+  Lines WideSetup;
+  if (AnyWide) {
+    WideSetup = {"const unsigned " + Rank +
+                     " = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);",
+                 "const unsigned " + Threads + " = blockDim.x * blockDim.y * blockDim.z;"};
+    if (AnyTma)
+      for (const std::string &L : Part("bytes"))
+        WideSetup.push_back(L);
+  }
   std::map<std::string, std::string> Inline = {
+      {"tma_title", AnyTma ? " (tensor copies on compute capability 9.0, else cp.async)" : " of cp.async copies"},
       {"stages", std::to_string(Stages)}, {"ahead", std::to_string(Stages - 1)},
       {"pipe", Pipe},         {"fetch_stage", FetchStage},
       {"stage", Stage},       {"issue", Issue},
@@ -391,6 +608,10 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       {"index_decls", IndexDecls},
       {"compute_phase", ComputeLines},
       {"tail_increments", TailLines},
+      {"wide_setup", WideSetup},
+      {"tma_setup", AnyTma ? Part("setup") : Lines{}},
+      {"tma_commit", AnyTma ? Part("commit") : Lines{}},
+      {"tma_wait", AnyTma ? Part("wait") : Lines{}},
       {"trailing_barrier",
        single(M.NestedInLoop ? "__syncthreads(); // the buffers may be refilled when this block runs again"
                              : "")}};
@@ -399,20 +620,62 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
 
   std::vector<Replacement> Out;
   unsigned LoopEnd = F.end(M.Loop);
-  Out.emplace_back(F.SM, CharSourceRange::getCharRange(M.Loop->getBeginLoc(),
+  unsigned ReplaceFrom = LoopOff;
+  if (Pipelined && Opts.ArchGuard) {
+    // Below compute capability 8.0 the loop stays as it was, reading stage 0 of each tile.
+    if (!F.firstOnLine(LoopOff))
+      return Fail("the loop does not begin its line, so it cannot be put under #if");
+    ReplaceFrom = F.lineStart(LoopOff);
+    Lines Original;
+    for (const Tile &T : M.Tiles)
+      if (!T.DeclaredInBody)
+        Original.push_back("auto &" + T.Var->getName().str() + " = " + StageArray[T.Var] + "[0];");
+    for (const std::string &L : chunk(F.slice(LoopOff, LoopEnd), Base))
+      Original.push_back(L);
+    std::string Text = "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800\n" + Base + NewText +
+                       "\n#else\n" + Base +
+                       "{ // tilepipe: below compute capability 8.0, the loop as it was\n";
+    for (const std::string &L : Original)
+      Text += L.empty() ? "\n" : L.front() == Verbatim ? L.substr(1) + "\n" : Base + Unit + L + "\n";
+    NewText = Text + Base + "}\n#endif";
+  }
+  Out.emplace_back(F.SM, CharSourceRange::getCharRange(F.SM.getComposedLoc(F.FID, ReplaceFrom),
                                                        F.SM.getComposedLoc(F.FID, LoopEnd)),
                    NewText);
+  std::set<unsigned> Aligned;
   for (const Tile &T : M.Tiles)
-    if (!T.DeclaredInBody && Pipelined)
+    if (!T.DeclaredInBody && Pipelined) {
       Out.emplace_back(F.SM, CharSourceRange::getTokenRange(T.Var->getLocation()),
                        StageArray[T.Var] + "[" + std::to_string(Stages) + "]");
+      // Chunks start on 16 bytes of the shared tile only if the array does.
+      SourceLocation Begin = F.SM.getExpansionLoc(T.Var->getBeginLoc());
+      // Tensor copies need 128 bytes; the first tile of a declaration decides for all of it.
+      if (T.Box.Valid && Aligned.insert(F.offset(Begin)).second) {
+        bool Wide128 = llvm::any_of(M.Tiles, [&](const Tile &U) {
+          return UsesTma(U) && F.SM.getExpansionLoc(U.Var->getBeginLoc()) == Begin;
+        });
+        Out.emplace_back(F.SM, Begin, 0, Wide128 ? "alignas(128) " : "alignas(16) ");
+      }
+    }
   return Out;
 }
 
-std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID) {
+std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID,
+                                           const std::string &TmaRuntime) {
   StringRef Buffer = SM.getBufferData(FID);
-  llvm::Regex Has("^[ \t]*#[ \t]*include[ \t]*<cuda/pipeline>", llvm::Regex::Newline);
-  if (Has.match(Buffer))
+  auto Has = [&](StringRef Header) {
+    return llvm::Regex(("^[ \t]*#[ \t]*include[ \t]*<" + Header + ">").str(), llvm::Regex::Newline)
+        .match(Buffer);
+  };
+  std::string Text;
+  for (StringRef H : {"cuda/pipeline", "cuda/barrier", "cuda/ptx", "cuda.h"})
+    if ((H == "cuda/pipeline" || !TmaRuntime.empty()) && !Has(H))
+      Text += "#include <" + H.str() + ">\n";
+  if (!TmaRuntime.empty())
+    Text += "// The stage barriers are shared variables with constructors, set up by one thread.\n"
+            "#pragma nv_diag_suppress static_var_with_dynamic_init\n" +
+            TmaRuntime;
+  if (Text.empty())
     return std::nullopt;
   llvm::Regex First("^[ \t]*#[ \t]*include", llvm::Regex::Newline);
   SmallVector<StringRef, 1> Match;
@@ -420,7 +683,7 @@ std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID) 
   if (First.match(Buffer, &Match))
     Off = Match[0].data() - Buffer.data();
   StringRef Path = SM.getFileEntryRefForID(FID)->getName();
-  return Replacement(Path, Off, 0, "#include <cuda/pipeline>\n");
+  return Replacement(Path, Off, 0, Text);
 }
 
 } // namespace tilepipe

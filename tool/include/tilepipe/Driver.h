@@ -9,7 +9,12 @@
 
 namespace tilepipe {
 
+/// How tiles are copied: cp.async only; plus Hopper tensor copies; plus the original loop kept
+/// for devices below compute capability 8.0, so that one output builds for every GPU.
+enum class CopyMode { Pipeline, Tma, Auto };
+
 struct ToolOptions {
+  CopyMode Mode = CopyMode::Pipeline;
   unsigned Stages = 3;
   bool AssumeNoAlias = true;
   std::string GpuArch = "sm_90";

@@ -13,14 +13,26 @@ enum class EmitKind {
   ComputeOnly, ///< the timing floor: tiles copied once before the loop, the loop only computes
 };
 
+struct EmitOptions {
+  EmitKind Kind = EmitKind::Pipeline;
+  /// Tiles whose box allows it (TileBox::Tma, with TileBox::MapName set) also get a tensor-copy
+  /// path for compute capability 9.0, taken when the kernel's flag parameter TmaFlag is true.
+  bool Tma = false;
+  std::string TmaFlag;
+  /// Keep the original loop for devices below compute capability 8.0 (`#if __CUDA_ARCH__`).
+  bool ArchGuard = false;
+};
+
 /// The loop statement replaced by the pipelined block, and each tile declared before the loop
 /// renamed to its stage array. Fails (with a message) when the source cannot be cut as planned.
 llvm::Expected<std::vector<clang::tooling::Replacement>>
 emitPipeline(clang::ASTContext &Ctx, const LoopModel &M, unsigned Stages,
-             EmitKind Kind = EmitKind::Pipeline);
+             const EmitOptions &Opts = {});
 
 /// `#include <cuda/pipeline>` in front of the file's first include, unless it is there.
+/// With TmaRuntime (templates/tma_runtime.cu.in), also the headers and host code of tensor copies.
 std::optional<clang::tooling::Replacement> pipelineInclude(const clang::SourceManager &SM,
-                                                           clang::FileID FID);
+                                                           clang::FileID FID,
+                                                           const std::string &TmaRuntime = "");
 
 } // namespace tilepipe

@@ -12,6 +12,32 @@ namespace tilepipe {
 /// Where the two barriers sit: 'copy; barrier; compute; barrier' or 'barrier; copy; barrier; compute'.
 enum class LoopForm { Trailing, Rotated };
 
+/// How one copy fills a whole tile, seen from the block: tile element (r0, ..., rn-1) is read from
+/// Pointer[Base + r0 * Coefficients[0] + ... + rn-1 * Coefficients[n-1]] (the last is 1) by the
+/// thread whose index in dimension ThreadDims[d] ('x', 'y' or 'z') is r_d. Base is the same in all threads:
+/// each computes it as its own Index minus its own thread terms. Known when a single unguarded store at the top
+/// of the copy phase fills the tile with thread indices as its subscripts; then, when the block has
+/// the tile's shape and the addresses are 16-byte aligned, the block may copy the tile in 16-byte
+/// chunks spread over all its threads instead of one element per thread.
+struct TileBox {
+  bool Valid = false;
+  std::string WhyNot;                    ///< when !Valid: why the tile is copied one element per thread
+  size_t Store = 0;                      ///< index into LoopModel::Stores
+  std::string Pointer;                   ///< text of the pointer the store reads through
+  std::string Index;                     ///< text of the source index as written
+  std::vector<char> ThreadDims;          ///< thread index that selects each tile dimension
+  std::vector<std::string> Coefficients; ///< text: the source index per step of ThreadDims[d]
+
+  /// Hopper tensor copies (TMA): the host can describe the source as a tensor when the pointer is
+  /// a kernel parameter and the row stride and the tile's extents are written in terms of kernel
+  /// parameters and compile-time constants only.
+  bool Tma = false;
+  std::string TmaWhyNot;
+  std::string PointerParam;            ///< the kernel parameter the copy reads through
+  std::vector<std::string> ExtentText; ///< the tile's extents as written, outermost first
+  std::string MapName;                 ///< the kernel parameter that carries its tensor map (plan)
+};
+
 /// A __shared__ array the copy phase fills.
 struct Tile {
   const clang::VarDecl *Var = nullptr;
@@ -19,6 +45,7 @@ struct Tile {
   clang::QualType ElementType;                     ///< innermost element type (this instantiation)
   std::string ElementTypeText;                     ///< the element type as written in the source
   uint64_t Bytes = 0;                              ///< size of one stage
+  TileBox Box;                                     ///< the block-wide copy, when one is known
 };
 
 /// One store into a tile inside the copy phase.
