@@ -332,6 +332,12 @@ private:
   };
   bool threadAffine(const Expr *E, std::map<char, Coef> &Out, unsigned Depth = 0);
   bool visibleAtLoop(const Expr *E);
+  bool changes(const VarDecl *V) const {
+    return InFunction.Mutated.contains(V) || InFunction.AddressTaken.contains(V);
+  }
+  bool setOnceLocal(const VarDecl *V) const;
+  bool unchangedParam(const VarDecl *V) const;
+  std::map<std::string, unsigned> NameCounts; ///< declarations per name in the function, once read
   std::vector<const Expr *> CoefExprs; ///< the uniform factors threadAffine multiplied by
   void analyzeTma(Tile &T);
   bool hostVisible(const Expr *E);
@@ -1401,6 +1407,19 @@ Verdict LoopChecker::checkOverlap() {
 // Tile boxes: the block-wide view of a per-thread copy
 //===----------------------------------------------------------------------===//
 
+/// Every declaration E names, in order.
+static std::vector<const ValueDecl *> declsIn(const Expr *E) {
+  struct Names : RecursiveASTVisitor<Names> {
+    std::vector<const ValueDecl *> Decls;
+    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
+      Decls.push_back(DRE->getDecl());
+      return true;
+    }
+  } N;
+  N.TraverseStmt(const_cast<Expr *>(E));
+  return N.Decls;
+}
+
 /// 'x', 'y' or 'z' when E is threadIdx.x/y/z, or a local set once from it; 0 otherwise.
 char LoopChecker::threadDim(const Expr *E) {
   std::string Key;
@@ -1408,9 +1427,7 @@ char LoopChecker::threadDim(const Expr *E) {
   if (isBuiltinIndexRead(E, &Key))
     return StringRef(Key).starts_with("threadIdx.") && Key.size() == 11 ? Key.back() : 0;
   const VarDecl *V = varOf(E);
-  if (!V || !V->hasLocalStorage() || isa<ParmVarDecl>(V) || !V->getInit() ||
-      V->getType()->isReferenceType() || !V->getType()->isIntegerType() ||
-      InFunction.Mutated.contains(V) || InFunction.AddressTaken.contains(V))
+  if (!V || !setOnceLocal(V))
     return 0;
   if (isBuiltinIndexRead(V->getInit(), &Key) && StringRef(Key).starts_with("threadIdx.") &&
       Key.size() == 11)
@@ -1449,7 +1466,7 @@ bool LoopChecker::mentionsThread(const Stmt *S, unsigned Depth) {
       }
       if (V->hasLocalStorage() && !isa<ParmVarDecl>(V)) {
         // A local of the function: uniform only when set once from uniform values.
-        if (!V->getInit() || InFunction.Mutated.contains(V) || InFunction.AddressTaken.contains(V))
+        if (!V->getInit() || changes(V))
           return true;
         return mentionsThread(V->getInit(), Depth + 1);
       }
@@ -1536,23 +1553,14 @@ void LoopChecker::analyzeBoxes() {
 /// Whether E means the same in a host function beside the kernel that takes the kernel's
 /// parameters: it names only unchanged parameters and compile-time constants.
 bool LoopChecker::hostVisible(const Expr *E) {
-  struct Names : RecursiveASTVisitor<Names> {
-    std::vector<const ValueDecl *> Decls;
-    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
-      Decls.push_back(DRE->getDecl());
-      return true;
-    }
-  } N;
-  N.TraverseStmt(const_cast<Expr *>(E));
-  for (const ValueDecl *D : N.Decls) {
+  for (const ValueDecl *D : declsIn(E)) {
     if (isa<EnumConstantDecl, NonTypeTemplateParmDecl>(D))
       continue;
     const auto *V = dyn_cast<VarDecl>(D);
     if (!V)
       return false;
-    if (const auto *P = dyn_cast<ParmVarDecl>(V)) {
-      if (P->getDeclContext() != M.Function || InFunction.Mutated.contains(P) ||
-          InFunction.AddressTaken.contains(P))
+    if (isa<ParmVarDecl>(V)) {
+      if (!unchangedParam(V))
         return false;
       continue;
     }
@@ -1577,8 +1585,7 @@ void LoopChecker::analyzeTma(Tile &T) {
   const Expr *Ptr = ASE->getBase()->IgnoreParenImpCasts();
   const auto *DRE = dyn_cast<DeclRefExpr>(Ptr);
   const auto *P = DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
-  if (!P || P->getDeclContext() != M.Function || InFunction.Mutated.contains(P) ||
-      InFunction.AddressTaken.contains(P))
+  if (!P || !unchangedParam(P))
     return No("'" + text(ASE->getBase()) + "' is not an unchanged parameter of the kernel");
   for (const Expr *U : CoefExprs)
     if (!hostVisible(U))
@@ -1634,36 +1641,42 @@ bool LoopChecker::startSetJustBefore(const VarDecl *V) {
 /// Every name in E means at the loop what it means where E is written: parameters, constants, and
 /// locals that never change and whose names nothing else in the function declares.
 bool LoopChecker::visibleAtLoop(const Expr *E) {
-  struct Names : RecursiveASTVisitor<Names> {
-    std::vector<const VarDecl *> Vars;
-    bool Other = false;
-    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
-      if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()))
-        Vars.push_back(V);
-      else if (!isa<EnumConstantDecl, NonTypeTemplateParmDecl, FunctionDecl>(DRE->getDecl()))
-        Other = true;
-      return true;
-    }
-  } N;
-  N.TraverseStmt(const_cast<Expr *>(E));
-  if (N.Other)
-    return false;
-  struct AllVars : RecursiveASTVisitor<AllVars> {
-    std::map<std::string, unsigned> Count;
-    bool VisitVarDecl(VarDecl *V) {
-      ++Count[V->getNameAsString()];
-      return true;
-    }
-  } All;
-  All.TraverseStmt(M.Function->getBody());
-  for (const VarDecl *V : N.Vars) {
+  std::vector<const VarDecl *> Vars;
+  for (const ValueDecl *D : declsIn(E)) {
+    if (const auto *V = dyn_cast<VarDecl>(D))
+      Vars.push_back(V);
+    else if (!isa<EnumConstantDecl, NonTypeTemplateParmDecl, FunctionDecl>(D))
+      return false;
+  }
+  if (NameCounts.empty()) {
+    struct AllVars : RecursiveASTVisitor<AllVars> {
+      std::map<std::string, unsigned> *Count;
+      bool VisitVarDecl(VarDecl *V) {
+        ++(*Count)[V->getNameAsString()];
+        return true;
+      }
+    } All;
+    All.Count = &NameCounts;
+    All.TraverseStmt(M.Function->getBody());
+  }
+  for (const VarDecl *V : Vars) {
     if (isCudaBuiltinVar(V) || !V->hasLocalStorage() || isa<ParmVarDecl>(V))
       continue;
-    if (InFunction.Mutated.contains(V) || InFunction.AddressTaken.contains(V) ||
-        All.Count[V->getNameAsString()] != 1)
+    if (changes(V) || NameCounts[V->getNameAsString()] != 1)
       return false;
   }
   return true;
+}
+
+/// A local (not a parameter) of integer type, initialized where it is declared and never changed.
+bool LoopChecker::setOnceLocal(const VarDecl *V) const {
+  return V->hasLocalStorage() && !isa<ParmVarDecl>(V) && V->getInit() &&
+         !V->getType()->isReferenceType() && V->getType()->isIntegerType() && !changes(V);
+}
+
+/// A parameter of the loop's own function that the function never changes.
+bool LoopChecker::unchangedParam(const VarDecl *V) const {
+  return isa<ParmVarDecl>(V) && V->getDeclContext() == M.Function && !changes(V);
 }
 
 /// E as uniform + sum over thread dimensions of Out[d] * threadIdx.d, with the coefficients as
@@ -1736,11 +1749,8 @@ bool LoopChecker::threadAffine(const Expr *E, std::map<char, Coef> &Out, unsigne
     return false;
   }
   // A local set once from thread indices: follow its start.
-  if (const VarDecl *V = varOf(E))
-    if (V->hasLocalStorage() && !isa<ParmVarDecl>(V) && V->getInit() &&
-        !InFunction.Mutated.contains(V) && !InFunction.AddressTaken.contains(V) &&
-        !V->getType()->isReferenceType() && V->getType()->isIntegerType())
-      return threadAffine(V->getInit(), Out, Depth + 1);
+  if (const VarDecl *V = varOf(E); V && setOnceLocal(V))
+    return threadAffine(V->getInit(), Out, Depth + 1);
   return false;
 }
 
