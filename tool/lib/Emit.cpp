@@ -363,12 +363,15 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
                      Size(N) + ");");
     Dst += "[" + C + "]";
     Src += " + (" + IT + ")" + C;
+    // The block has the tile's shape: the condition of both whole-tile paths.
+    std::vector<std::string> Shape;
+    for (size_t D = 0; D < N; ++D)
+      Shape.push_back(std::string("blockDim.") + B.ThreadDims[D] + " == " +
+                      (D == 0 ? "sizeof(" + V + ")" : Size(D)) + " / " + Size(D + 1));
     // Block-uniform: the tile's rows are whole chunks, the block has the tile's shape, and the
     // source rows and the shared tile start on 16 bytes.
     std::vector<std::string> Fits{Size(N - 1) + " % 16 == 0"};
-    for (size_t D = 0; D < N; ++D)
-      Fits.push_back(std::string("blockDim.") + B.ThreadDims[D] + " == " +
-                     (D == 0 ? "sizeof(" + V + ")" : Size(D)) + " / " + Size(D + 1));
+    Fits.insert(Fits.end(), Shape.begin(), Shape.end());
     for (size_t D = 0; D + 1 < N; ++D)
       Fits.push_back("(" + B.Coefficients[D] + ") % (16 / " + Size(N) + ") == 0");
     Fits.push_back("reinterpret_cast<unsigned long long>(&" + B.Pointer + "[" + Base + "]) % 16 == 0");
@@ -396,9 +399,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       std::string W = "(sizeof(" + V + Zeros(N) + ") == 16 ? 2 : 1)";
       std::string Cols = LL + "(" + Size(N - 1) + " / " + Size(N) + ")";
       std::vector<std::string> TFits{Opts.TmaFlag};
-      for (size_t D = 0; D < N; ++D)
-        TFits.push_back(std::string("blockDim.") + B.ThreadDims[D] + " == " +
-                        (D == 0 ? "sizeof(" + V + ")" : Size(D)) + " / " + Size(D + 1));
+      TFits.insert(TFits.end(), Shape.begin(), Shape.end());
       TFits.push_back("__cvta_generic_to_shared(&" + V + Zeros(N) + ") % 128 == 0");
       // The box starts on 16 bytes (the map's base and row pitch do).
       TFits.push_back(LL + Base + " >= 0 && (unsigned)" + Base + " * (unsigned)" + Size(N) + " % 16 == 0");
@@ -419,17 +420,18 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
         Coords = "(int32_t)(" + UB + " % " + USt + " * " + W + "), (int32_t)(" + UB + " / " + USt + ")";
       }
       // A box the map cannot hold (it runs past the end of a row): the leader copies each tile row
-      // with a bulk copy, 16-byte aligned like the rest (checked above and on the host).
+      // with a bulk copy, 16-byte aligned like the rest (checked above and on the host). Tensor
+      // copies take tiles of one or two dimensions (Check), so there is at most one row index.
       std::string RowCopies;
       {
+        assert(N <= 2 && "tensor copies of more than two dimensions");
         std::string E = Names.get("r");
         std::string Rows = N == 1 ? "1" : "sizeof(" + V + ") / " + Size(N - 1);
         std::string Dst = "&" + V, Src = Base;
-        for (size_t D = 0; D + 1 < N; ++D) {
-          std::string Idx = "(" + E + " / (" + Size(D + 1) + " / " + Size(N - 1) + ")" +
-                            (D ? " % (" + Size(D) + " / " + Size(D + 1) + ")" : "") + ")";
+        if (N == 2) {
+          std::string Idx = "(" + E + " / (" + Size(1) + " / " + Size(1) + "))";
           Dst += "[" + Idx + "]";
-          Src += " + (" + IT + ")" + Idx + " * (" + IT + ")(" + B.Coefficients[D] + ")";
+          Src += " + (" + IT + ")" + Idx + " * (" + IT + ")(" + B.Coefficients[0] + ")";
         }
         Dst += "[0]";
         RowCopies = "for (unsigned " + E + " = 0; " + E + " < " + Rows + "; ++" + E + ")\n  " +
