@@ -1,6 +1,7 @@
 // The analysis on small kernels: each reason ID with the construct that causes it, and the forms
 // that must be rewritten. One loop per snippet; the outcome is read from the loop's record.
 #include "TestSupport.h"
+#include <cstring>
 #include <gtest/gtest.h>
 
 using namespace tilepipe;
@@ -397,6 +398,21 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   FileResult P = runOnCode(TmaKernel);
   EXPECT_EQ(P.Rewritten.find("CUtensorMap"), std::string::npos);
   EXPECT_NE(P.Rewritten.find("k<<<1, dim3(T, T)>>>(C, A, ld, nt);"), std::string::npos);
+}
+
+TEST(TensorCopy, AddedParametersAvoidNamesTheFileUses) {
+  // A macro of the flag's name and a local of the map's name: both get fresh names.
+  std::string Code = "#define tilepipe_tma 1\n" + std::string(TmaKernel);
+  Code.replace(Code.find("  float acc = 0;"), strlen("  float acc = 0;"),
+               "  float acc = 0, s_tmap = 0;\n  acc += s_tmap;");
+  ToolOptions O = defaultOptions();
+  O.Mode = CopyMode::Tma;
+  FileResult R = runOnCode(Code, O);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  EXPECT_NE(R.Rewritten.find("const __grid_constant__ CUtensorMap s_tmap_1 = CUtensorMap{}, bool "
+                             "tilepipe_tma_1 = false)"),
+            std::string::npos)
+      << R.Rewritten;
 }
 
 TEST(TensorCopy, AutoKeepsTheOriginalLoopBelowSm80) {

@@ -35,17 +35,6 @@ static const char TmaRuntimeTemplate[] =
 #include "TmaRuntimeTemplate.inc"
     ;
 
-/// Whether Word occurs as an identifier in Text.
-static bool mentionsWord(StringRef Text, StringRef Word) {
-  for (size_t P = Text.find(Word); P != StringRef::npos; P = Text.find(Word, P + 1)) {
-    auto Ident = [](char C) { return llvm::isAlnum(C) || C == '_'; };
-    if ((P == 0 || !Ident(Text[P - 1])) &&
-        (P + Word.size() >= Text.size() || !Ident(Text[P + Word.size()])))
-      return true;
-  }
-  return false;
-}
-
 namespace {
 
 /// Device functions of the main file and of the user's headers (not system headers):
@@ -278,7 +267,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     const FunctionDecl *Pattern = nullptr;
     std::string Flag;
     std::vector<const Tile *> Tiles;
-    std::set<std::string> Names;
+    std::unique_ptr<FreshNames> Names;
   };
   std::map<const FunctionDecl *, TmaKernel> TmaKernels;
   auto PatternOf = [](const FunctionDecl *FD) {
@@ -351,15 +340,10 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
       TmaProblem = TmaKernelProblem(Results.front().Function);
       TmaKernel &K = TmaKernels[PatternOf(Results.front().Function)];
       K.Pattern = PatternOf(Results.front().Function);
-      std::string Text = FunctionText(K.Pattern);
-      auto Fresh = [&](std::string Name) {
-        std::string N = Name;
-        for (unsigned I = 1; mentionsWord(Text, N) || K.Names.count(N); ++I)
-          N = Name + "_" + std::to_string(I);
-        K.Names.insert(N);
-        return N;
-      };
       if (TmaProblem.empty()) {
+        if (!K.Names)
+          K.Names = std::make_unique<FreshNames>(Ctx, K.Pattern);
+        auto Fresh = [&](const std::string &Name) { return K.Names->get(Name); };
         if (K.Flag.empty())
           K.Flag = Fresh("tilepipe_tma");
         EOpts.Tma = true;

@@ -662,6 +662,20 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   return Out;
 }
 
+struct FreshNames::Impl {
+  Impl(ASTContext &Ctx, const FunctionDecl *FD)
+      : F(Ctx, Ctx.getSourceManager().getFileID(
+                   Ctx.getSourceManager().getExpansionLoc(FD->getBeginLoc()))),
+        N(F, FD) {}
+  FileText F;
+  Namer N;
+};
+
+FreshNames::FreshNames(ASTContext &Ctx, const FunctionDecl *FD)
+    : P(std::make_unique<Impl>(Ctx, FD)) {}
+FreshNames::~FreshNames() = default;
+std::string FreshNames::get(StringRef Base) { return P->N.get(Base); }
+
 std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID,
                                            const std::string &TmaRuntime) {
   StringRef Buffer = SM.getBufferData(FID);

@@ -4,6 +4,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/Support/Error.h"
+#include <memory>
 #include <optional>
 
 namespace tilepipe {
@@ -30,6 +31,19 @@ emitPipeline(clang::ASTContext &Ctx, const LoopModel &M, unsigned Stages,
              const EmitOptions &Opts = {});
 
 /// `#include <cuda/pipeline>` in front of the file's first include, unless it is there.
+/// Names for what tilepipe adds to one function (the tensor maps a kernel takes): each unused in
+/// the function's text and by any macro, and different from every name handed out before.
+class FreshNames {
+public:
+  FreshNames(clang::ASTContext &Ctx, const clang::FunctionDecl *FD);
+  ~FreshNames();
+  std::string get(llvm::StringRef Base);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> P;
+};
+
 /// With TmaRuntime (templates/tma_runtime.cu.in), also the headers and host code of tensor copies.
 std::optional<clang::tooling::Replacement> pipelineInclude(const clang::SourceManager &SM,
                                                            clang::FileID FID,
