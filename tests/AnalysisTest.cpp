@@ -59,7 +59,7 @@ TEST(Analysis, TrailingLoopIsPipelined) {
   // The compute phase is the user's text, unchanged.
   EXPECT_NE(R.Rewritten.find("acc += s[(threadIdx.x + 1) % T];"), std::string::npos);
   // Wait, then barrier, then refill, then compute: the order that is safe with S buffers.
-  size_t Wait = R.Rewritten.find("pipe.consumer_wait();");
+  size_t Wait = R.Rewritten.find("cuda::pipeline_consumer_wait_prior<1>(pipe);");
   size_t Barrier = R.Rewritten.find("__syncthreads();", Wait);
   size_t Issue = R.Rewritten.find("issue_tile();", Barrier);
   size_t Compute = R.Rewritten.find("acc += s", Issue);
@@ -364,6 +364,7 @@ void run(float *C, const float *A, int ld, int nt, cudaStream_t st) {
 TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   ToolOptions O = defaultOptions();
   O.Mode = CopyMode::Tma;
+  O.TmaMinStageBytes = 0;
   FileResult R = runOnCode(TmaKernel, O);
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
@@ -371,11 +372,30 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   EXPECT_NE(M.find("s by tensor copy (TMA)"), std::string::npos) << M;
   EXPECT_NE(M.find("2 launch site(s) in this file now call tilepipe_launch_k"), std::string::npos) << M;
   // The kernel's new parameters are defaulted: launches tilepipe does not see still build.
-  EXPECT_NE(Out.find("int nt, const __grid_constant__ CUtensorMap s_tmap = CUtensorMap{}, bool "
-                     "tilepipe_tma = false)"),
+  EXPECT_NE(Out.find("int nt, const __grid_constant__ tilepipe_tma::TileMap s_tmap = "
+                     "tilepipe_tma::TileMap{}, bool tilepipe_tma = false)"),
             std::string::npos)
       << Out;
   EXPECT_NE(Out.find("cuda::ptx::cp_async_bulk_tensor("), std::string::npos);
+  // The tensor-copy loop is taken once per launch, for the whole loop, and only the leader issues
+  // copies: no cp.async pipeline in it.
+  size_t Dispatch = Out.find("if (tilepipe_tma &&\n        tilepipe_tma::takes(s_tmap, s_stages[0]) &&\n"
+                             "        blockDim.y == sizeof(s_stages[0]) / sizeof(s_stages[0][0]) &&\n"
+                             "        blockDim.x == sizeof(s_stages[0][0]) / sizeof(s_stages[0][0][0])) {");
+  ASSERT_NE(Dispatch, std::string::npos) << Out;
+  size_t Else = Out.find("} else\n#endif", Dispatch);
+  ASSERT_NE(Else, std::string::npos) << Out;
+  std::string TmaLoop = Out.substr(Dispatch, Else - Dispatch);
+  EXPECT_EQ(TmaLoop.find("pipe."), std::string::npos) << TmaLoop;
+  EXPECT_EQ(TmaLoop.find("cuda::pipeline"), std::string::npos) << TmaLoop;
+  EXPECT_NE(TmaLoop.find("tma_bytes += tilepipe_tma::copy_tile(s_tmap, s, A, (long long)((blockIdx.y * T + "
+                         "threadIdx.y) * ld + t * T + threadIdx.x),"),
+            std::string::npos)
+      << TmaLoop;
+  EXPECT_NE(TmaLoop.find("if (issuer.In)\n          issue_tile();"), std::string::npos) << TmaLoop;
+  EXPECT_NE(TmaLoop.find("stage_barriers[stage].wait_parity(parities >> stage & 1u);"), std::string::npos);
+  // Not nested in another loop: the barriers are not torn down.
+  EXPECT_EQ(TmaLoop.find("~barrier()"), std::string::npos);
   EXPECT_NE(Out.find("alignas(128) __shared__ float s_stages[3][T][T];"), std::string::npos) << Out;
   EXPECT_NE(Out.find("#define TILEPIPE_LAUNCHER_k 1"), std::string::npos);
   EXPECT_NE(Out.find("static void tilepipe_launch_k(dim3 grid, dim3 block, size_t shared_bytes, "
@@ -394,9 +414,11 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   // Below sm_90 the code is the cp.async pipeline: every tensor-copy part sits under #if.
   EXPECT_NE(Out.find("#if __CUDA_ARCH__ >= 900"), std::string::npos);
   EXPECT_EQ(Out.find("#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800"), std::string::npos);
-  // The default mode touches neither the kernel's signature nor the launches.
-  FileResult P = runOnCode(TmaKernel);
-  EXPECT_EQ(P.Rewritten.find("CUtensorMap"), std::string::npos);
+  // --mode=pipeline touches neither the kernel's signature nor the launches.
+  ToolOptions PO = defaultOptions();
+  PO.Mode = CopyMode::Pipeline;
+  FileResult P = runOnCode(TmaKernel, PO);
+  EXPECT_EQ(P.Rewritten.find("tilepipe_tma"), std::string::npos);
   EXPECT_NE(P.Rewritten.find("k<<<1, dim3(T, T)>>>(C, A, ld, nt);"), std::string::npos);
 }
 
@@ -407,10 +429,11 @@ TEST(TensorCopy, AddedParametersAvoidNamesTheFileUses) {
                "  float acc = 0, s_tmap = 0;\n  acc += s_tmap;");
   ToolOptions O = defaultOptions();
   O.Mode = CopyMode::Tma;
+  O.TmaMinStageBytes = 0;
   FileResult R = runOnCode(Code, O);
   ASSERT_TRUE(R.Ok) << R.Error;
-  EXPECT_NE(R.Rewritten.find("const __grid_constant__ CUtensorMap s_tmap_1 = CUtensorMap{}, bool "
-                             "tilepipe_tma_1 = false)"),
+  EXPECT_NE(R.Rewritten.find("const __grid_constant__ tilepipe_tma::TileMap s_tmap_1 = "
+                             "tilepipe_tma::TileMap{}, bool tilepipe_tma_1 = false)"),
             std::string::npos)
       << R.Rewritten;
 }
@@ -418,6 +441,7 @@ TEST(TensorCopy, AddedParametersAvoidNamesTheFileUses) {
 TEST(TensorCopy, AutoKeepsTheOriginalLoopBelowSm80) {
   ToolOptions O = defaultOptions();
   O.Mode = CopyMode::Auto;
+  O.TmaMinStageBytes = 0;
   FileResult R = runOnCode(TmaKernel, O);
   ASSERT_TRUE(R.Ok) << R.Error;
   std::string Out = R.Rewritten;
@@ -438,6 +462,7 @@ class NoTmaTest : public testing::TestWithParam<NoTmaCase> {};
 TEST_P(NoTmaTest, StaysOnCpAsyncAndSaysWhy) {
   ToolOptions O = defaultOptions();
   O.Mode = CopyMode::Tma;
+  O.TmaMinStageBytes = 0;
   FileResult R = runOnCode(GetParam().Code, O);
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
@@ -509,7 +534,91 @@ __global__ void k(float *C, const float *A, int nt) {
 }
 )",
      "declared more than once"},
+    {"OneTileOfTwoCannot", R"(
+__global__ void k(float *C, const float *A, const float *X, int nt) {
+  __shared__ float s[64], x[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    if (nt > 1)
+      x[threadIdx.x] = X[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[63 - threadIdx.x] * x[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)",
+     "s without tensor copies: tensor copies take every tile of a loop or none, and 'x' cannot take one "
+     "(the copy into 'x' is inside an if or an inner loop)"},
+    {"BoxTooLarge", R"(
+__global__ void k(float4 *C, const float4 *A, int nt) {
+  __shared__ float4 s[256];
+  float4 acc = make_float4(0, 0, 0, 0);
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 256 + threadIdx.x];
+    __syncthreads();
+    acc.x += s[255 - threadIdx.x].x;
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)",
+     "the box of 's' (256 elements of 16 bytes) exceeds the 256 elements a tensor copy moves per dimension"},
 };
+
+// By default (--mode=auto), tensor copies go only to loops whose stage holds at least 2 KiB: the
+// 16 x 16 float tile (1 KiB) keeps its cp.async copies, and the remark says why.
+TEST(TensorCopy, SmallStagesKeepCpAsync) {
+  FileResult R = runOnCode(TmaKernel);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  std::string M = R.Loops[0].message();
+  EXPECT_NE(M.find("s without tensor copies: a stage holds 1024 bytes, below --tma-min-stage-bytes=2048"),
+            std::string::npos)
+      << M;
+  EXPECT_NE(M.find("the original loop below compute capability 8.0"), std::string::npos) << M;
+  EXPECT_EQ(R.Rewritten.find("tilepipe_tma"), std::string::npos);
+  // At the threshold, the loop takes them.
+  ToolOptions O = defaultOptions();
+  O.TmaMinStageBytes = 1024;
+  FileResult At = runOnCode(TmaKernel, O);
+  ASSERT_EQ(1u, At.Loops.size());
+  EXPECT_NE(At.Loops[0].message().find("s by tensor copy (TMA)"), std::string::npos) << At.Loops[0].message();
+}
+
+// A tiled loop inside another loop: the tensor-copy block runs once per outer iteration, so the
+// leader tears its barriers down before the block's final barrier, and sets them up again next time.
+TEST(TensorCopy, NestedLoopTearsDownItsBarriers) {
+  ToolOptions O = defaultOptions();
+  O.Mode = CopyMode::Tma;
+  O.TmaMinStageBytes = 0;
+  FileResult R = runOnCode(R"(
+__global__ void k(float *C, const float *A, int nt, int passes) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int p = 0; p < passes; ++p) {
+    for (int t = 0; t < nt; ++t) {
+      s[threadIdx.x] = A[t * 64 + threadIdx.x];
+      __syncthreads();
+      acc += s[63 - threadIdx.x];
+      __syncthreads();
+    }
+  }
+  C[threadIdx.x] = acc;
+}
+)",
+                           O);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  const std::string &Out = R.Rewritten;
+  size_t Teardown = Out.find("stage_barriers[s_1].~barrier();");
+  ASSERT_NE(Teardown, std::string::npos) << Out;
+  size_t Barrier = Out.find("__syncthreads(); // the buffers may be refilled", Teardown);
+  size_t Else = Out.find("} else\n#endif");
+  EXPECT_TRUE(Barrier != std::string::npos && Barrier < Else) << Out;
+}
 
 INSTANTIATE_TEST_SUITE_P(TensorCopy, NoTmaTest, testing::ValuesIn(NoTmaCases),
                          [](const testing::TestParamInfo<NoTmaCase> &I) { return I.param.Name; });

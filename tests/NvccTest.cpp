@@ -113,3 +113,73 @@ INSTANTIATE_TEST_SUITE_P(Testdata, NvccAuto, ::testing::ValuesIn(rewrittenNames(
                          });
 
 } // namespace
+
+namespace {
+
+// The issuing thread of a tensor-copy loop finds a tile's row in its map with a multiply and a
+// shift instead of a division (templates/tma_runtime.cu.in). Here, on the host, the quotient
+// agrees with the division for every stride it can be given and the dividends at the edges.
+TEST(TensorMapRuntime, QuotientIsTheDivision) {
+  std::string Nvcc = findTool("nvcc");
+  if (Nvcc.empty())
+    GTEST_SKIP() << "nvcc not found";
+  std::string Dir = tempDir();
+  std::string Program = "#include <cuda.h>\n#include <cuda/barrier>\n#include <cuda/ptx>\n" +
+                        readFile(sourceDir() + "/templates/tma_runtime.cu.in") + R"(
+#include <random>
+static long long Failures = 0, Checked = 0;
+static void check(long long Stride, unsigned long long X) {
+  if (X >= 0x80000000ull)
+    return;
+  tilepipe_tma::TileMap M{};
+  if (!tilepipe_tma::set_divider(&M, Stride)) {
+    std::printf("no divider for %lld\n", Stride);
+    ++Failures;
+    return;
+  }
+  ++Checked;
+  const unsigned Q = tilepipe_tma::quotient(M, (unsigned)X);
+  if (Q != X / (unsigned long long)Stride && Failures++ < 10)
+    std::printf("%llu / %lld: %u\n", X, Stride, Q);
+}
+int main() {
+  std::mt19937_64 Rng(7);
+  std::vector<long long> Strides;
+  for (long long S = 1; S <= 5000; ++S)
+    Strides.push_back(S);
+  for (int B = 12; B <= 31; ++B)
+    for (long long D : {-1, 0, 1})
+      if ((1ll << B) + D < 0x80000000ll)
+        Strides.push_back((1ll << B) + D);
+  for (int I = 0; I < 2000; ++I)
+    Strides.push_back(1 + (long long)(Rng() % 0x7fffffffull));
+  for (long long S : Strides) {
+    for (unsigned long long X : {0ull, 1ull, 0x7ffffffeull, 0x7fffffffull})
+      check(S, X);
+    // Around multiples of the stride, where a quotient that is off by one shows.
+    for (int I = 0; I < 40; ++I) {
+      unsigned long long K = Rng() % (0x80000000ull / (unsigned long long)S + 1);
+      for (long long D : {-1, 0, 1})
+        check(S, K * (unsigned long long)S + (unsigned long long)D);
+      check(S, Rng() % 0x80000000ull);
+    }
+  }
+  for (long long Bad : {0ll, -3ll, 0x80000000ll}) {
+    tilepipe_tma::TileMap M{};
+    if (tilepipe_tma::set_divider(&M, Bad)) {
+      std::printf("a divider for %lld\n", Bad);
+      ++Failures;
+    }
+  }
+  std::printf("checked %lld quotients, %lld wrong\n", Checked, Failures);
+  return Failures != 0 || Checked < 1000000;
+}
+)";
+  writeFile(Dir + "/quotient.cu", Program);
+  ProcessResult Build = runProgram(Nvcc, {"-std=c++17", "-O2", "-o", "quotient", "quotient.cu"}, Dir);
+  ASSERT_EQ(0, Build.ExitCode) << Build.Out << Build.Err;
+  ProcessResult Run = runProgram(Dir + "/quotient", {}, Dir);
+  EXPECT_EQ(0, Run.ExitCode) << Run.Out << Run.Err;
+}
+
+} // namespace

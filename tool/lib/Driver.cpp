@@ -348,18 +348,68 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
           K.Flag = Fresh("tilepipe_tma");
         EOpts.Tma = true;
         EOpts.TmaFlag = K.Flag;
-        for (size_t T = 0; T < Results.front().Model.Tiles.size(); ++T) {
-          bool All = llvm::all_of(Results, [&](const LoopResult &LR) {
-            return T < LR.Model.Tiles.size() && LR.Model.Tiles[T].Box.Valid &&
-                   LR.Model.Tiles[T].Box.Tma;
-          });
-          std::string Map = All ? Fresh(Results.front().Model.Tiles[T].Var->getNameAsString() + "_tmap") : "";
+        // The tensor-copy loop replaces the cp.async one whole: every tile of the loop must take
+        // a tensor copy, in every instantiation.
+        const std::vector<Tile> &Tiles0 = Results.front().Model.Tiles;
+        std::string Blocker;
+        for (size_t T = 0; T < Tiles0.size() && Blocker.empty(); ++T)
+          for (const LoopResult &LR : Results) {
+            if (T >= LR.Model.Tiles.size() || LR.Model.Tiles.size() != Tiles0.size()) {
+              Blocker = "the instantiations differ in their tiles";
+              break;
+            }
+            const TileBox &B = LR.Model.Tiles[T].Box;
+            if (!B.Valid || !B.Tma) {
+              Blocker = "tensor copies take every tile of a loop or none, and '" +
+                        Tiles0[T].Var->getNameAsString() + "' cannot take one (" +
+                        (!B.Valid ? B.WhyNot : B.TmaWhyNot) + ")";
+              if (Results.size() > 1)
+                Blocker += " in some instantiation";
+              break;
+            }
+          }
+        // A box moves at most 256 elements per dimension (16-byte elements travel as two).
+        for (size_t T = 0; T < Tiles0.size() && Blocker.empty(); ++T)
+          for (const LoopResult &LR : Results) {
+            const Tile &Ti = LR.Model.Tiles[T];
+            uint64_t Words = Ctx.getTypeSizeInChars(Ti.ElementType).getQuantity() == 16 ? 2 : 1;
+            std::vector<uint64_t> Extents;
+            for (const ConstantArrayType *A = Ctx.getAsConstantArrayType(Ti.Var->getType()); A;
+                 A = Ctx.getAsConstantArrayType(A->getElementType()))
+              Extents.push_back(A->getSize().getZExtValue());
+            if (!Extents.empty() && (Extents.back() * Words > 256 || Extents.front() > 256)) {
+              std::vector<std::string> Dims;
+              for (uint64_t E : Extents)
+                Dims.push_back(std::to_string(E));
+              Blocker = "the box of '" + Tiles0[T].Var->getNameAsString() + "' (" + llvm::join(Dims, " x ") +
+                        (Words == 2 ? " elements of 16 bytes" : " elements") +
+                        ") exceeds the 256 elements a tensor copy moves per dimension";
+              break;
+            }
+          }
+        // One tensor copy per tile pays only for stages big enough to hide its fixed cost.
+        if (Blocker.empty())
+          for (const LoopResult &LR : Results) {
+            uint64_t StageBytes = 0;
+            for (const Tile &T : LR.Model.Tiles)
+              StageBytes += T.Bytes;
+            if (StageBytes < Opts.TmaMinStageBytes) {
+              Blocker = "a stage holds " + std::to_string(StageBytes) + " bytes, below --tma-min-stage-bytes=" +
+                        std::to_string(Opts.TmaMinStageBytes);
+              if (Results.size() > 1)
+                Blocker += " in some instantiation";
+              break;
+            }
+          }
+        for (size_t T = 0; T < Tiles0.size(); ++T) {
+          std::string Map = Blocker.empty() ? Fresh(Tiles0[T].Var->getNameAsString() + "_tmap") : "";
           for (LoopResult &LR : Results)
             if (T < LR.Model.Tiles.size()) {
-              LR.Model.Tiles[T].Box.MapName = Map;
-              if (!All && LR.Model.Tiles[T].Box.Tma) {
-                LR.Model.Tiles[T].Box.Tma = false;
-                LR.Model.Tiles[T].Box.TmaWhyNot = "not every instantiation can";
+              TileBox &B = LR.Model.Tiles[T].Box;
+              B.MapName = Map;
+              if (!Blocker.empty() && B.Tma) {
+                B.Tma = false;
+                B.TmaWhyNot = Blocker;
               }
             }
         }
@@ -478,7 +528,8 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     // 1. The parameters, defaulted so that launches tilepipe does not see still compile.
     std::vector<std::string> NewParams;
     for (const Tile *T : K.Tiles)
-      NewParams.push_back("const __grid_constant__ CUtensorMap " + T->Box.MapName + " = CUtensorMap{}");
+      NewParams.push_back("const __grid_constant__ tilepipe_tma::TileMap " + T->Box.MapName +
+                          " = tilepipe_tma::TileMap{}");
     NewParams.push_back("bool " + K.Flag + " = false");
     SourceLocation At;
     std::string Lead = ", ";
@@ -506,7 +557,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     std::string Ok = "tma";
     for (const Tile *T : K.Tiles) {
       const TileBox &B = T->Box;
-      Maps.push_back("CUtensorMap " + B.MapName + " = {};");
+      Maps.push_back("tilepipe_tma::TileMap " + B.MapName + " = {};");
       std::string Stride = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.Coefficients[0] + ")";
       std::string Rows = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.ExtentText[0] + ")";
       Encodes.push_back(Ok + " = " + Ok + " && tilepipe_tma::encode(&" + B.MapName + ", " +

@@ -28,13 +28,9 @@ static const char ComputeOnlyTemplate[] =
 static const char WideCopyTemplate[] =
 #include "WideCopyTemplate.inc"
     ;
-static const char TmaPartsTemplate[] =
-#include "TmaPartsTemplate.inc"
-    ;
 
-/// One '@name' section of templates/tma_parts.cu.in.
-static std::string tmaPart(StringRef Name) {
-  StringRef All(TmaPartsTemplate);
+/// One '@name' section of a template of several (templates/pipeline.cu.in).
+static std::string section(StringRef All, StringRef Name) {
   size_t B = All.find("@" + Name.str() + "\n");
   assert(B != StringRef::npos && "no such section");
   B = All.find('\n', B) + 1;
@@ -192,6 +188,10 @@ std::string render(StringRef Template, const std::map<std::string, std::string> 
     for (size_t I = 0; I < Spaces / 2; ++I)
       Indent += Unit.str();
     StringRef Body = T.drop_front(Spaces);
+    if (Body.starts_with("#")) { // a directive of the template stays in column 0
+      Emit("", Body);
+      continue;
+    }
     if (Body.starts_with("${") && Body.ends_with("}") && Body.count("${") == 1) {
       auto It = Blocks.find(Body.drop_front(2).drop_back().str());
       if (It != Blocks.end()) {
@@ -228,7 +228,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   auto UsesTma = [&](const Tile &T) {
     return Pipelined && Opts.Tma && T.Box.Valid && T.Box.Tma && !T.Box.MapName.empty();
   };
-  const bool AnyTma = llvm::any_of(M.Tiles, UsesTma);
+  const bool TmaLoop = !M.Tiles.empty() && llvm::all_of(M.Tiles, UsesTma);
   FileText F(Ctx, Ctx.getSourceManager().getFileID(
                       Ctx.getSourceManager().getExpansionLoc(M.Loop->getBeginLoc())));
   auto Fail = [](const Twine &Why) {
@@ -291,29 +291,16 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   // A store that fills a whole tile (its box is known) gets the block-wide 16-byte copy, with the
   // per-element copy kept for blocks of another shape and unaligned addresses.
   std::string Rank = Names.get("rank"), Threads = Names.get("threads");
-  std::string Bars, Leader, TmaStages, TmaBytes, TmaUsed, StageVar;
-  if (AnyTma) {
+  // Tensor copies replace the whole cp.async loop, and only where every tile takes them.
+  std::string Bars, Issuer, Leader, Bytes, Parities, StageVar;
+  if (TmaLoop) {
     Bars = Names.get("stage_barriers");
+    Issuer = Names.get("issuer");
     Leader = Names.get("leader");
-    TmaStages = Names.get("tma_stages");
-    TmaBytes = Names.get("tma_bytes");
-    TmaUsed = Names.get("tma_used");
+    Bytes = Names.get("tma_bytes");
+    Parities = Names.get("parities");
     StageVar = Names.get("s");
   }
-  std::map<std::string, std::string> TmaNames = {
-      {"bars", Bars},         {"leader", Leader},     {"tma_stages", TmaStages},
-      {"tma_bytes", TmaBytes}, {"s", StageVar}, {"tma_used", TmaUsed},
-      {"flag", Opts.TmaFlag}, {"stages", std::to_string(Stages)}, {"fetch_stage", FetchStage},
-      {"stage", Stage}};
-  auto Part = [&](StringRef Name, std::map<std::string, std::string> Extra = {}) {
-    for (auto &KV : TmaNames)
-      Extra.insert(KV);
-    std::string Text = tmaPart(Name);
-    Lines Out;
-    for (const std::string &L : chunk(render(Text, Extra, {}, "", "  "), ""))
-      Out.push_back(StringRef(L).starts_with("#") ? Verbatim + L : L);
-    return Out;
-  };
   bool AnyWide = false;
   auto WideCall = [&](const Tile &T, const TileStore &S) {
     const TileBox &B = T.Box;
@@ -391,73 +378,33 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     Lines Call{Head + " " + Mid + " " + Tail};
     if (Ind2.size() + Call[0].size() > 100)
       Call = {Head, std::string(19, ' ') + Mid, std::string(19, ' ') + Tail};
-    // The tensor copy comes first where the kernel was handed a map for this tile.
-    Lines Tma;
-    if (UsesTma(T)) {
-      // Every thread decides the same, cheaply; the leader alone divides for the coordinates.
-      const std::string LL = "(long long)";
-      std::string W = "(sizeof(" + V + Zeros(N) + ") == 16 ? 2 : 1)";
-      std::string Cols = LL + "(" + Size(N - 1) + " / " + Size(N) + ")";
-      std::vector<std::string> TFits{Opts.TmaFlag};
-      TFits.insert(TFits.end(), Shape.begin(), Shape.end());
-      TFits.push_back("__cvta_generic_to_shared(&" + V + Zeros(N) + ") % 128 == 0");
-      // The box starts on 16 bytes (the map's base and row pitch do).
-      TFits.push_back(LL + Base + " >= 0 && (unsigned)" + Base + " * (unsigned)" + Size(N) + " % 16 == 0");
-      std::string Coords, BoxFits;
-      if (N == 1) {
-        TFits.push_back("(" + LL + Base + " + " + Cols + ") * " + W + " <= 0x7fffffffLL");
-        BoxFits = "true";
-        Coords = "(int32_t)(" + LL + Base + " * " + W + ")";
-      } else {
-        std::string St = LL + "(" + B.Coefficients[0] + ")";
-        std::string Rows = LL + "(sizeof(" + V + ") / " + Size(1) + ")";
-        // 32-bit division once the values are known to fit: 64-bit division costs registers
-        // that every thread of the kernel then pays for.
-        const std::string U = "(unsigned)", UB = U + Base, USt = U + "(" + B.Coefficients[0] + ")";
-        BoxFits = St + " > 0 && " + St + " * " + W + " <= 0x7fffffffLL && " + LL + Base +
-                  " <= 0x7fffffffLL &&\n    " + LL + "(" + UB + " % " + USt + ") + " + Cols + " <= " +
-                  St + " &&\n    " + LL + "(" + UB + " / " + USt + ") + " + Rows + " <= 0x7fffffffLL";
-        Coords = "(int32_t)(" + UB + " % " + USt + " * " + W + "), (int32_t)(" + UB + " / " + USt + ")";
-      }
-      // A box the map cannot hold (it runs past the end of a row): the leader copies each tile row
-      // with a bulk copy, 16-byte aligned like the rest (checked above and on the host). Tensor
-      // copies take tiles of one or two dimensions (Check), so there is at most one row index.
-      std::string RowCopies;
-      {
-        assert(N <= 2 && "tensor copies of more than two dimensions");
-        std::string E = Names.get("r");
-        std::string Rows = N == 1 ? "1" : "sizeof(" + V + ") / " + Size(N - 1);
-        std::string Dst = "&" + V, Src = Base;
-        if (N == 2) {
-          std::string Idx = "(" + E + " / (" + Size(1) + " / " + Size(1) + "))";
-          Dst += "[" + Idx + "]";
-          Src += " + (" + IT + ")" + Idx + " * (" + IT + ")(" + B.Coefficients[0] + ")";
-        }
-        Dst += "[0]";
-        RowCopies = "for (unsigned " + E + " = 0; " + E + " < " + Rows + "; ++" + E + ")\n  " +
-                    "cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, " + Dst +
-                    ", &" + B.Pointer + "[" + Src + "],\n                           " + Size(N - 1) +
-                    ", cuda::device::barrier_native_handle(" + Bars + "[" + FetchStage + "]));";
-      }
-      std::string TFitsText = llvm::join(TFits, " &&\n    ");
-      Tma = Part("copy", {{"fits", TFitsText},
-                          {"box_fits", BoxFits},
-                          {"coords", Names.get("coords")},
-                          {"rank", std::to_string(N)},
-                          {"coordinates", Coords},
-                          {"tile", V},
-                          {"zeros", Zeros(N)},
-                          {"map", B.MapName},
-                          {"row_copies", RowCopies}});
-    }
     std::map<std::string, Lines> Bl = {{"base", BaseDecl},
-                                       {"tma", Tma},
                                        {"coordinates", Coords},
                                        {"copy", Call},
                                        {"per_element", {CopyCall(S, Unit) + ";"}}};
     AnyWide = true;
     return render(WideCopyTemplate, In, Bl, Ind, Unit);
   };
+  // The copy phase of the tensor-copy loop, run by the leader alone: each tile's one store (its
+  // box) becomes one call that issues the tile's copy.
+  auto TmaEdits = Edits;
+  if (TmaLoop)
+    for (size_t I = 0; I < M.Stores.size(); ++I) {
+      const TileStore &S = M.Stores[I];
+      const Tile &T = M.Tiles[S.TileIdx];
+      if (T.Box.Store != I)
+        return Fail("a tile with a tensor copy has a second store");
+      unsigned B = F.begin(S.Statement);
+      std::string Head = Bytes + " += tilepipe_tma::copy_tile(";
+      std::string Args = T.Box.MapName + ", " + T.Var->getName().str() + ", " + T.Box.Pointer +
+                         ", (long long)(" + T.Box.Index + "),";
+      std::string Tail = Bars + "[" + FetchStage + "], " + Issuer + ");";
+      std::string Ind = F.indentOf(B);
+      std::string Text = Head + Args + " " + Tail;
+      if (Ind.size() + Unit.size() + Text.size() > 100)
+        Text = Head + Args + "\n" + Ind + std::string(Head.size(), ' ') + Tail;
+      TmaEdits.emplace_back(B, F.afterSemi(S.Statement) - B, Text);
+    }
   for (size_t I = 0; I < M.Stores.size(); ++I) {
     const TileStore &S = M.Stores[I];
     const Tile &T = M.Tiles[S.TileIdx];
@@ -490,6 +437,9 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   }
   std::string CopyText = editSpan(F, CopyBegin, CopyEnd, Edits);
   Lines CopyLines = chunk(CopyText, BodyIndent);
+  Lines TmaCopyLines;
+  if (TmaLoop)
+    TmaCopyLines = chunk(editSpan(F, CopyBegin, CopyEnd, TmaEdits), BodyIndent);
   // Compute phase: from after the copy barrier to the trailing barrier, increments or the '}'.
   unsigned ComputeBegin = F.afterSemi(M.CopyBarrier);
   unsigned ComputeEnd = F.cutBefore(F.offset(Body->getRBracLoc()));
@@ -541,12 +491,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       if (Pipelined && llvm::any_of(M.Tiles, [&](const Tile &U) {
             return U.DeclaredInBody == T.DeclaredInBody && U.Box.Valid;
           }))
-        Decl = (llvm::any_of(M.Tiles, [&](const Tile &U) {
-                  return U.DeclaredInBody == T.DeclaredInBody && UsesTma(U);
-                })
-                    ? "alignas(128) "
-                    : "alignas(16) ") +
-               Decl;
+        Decl = (TmaLoop ? "alignas(128) " : "alignas(16) ") + Decl;
       if (!llvm::is_contained(Hoisted, Decl))
         Hoisted.push_back(Decl);
     }
@@ -582,21 +527,21 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       IndexDecls.push_back(L);
 
   Lines WideSetup;
-  if (AnyWide) {
+  if (AnyWide)
     WideSetup = {"const unsigned " + Rank +
                      " = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);",
                  "const unsigned " + Threads + " = blockDim.x * blockDim.y * blockDim.z;"};
-    if (AnyTma)
-      for (const std::string &L : Part("bytes"))
-        WideSetup.push_back(L);
-  }
   std::map<std::string, std::string> Inline = {
-      {"tma_title", AnyTma ? " (tensor copies on compute capability 9.0, else cp.async)" : " of cp.async copies"},
       {"stages", std::to_string(Stages)}, {"ahead", std::to_string(Stages - 1)},
+      {"pending", std::to_string(Stages - 2)},
       {"pipe", Pipe},         {"fetch_stage", FetchStage},
       {"stage", Stage},       {"issue", Issue},
       {"prologue", Prologue}, {"cond", CondText},
-      {"loop_header", Header}};
+      {"loop_header", Header}, {"bars", Bars},
+      {"leader", Leader},     {"bytes", Bytes},     {"issuer", Issuer},
+      {"parities", Parities}, {"s", StageVar}};
+  Lines Trailing = single(
+      M.NestedInLoop ? "__syncthreads(); // the buffers may be refilled when this block runs again" : "");
   std::map<std::string, Lines> Blocks = {
       {"hoisted_tiles", Hoisted},
       {"init", single(InitText)},
@@ -604,6 +549,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       {"shadow_inductions", Shadows},
       {"fetch_views", FetchViews},
       {"copy_phase", CopyLines},
+      {"tma_copy_phase", TmaCopyLines},
       {"increment", single(Increment)},
       {"store_cursors", Stores},
       {"views", Views},
@@ -611,14 +557,50 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       {"compute_phase", ComputeLines},
       {"tail_increments", TailLines},
       {"wide_setup", WideSetup},
-      {"tma_setup", AnyTma ? Part("setup") : Lines{}},
-      {"tma_commit", AnyTma ? Part("commit") : Lines{}},
-      {"tma_wait", AnyTma ? Part("wait") : Lines{}},
-      {"trailing_barrier",
-       single(M.NestedInLoop ? "__syncthreads(); // the buffers may be refilled when this block runs again"
-                             : "")}};
-  std::string NewText =
-      render(Pipelined ? PipelineTemplate : ComputeOnlyTemplate, Inline, Blocks, Base, Unit);
+      {"trailing_barrier", Trailing}};
+  // A rendered section as lines of a block, its directives kept in column 0.
+  auto Section = [&](StringRef Name) {
+    Lines Out;
+    for (const std::string &L : chunk(render(section(PipelineTemplate, Name), Inline, Blocks, "", Unit), ""))
+      Out.push_back(StringRef(L).starts_with("#") ? Verbatim + L : L);
+    return Out;
+  };
+  std::string NewText;
+  if (!Pipelined) {
+    NewText = render(ComputeOnlyTemplate, Inline, Blocks, Base, Unit);
+  } else {
+    Blocks["cp_async_loop"] = Section("cp_async_loop");
+    if (TmaLoop) {
+      // Launch-uniform: the kernel got maps for this loop's tiles, and the block has their shape.
+      std::vector<std::string> Launch{Opts.TmaFlag};
+      std::vector<std::string> Shapes;
+      for (const Tile &T : M.Tiles) {
+        std::string V = StageArray[T.Var] + "[0]";
+        Launch.push_back("tilepipe_tma::takes(" + T.Box.MapName + ", " + V + ")");
+        for (size_t D = 0; D < T.Box.ThreadDims.size(); ++D) {
+          std::string Outer = "sizeof(" + V, Inner = "sizeof(" + V;
+          for (size_t K = 0; K < D; ++K)
+            Outer += "[0]";
+          for (size_t K = 0; K <= D; ++K)
+            Inner += "[0]";
+          std::string Cond = std::string("blockDim.") + T.Box.ThreadDims[D] + " == " + Outer + ") / " +
+                             Inner + ")";
+          if (!llvm::is_contained(Shapes, Cond))
+            Shapes.push_back(Cond);
+        }
+      }
+      Launch.insert(Launch.end(), Shapes.begin(), Shapes.end());
+      Inline["tma_launch"] = llvm::join(Launch, " &&\n    ");
+      Blocks["invalidate"] =
+          M.NestedInLoop ? Lines{"if (" + Leader + ") // set up again when this block runs again",
+                                 Unit + "for (int " + StageVar + " = 0; " + StageVar + " < " +
+                                     std::to_string(Stages) + "; ++" + StageVar + ")",
+                                 Unit + Unit + Bars + "[" + StageVar + "].~barrier();"}
+                         : Lines{};
+      Blocks["tma_loop"] = Section("tma_loop");
+    }
+    NewText = render(section(PipelineTemplate, TmaLoop ? "dispatch" : "cp_async"), Inline, Blocks, Base, Unit);
+  }
 
   std::vector<Replacement> Out;
   unsigned LoopEnd = F.end(M.Loop);
@@ -653,10 +635,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       SourceLocation Begin = F.SM.getExpansionLoc(T.Var->getBeginLoc());
       // Tensor copies need 128 bytes; the first tile of a declaration decides for all of it.
       if (T.Box.Valid && Aligned.insert(F.offset(Begin)).second) {
-        bool Wide128 = llvm::any_of(M.Tiles, [&](const Tile &U) {
-          return UsesTma(U) && F.SM.getExpansionLoc(U.Var->getBeginLoc()) == Begin;
-        });
-        Out.emplace_back(F.SM, Begin, 0, Wide128 ? "alignas(128) " : "alignas(16) ");
+        Out.emplace_back(F.SM, Begin, 0, TmaLoop ? "alignas(128) " : "alignas(16) ");
       }
     }
   return Out;

@@ -14,7 +14,10 @@ namespace tilepipe {
 enum class CopyMode { Pipeline, Tma, Auto };
 
 struct ToolOptions {
-  CopyMode Mode = CopyMode::Pipeline;
+  CopyMode Mode = CopyMode::Auto;
+  /// Tensor copies only for loops whose stage (all their tiles) holds at least this many bytes:
+  /// below, the cp.async copies spread over the block measured faster (docs/verify-record.md).
+  uint64_t TmaMinStageBytes = 2048;
   unsigned Stages = 3;
   bool AssumeNoAlias = true;
   std::string GpuArch = "sm_90";
