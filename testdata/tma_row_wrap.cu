@@ -1,7 +1,8 @@
 // tma_row_wrap.cu: 8 x 16 tiles of a row-major matrix with row pitch ld; tile t starts at
-// column t * 8, so the last tiles of each row strip run past the end of their rows into the next
-// ones (the kernel treats A as one array). A tensor map of rows cannot hold such a box: the
-// rewrite must copy those tiles another way.
+// column t * step, so the last tiles of each row strip run past the end of their rows into the
+// next ones (the kernel treats A as one array). A tensor map of rows cannot hold such a box: the
+// rewrite must copy those tiles another way, by rows where they start on 16 bytes (step 8 or 4)
+// and element by element where they do not (step 5).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -137,13 +138,13 @@ static void closeOutput(FILE* f) {
 #define TR 8   // == blockDim.y
 #define TC 16  // == blockDim.x
 
-__global__ void sliding_rows(float* out, const float* A, int ld, int numTiles) {
+__global__ void sliding_rows(float* out, const float* A, int ld, int step, int numTiles) {
   __shared__ float tile[TR][TC];
   const int tx = threadIdx.x, ty = threadIdx.y;
   float acc = 0.0f;
   // EXPECT: pipelined
   for (int t = 0; t < numTiles; ++t) {
-    tile[ty][tx] = A[(blockIdx.x * TR + ty) * ld + t * 8 + tx];
+    tile[ty][tx] = A[(blockIdx.x * TR + ty) * ld + t * step + tx];
     __syncthreads();
     acc = tile[ty][(tx + t) % TC] * tile[(ty + 1) % TR][tx] - 0.5f * acc;
     __syncthreads();
@@ -151,21 +152,21 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int numTiles) {
   out[(blockIdx.x * TR + ty) * TC + tx] = acc;
 }
 
-static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int ld, int numTiles,
+static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int ld, int step, int numTiles,
                     bool timeIt) {
   Rng rng(seed, caseNo);
-  const size_t nA = numTiles ? (size_t)(blocks * TR - 1) * ld + (size_t)(numTiles - 1) * 8 + TC : 1;
+  const size_t nA = numTiles ? (size_t)(blocks * TR - 1) * ld + (size_t)(numTiles - 1) * step + TC : 1;
   std::vector<float> hA = randomFloats(nA, rng);
   float* dA = toDevice(hA);
   const size_t nOut = (size_t)blocks * TR * TC;
   float* dOut = poisonedOutput<float>(nOut);
   const dim3 block(TC, TR);
-  sliding_rows<<<blocks, block>>>(dOut, dA, ld, numTiles);
+  sliding_rows<<<blocks, block>>>(dOut, dA, ld, step, numTiles);
   checkLaunch();
   writeOutput(f, dOut, nOut);
-  printf("case %d: sliding_rows blocks=%d ld=%d tiles=%d elements=%zu\n", caseNo, blocks, ld,
-         numTiles, nOut);
-  if (timeIt) timeKernel([&] { sliding_rows<<<blocks, block>>>(dOut, dA, ld, numTiles); });
+  printf("case %d: sliding_rows blocks=%d ld=%d step=%d tiles=%d elements=%zu\n", caseNo, blocks, ld,
+         step, numTiles, nOut);
+  if (timeIt) timeKernel([&] { sliding_rows<<<blocks, block>>>(dOut, dA, ld, step, numTiles); });
   CK(cudaFree(dA));
   CK(cudaFree(dOut));
 }
@@ -173,11 +174,13 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int ld, int 
 int main(int argc, char** argv) {
   uint64_t seed = 1;
   FILE* f = openOutput(argc, argv, &seed);
-  runCase(f, seed, 0, 3, 64, 0, false);        // 0 tiles
-  runCase(f, seed, 1, 5, 64, 1, false);        // 1 tile
-  runCase(f, seed, 2, 7, 64, 9, false);        // 9 tiles, the last two wrap
-  runCase(f, seed, 3, 4096, 256, 40, false);   // 4096 blocks x 40 tiles, 9 of them wrap
-  runCase(f, seed, 4, 8192, 1024, 100, true);  // 8192 blocks x 100 tiles, none wraps (timed)
+  runCase(f, seed, 0, 3, 64, 8, 0, false);        // 0 tiles
+  runCase(f, seed, 1, 5, 64, 8, 1, false);        // 1 tile
+  runCase(f, seed, 2, 7, 64, 8, 9, false);        // 9 tiles, the last two wrap
+  runCase(f, seed, 3, 4096, 256, 8, 40, false);   // 4096 blocks x 40 tiles, 9 of them wrap
+  runCase(f, seed, 4, 3000, 64, 5, 20, false);    // step 5: tiles off 16 bytes, 10 of them wrap
+  runCase(f, seed, 5, 3000, 64, 4, 20, false);    // step 4: 7 of 20 tiles wrap, on 16 bytes
+  runCase(f, seed, 6, 8192, 1024, 8, 100, true);  // 8192 blocks x 100 tiles, none wraps (timed)
   closeOutput(f);
   return 0;
 }
