@@ -149,6 +149,7 @@ __global__ void conv2d_channels(float* out, const float* in, const float* filt, 
   const int oy = blockIdx.y * TH + threadIdx.y;
   float acc = 0.0f;
   // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int c = 0;
@@ -178,7 +179,8 @@ __global__ void conv2d_channels(float* out, const float* in, const float* filt, 
       issue_tile();
     int stage = 0;
     for (; c < channels; ++c) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &tile = tile_stages[stage];
@@ -190,6 +192,23 @@ __global__ void conv2d_channels(float* out, const float* in, const float* filt, 
     }
     cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &tile = tile_stages[0];
+    for (int c = 0; c < channels; ++c) {
+      for (int y = threadIdx.y; y < TH + 2 * R; y += blockDim.y)
+        for (int x = threadIdx.x; x < TW + 2 * R; x += blockDim.x)
+          tile[y][x] = (y0 + y >= 0 && y0 + y < H && x0 + x >= 0 && x0 + x < W)
+                           ? in[(c * H + y0 + y) * W + x0 + x]
+                           : 0.0f;
+      __syncthreads();
+      for (int dy = 0; dy < FW; ++dy)
+        for (int dx = 0; dx < FW; ++dx)
+          acc += filt[(c * FW + dy) * FW + dx] * tile[threadIdx.y + dy][threadIdx.x + dx];
+      __syncthreads();
+    }
+  }
+#endif
   if (ox < W && oy < H) out[oy * W + ox] = acc;
 }
 

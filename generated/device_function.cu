@@ -142,6 +142,7 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
   const int row = blockIdx.x;
   float acc = 0.0f;
   // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
@@ -201,7 +202,8 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
       issue_tile();
     int stage = 0;
     for (; t < numTiles; ++t) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &sa = sa_stages[stage];
@@ -216,6 +218,22 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
     cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
     __syncthreads(); // the buffers may be refilled when this block runs again
   }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &sa = sa_stages[0];
+    auto &sb = sb_stages[0];
+    for (int t = 0; t < numTiles; ++t) {
+      sa[threadIdx.x] = a[row * lda + t * T + threadIdx.x];
+      sb[threadIdx.x] = b[t * T + threadIdx.x];
+      __syncthreads();
+      float s = 0.0f;
+      for (int j = 0; j < 8; ++j)
+        s += sa[(threadIdx.x + j) % T] * sb[(threadIdx.x + 3 * j) % T];
+      acc = 0.5f * acc + s;
+      __syncthreads();
+    }
+  }
+#endif
   out[row * T + threadIdx.x] = acc;
 }
 

@@ -149,6 +149,7 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
   const int rot = (threadIdx.x + 7 * threadIdx.y) % TX;
   int acc = 0;
   // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
@@ -198,7 +199,8 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
       issue_tile();
     int stage = 0;
     for (; t < cols / TX; ++t) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &as = as_stages[stage];
@@ -209,6 +211,19 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
     }
     cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &as = as_stages[0];
+    auto &xs = xs_stages[0];
+    for (int t = 0; t < cols / TX; ++t) {
+      as[threadIdx.y][threadIdx.x] = A[row * lda + t * TX + threadIdx.x];
+      if (threadIdx.y == 0) xs[threadIdx.x] = x[t * TX + threadIdx.x];
+      block.sync();
+      acc += as[threadIdx.y][rot] * xs[rot];
+      cg::sync(block);
+    }
+  }
+#endif
   for (int off = 16; off > 0; off >>= 1)
     acc += __shfl_down_sync(0xffffffffu, acc, off);
   if (threadIdx.x == 0) y[row] = acc;

@@ -2,6 +2,193 @@
 // BLOCK_SIZE (16 and 32). The tiled loop has two induction variables (a, b) and
 // the compute phase reads the tiles through the AS/BS macros in an unrolled loop.
 #include <cuda/pipeline>
+#include <cuda/barrier>
+#include <cuda/ptx>
+#include <cuda.h>
+// The stage barriers are shared variables with constructors, set up by one thread.
+#pragma nv_diag_suppress static_var_with_dynamic_init
+// tilepipe: tensor copies. The host encodes tensor maps through the driver entry point that the
+// runtime hands out (no link to libcuda); on the device, one thread issues each tile's copy.
+#include <cstdio>
+#include <cstdlib>
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+namespace tilepipe_tma {
+using EncodeTiled = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                 const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+inline EncodeTiled encoder() {
+  static EncodeTiled Fn = [] {
+    void *P = nullptr;
+    cudaDriverEntryPointQueryResult Q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &P, 12000, cudaEnableDefault, &Q) !=
+            cudaSuccess ||
+        Q != cudaDriverEntryPointSuccess)
+      return EncodeTiled(nullptr);
+    return reinterpret_cast<EncodeTiled>(P);
+  }();
+  return Fn;
+}
+/// The current device copies tensors (compute capability 9.0 and later) and the driver can encode maps.
+inline bool available() {
+  int Device = 0, Major = 0;
+  return cudaGetDevice(&Device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&Major, cudaDevAttrComputeCapabilityMajor, Device) == cudaSuccess &&
+         Major >= 9 && encoder() != nullptr;
+}
+/// A kernel parameter per tile: the tensor map, and what the issuing thread needs to find a tile's
+/// place in it without dividing: Q = X / Stride is (X * Mul) >> (32 + Shift) for 0 <= X < 2^31.
+struct TileMap {
+  CUtensorMap Map;
+  long long Stride; // elements from one row of the source to the next (2-D maps)
+  unsigned Rows;    // the box: Rows x Cols elements (Rows == 0: a 1-D tile of Cols elements)
+  unsigned Cols;
+  unsigned Mul;     // 0 when Stride is 1
+  unsigned Shift;
+};
+/// X / Map.Stride, for 0 <= X < 2^31 and 1 <= Stride < 2^31 (the round-up method of Granlund and
+/// Montgomery: Mul = ceil(2^(31 + L) / Stride) with L = ceil(log2(Stride))).
+__host__ __device__ inline unsigned quotient(const TileMap &M, unsigned X) {
+  return M.Mul ? (unsigned)((unsigned long long)X * M.Mul >> 32) >> M.Shift : X;
+}
+/// Sets M's divider for Stride; false outside 1 <= Stride < 2^31.
+inline bool set_divider(TileMap *M, long long Stride) {
+  if (Stride < 1 || Stride >= 0x80000000LL)
+    return false;
+  M->Stride = Stride;
+  M->Mul = M->Shift = 0;
+  if (Stride > 1) {
+    unsigned L = 0;
+    while ((1ull << L) < (unsigned long long)Stride)
+      ++L;
+    M->Mul = (unsigned)(((1ull << (31 + L)) + (unsigned long long)Stride - 1) / (unsigned long long)Stride);
+    M->Shift = L - 1;
+  }
+  return true;
+}
+/// A map of Rows x Cols boxes (Rows == 0: a 1-D tile of Cols elements) over the elements of Elem
+/// bytes at Base, Stride elements apart from row to row. False where TMA cannot describe them.
+inline bool encode(TileMap *M, const void *Base, size_t Elem, long long Stride, long long Rows,
+                   long long Cols) {
+  const long long Words = Elem == 16 ? 2 : 1; // 16-byte elements travel as two 8-byte ones
+  if (!Base || reinterpret_cast<unsigned long long>(Base) % 16 != 0 || (Elem != 4 && Elem != 8 && Elem != 16) ||
+      Cols < 1 || Cols * Words > 256 || Cols * (long long)Elem % 16 != 0 || Rows < 0 || Rows > 256)
+    return false;
+  const CUtensorMapDataType Type = Elem == 4 ? CU_TENSOR_MAP_DATA_TYPE_UINT32 : CU_TENSOR_MAP_DATA_TYPE_UINT64;
+  const cuuint64_t Far = 0x7fffffffull; // the kernel keeps every box below this many rows or elements
+  cuuint64_t Dims[2], Strides[1];
+  cuuint32_t Box[2], ElementStrides[2] = {1, 1};
+  cuuint32_t Rank = Rows == 0 ? 1 : 2;
+  M->Rows = (unsigned)Rows;
+  M->Cols = (unsigned)Cols;
+  if (Rank == 1) {
+    M->Stride = 0;
+    M->Mul = M->Shift = 0;
+    Dims[0] = Far * Words;
+    Box[0] = (cuuint32_t)(Cols * Words);
+  } else {
+    if (Stride < Cols || Stride * Words > 0x7fffffffLL || Stride * (long long)Elem % 16 != 0 ||
+        !set_divider(M, Stride))
+      return false;
+    Dims[0] = (cuuint64_t)(Stride * Words);
+    Dims[1] = Far;
+    Strides[0] = (cuuint64_t)(Stride * (long long)Elem);
+    Box[0] = (cuuint32_t)(Cols * Words);
+    Box[1] = (cuuint32_t)Rows;
+  }
+  return encoder()(&M->Map, Type, Rank, const_cast<void *>(Base), Dims, Strides, Box, ElementStrides,
+                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+/// Once per launch, in every thread: M was made for tiles of Tile's shape, and each stage of Tile
+/// (the first one is Stage0) starts on 128 bytes, as tensor copies need.
+template <class Tile>
+__device__ inline bool takes(const TileMap &M, const Tile &Stage0) {
+  constexpr unsigned Rank = std::rank<Tile>::value;
+  static_assert(Rank == 1 || Rank == 2, "tensor copies take tiles of one or two dimensions");
+  return M.Rows == (Rank == 1 ? 0u : (unsigned)std::extent<Tile, 0>::value) &&
+         M.Cols == (unsigned)std::extent<Tile, Rank - 1>::value && sizeof(Tile) % 128 == 0 &&
+         __cvta_generic_to_shared(&Stage0) % 128 == 0;
+}
+/// The first warp of the block, which issues the copies: its lane 0 (thread 0, 0, 0) is the leader.
+struct Warp {
+  unsigned Lane, Lanes, Mask;
+  bool In;
+};
+__device__ inline Warp first_warp() {
+  const unsigned Rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned Threads = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned Lanes = Threads < 32 ? Threads : 32;
+  return {Rank, Lanes, Lanes == 32 ? 0xffffffffu : (1u << Lanes) - 1, Rank < 32};
+}
+/// In every lane of the first warp: copies into Dst the tile whose first element is Src[First] in
+/// the leader (First differs in the other lanes) and whose rows lie M.Stride elements apart. The
+/// leader issues a tensor copy that completes on Bar where the tile starts on 16 bytes and its box
+/// lies within a row of the map, else one bulk copy per tile row; where the tile does not start on
+/// 16 bytes, the warp copies it element by element. Returns the bytes the copy engine will deliver
+/// to Bar, the same in every lane.
+template <class Tile, class Elem>
+__device__ inline unsigned copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, long long First,
+                                     cuda::barrier<cuda::thread_scope_block> &Bar, const Warp &W) {
+  using E = typename std::remove_all_extents<Tile>::type;
+  static_assert(sizeof(E) == sizeof(Elem), "the tile holds the source's elements");
+  constexpr unsigned Rank = std::rank<Tile>::value;
+  constexpr unsigned Rows = Rank == 1 ? 1 : std::extent<Tile, 0>::value;
+  constexpr unsigned Cols = std::extent<Tile, Rank - 1>::value;
+  constexpr long long Words = sizeof(E) == 16 ? 2 : 1;
+  E *D = reinterpret_cast<E *>(&Dst);
+  First = __shfl_sync(W.Mask, First, 0);
+  // The copy engine takes boxes that start on 16 bytes (the map's base and row pitch do).
+  if (reinterpret_cast<uintptr_t>(Src + First) % 16 == 0) {
+    if (Rank == 1) {
+      if (First >= 0 && (First + Cols) * Words <= 0x7fffffffLL) {
+        const int32_t Coords[1] = {(int32_t)(First * Words)};
+        if (W.Lane == 0)
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
+                                          cuda::device::barrier_native_handle(Bar));
+        return sizeof(Tile);
+      }
+    } else if (First >= 0 && First < 0x80000000LL) {
+      // In 32 bits: the map keeps Stride * Words below 2^31 (encode).
+      const unsigned Stride = (unsigned)M.Stride, Row = quotient(M, (unsigned)First);
+      const unsigned Col = (unsigned)First - Row * Stride;
+      if (Col + Cols <= Stride && Row + Rows <= 0x7fffffffu) {
+        const int32_t Coords[2] = {(int32_t)(Col * Words), (int32_t)Row};
+        if (W.Lane == 0)
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
+                                          cuda::device::barrier_native_handle(Bar));
+        return sizeof(Tile);
+      }
+    }
+    // The box would run past the end of a row of the map: one bulk copy per tile row.
+    if (Cols * sizeof(E) % 16 == 0) {
+      if (W.Lane == 0)
+        for (unsigned R = 0; R < Rows; ++R)
+          cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + R * Cols,
+                                   Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
+                                   cuda::device::barrier_native_handle(Bar));
+      return sizeof(Tile);
+    }
+  }
+  for (unsigned I = W.Lane; I < Rows * Cols; I += W.Lanes)
+    D[I] = Src[First + (long long)(I / Cols) * M.Stride + I % Cols];
+  cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); // before a later tensor copy into this buffer
+  __syncwarp(W.Mask); // the leader's arrival on Bar follows every lane's stores
+  return 0;
+}
+#endif
+/// With TILEPIPE_TRACE set in the environment, says on stderr which copies a launcher chose, the
+/// first time it chooses each (Said: the launcher's own record of what it has said).
+inline void trace(const char *Launcher, bool Tma, std::atomic<unsigned> &Said) {
+  static const bool On = std::getenv("TILEPIPE_TRACE") != nullptr;
+  const unsigned Bit = Tma ? 2u : 1u;
+  if (On && !(Said.fetch_or(Bit) & Bit))
+    std::fprintf(stderr, "tilepipe: %s: %s\n", Launcher, Tma ? "tensor copies (TMA)" : "cp.async copies");
+}
+} // namespace tilepipe_tma
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -139,7 +326,7 @@ static void closeOutput(FILE* f) {
 
 // A is hA x wA, B is wA x wB, C is hA x wB (all row-major, sizes multiples of BLOCK_SIZE).
 template <int BLOCK_SIZE>
-__global__ void matmul(float* C, const float* A, const float* B, int wA, int wB) {
+__global__ void matmul(float* C, const float* A, const float* B, int wA, int wB, const __grid_constant__ tilepipe_tma::TileMap As_tmap = tilepipe_tma::TileMap{}, const __grid_constant__ tilepipe_tma::TileMap Bs_tmap = tilepipe_tma::TileMap{}, bool tilepipe_tma = false) {
   const int bx = blockIdx.x, by = blockIdx.y;
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int aBegin = wA * BLOCK_SIZE * by;  // first element of A's row strip
@@ -147,97 +334,199 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB)
   const int aStep = BLOCK_SIZE;
   const int bBegin = BLOCK_SIZE * bx;       // first element of B's column strip
   const int bStep = BLOCK_SIZE * wB;
-  alignas(16) __shared__ float As_stages[3][BLOCK_SIZE][BLOCK_SIZE];
-  alignas(16) __shared__ float Bs_stages[3][BLOCK_SIZE][BLOCK_SIZE];
+  alignas(128) __shared__ float As_stages[3][BLOCK_SIZE][BLOCK_SIZE];
+  alignas(128) __shared__ float Bs_stages[3][BLOCK_SIZE][BLOCK_SIZE];
   float Csub = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  // tilepipe: 3-stage pipeline; the copies of the next 2 tiles overlap the compute on this one. On compute
+  // capability 9.0, launched with tensor maps: one tensor copy (TMA) per tile, issued by one thread; else cp.async copies.
   {
-    int a = aBegin, b = bBegin;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
-    auto a_fetch = a;
-    auto b_fetch = b;
-    int fetch_stage = 0;
-    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
-    auto issue_tile = [&]() {
-      pipe.producer_acquire();
-      auto a = a_fetch;
-      auto b = b_fetch;
-      if (a <= aEnd) {
-        auto &As = As_stages[fetch_stage];
-        auto &Bs = Bs_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using As_index = decltype(+(a + wA * ty + tx));
-        const As_index As_base = (As_index)(a + wA * ty + tx)
-            - (As_index)threadIdx.y * (As_index)(wA)
-            - (As_index)threadIdx.x;
-        if (sizeof(As[0]) % 16 == 0 &&
-            blockDim.y == sizeof(As) / sizeof(As[0]) &&
-            blockDim.x == sizeof(As[0]) / sizeof(As[0][0]) &&
-            (wA) % (16 / sizeof(As[0][0])) == 0 &&
-            reinterpret_cast<unsigned long long>(&A[As_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&As[0][0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(As) / 16; chunk += threads) {
-            const unsigned row0 = chunk / (sizeof(As[0]) / 16);
-            const unsigned col = chunk % (sizeof(As[0]) / 16) * (16 / sizeof(As[0][0]));
-            cuda::memcpy_async(&As[row0][col],
-                               &A[As_base + (As_index)row0 * (As_index)(wA) + (As_index)col],
-                               cuda::aligned_size_t<16>(16), pipe);
-          }
-        } else {
-          cuda::memcpy_async(&As[ty][tx], &A[a + wA * ty + tx],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        }
-        using Bs_index = decltype(+(b + wB * ty + tx));
-        const Bs_index Bs_base = (Bs_index)(b + wB * ty + tx)
-            - (Bs_index)threadIdx.y * (Bs_index)(wB)
-            - (Bs_index)threadIdx.x;
-        if (sizeof(Bs[0]) % 16 == 0 &&
-            blockDim.y == sizeof(Bs) / sizeof(Bs[0]) &&
-            blockDim.x == sizeof(Bs[0]) / sizeof(Bs[0][0]) &&
-            (wB) % (16 / sizeof(Bs[0][0])) == 0 &&
-            reinterpret_cast<unsigned long long>(&B[Bs_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&Bs[0][0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk_1 = rank; chunk_1 < sizeof(Bs) / 16; chunk_1 += threads) {
-            const unsigned row0_1 = chunk_1 / (sizeof(Bs[0]) / 16);
-            const unsigned col_1 = chunk_1 % (sizeof(Bs[0]) / 16) * (16 / sizeof(Bs[0][0]));
-            cuda::memcpy_async(&Bs[row0_1][col_1],
-                               &B[Bs_base + (Bs_index)row0_1 * (Bs_index)(wB) + (Bs_index)col_1],
-                               cuda::aligned_size_t<16>(16), pipe);
-          }
-        } else {
-          cuda::memcpy_async(&Bs[ty][tx], &B[b + wB * ty + tx],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        }
-        a += aStep, b += bStep;
-        a_fetch = a;
-        b_fetch = b;
+#if __CUDA_ARCH__ >= 900
+    if (tilepipe_tma &&
+        tilepipe_tma::takes(As_tmap, As_stages[0]) &&
+        tilepipe_tma::takes(Bs_tmap, Bs_stages[0]) &&
+        blockDim.y == sizeof(As_stages[0]) / sizeof(As_stages[0][0]) &&
+        blockDim.x == sizeof(As_stages[0][0]) / sizeof(As_stages[0][0][0]) &&
+        blockDim.y == sizeof(Bs_stages[0]) / sizeof(Bs_stages[0][0]) &&
+        blockDim.x == sizeof(Bs_stages[0][0]) / sizeof(Bs_stages[0][0][0])) {
+      int a = aBegin, b = bBegin;
+      // The first warp issues the copies, its lane 0 (the leader) the tensor copies; each stage's copies
+      // land on its barrier.
+      __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
+      const tilepipe_tma::Warp issuer = tilepipe_tma::first_warp();
+      const bool leader = issuer.Lane == 0;
+      if (leader) {
+        for (int s = 0; s < 3; ++s)
+          init(&stage_barriers[s], 1);
+        cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); // the copy engine sees the barriers
       }
-      pipe.producer_commit();
-      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
-    };
-    for (int prologue = 0; prologue < 2; ++prologue)
-      issue_tile();
-    int stage = 0;
-    for (; a <= aEnd; a += aStep, b += bStep) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
-      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
-      issue_tile();
-      auto &As = As_stages[stage];
-      auto &Bs = Bs_stages[stage];
+      __syncthreads();
+      auto a_fetch = a;
+      auto b_fetch = b;
+      int fetch_stage = 0;
+      // In the first warp: copies the tile under the fetch cursor into buffer fetch_stage (nothing past the
+      // end). The leader's thread indices are 0: each index it computes is that of its tile's first element.
+      auto issue_tile = [&]() {
+        auto a = a_fetch;
+        auto b = b_fetch;
+        if (a <= aEnd) {
+          auto &As = As_stages[fetch_stage];
+          auto &Bs = Bs_stages[fetch_stage];
+          unsigned tma_bytes = 0;
+          tma_bytes += tilepipe_tma::copy_tile(As_tmap, As, A, (long long)(a + wA * ty + tx),
+                                               stage_barriers[fetch_stage], issuer);
+          tma_bytes += tilepipe_tma::copy_tile(Bs_tmap, Bs, B, (long long)(b + wB * ty + tx),
+                                               stage_barriers[fetch_stage], issuer);
+          if (leader && tma_bytes)
+            (void)cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, tma_bytes);
+          else if (leader)
+            (void)stage_barriers[fetch_stage].arrive();
+          a += aStep, b += bStep;
+          a_fetch = a;
+          b_fetch = b;
+        }
+        fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+      };
+      if (issuer.In)
+        for (int prologue = 0; prologue < 2; ++prologue)
+          issue_tile();
+      unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
+      int stage = 0;
+      for (; a <= aEnd; a += aStep, b += bStep) {
+        stage_barriers[stage].wait_parity(parities >> stage & 1u); // the current tile has landed
+        parities ^= 1u << stage;
+        __syncthreads(); // no thread still reads the buffer refilled next
+        if (issuer.In)
+          issue_tile();
+        auto &As = As_stages[stage];
+        auto &Bs = Bs_stages[stage];
+#pragma unroll
+        for (int k = 0; k < BLOCK_SIZE; ++k)
+          Csub += AS(ty, k) * BS(k, tx);
+        stage = stage + 1 == 3 ? 0 : stage + 1;
+      }
+    } else
+#endif
+    {
+      int a = aBegin, b = bBegin;
+      cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+      auto a_fetch = a;
+      auto b_fetch = b;
+      int fetch_stage = 0;
+      // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+      auto issue_tile = [&]() {
+        pipe.producer_acquire();
+        auto a = a_fetch;
+        auto b = b_fetch;
+        if (a <= aEnd) {
+          auto &As = As_stages[fetch_stage];
+          auto &Bs = Bs_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using As_index = decltype(+(a + wA * ty + tx));
+          const As_index As_base = (As_index)(a + wA * ty + tx)
+              - (As_index)threadIdx.y * (As_index)(wA)
+              - (As_index)threadIdx.x;
+          if (sizeof(As[0]) % 16 == 0 &&
+              blockDim.y == sizeof(As) / sizeof(As[0]) &&
+              blockDim.x == sizeof(As[0]) / sizeof(As[0][0]) &&
+              (wA) % (16 / sizeof(As[0][0])) == 0 &&
+              reinterpret_cast<unsigned long long>(&A[As_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&As[0][0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(As) / 16; chunk += threads) {
+              const unsigned row0 = chunk / (sizeof(As[0]) / 16);
+              const unsigned col = chunk % (sizeof(As[0]) / 16) * (16 / sizeof(As[0][0]));
+              cuda::memcpy_async(&As[row0][col],
+                                 &A[As_base + (As_index)row0 * (As_index)(wA) + (As_index)col],
+                                 cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            cuda::memcpy_async(&As[ty][tx], &A[a + wA * ty + tx],
+                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          }
+          using Bs_index = decltype(+(b + wB * ty + tx));
+          const Bs_index Bs_base = (Bs_index)(b + wB * ty + tx)
+              - (Bs_index)threadIdx.y * (Bs_index)(wB)
+              - (Bs_index)threadIdx.x;
+          if (sizeof(Bs[0]) % 16 == 0 &&
+              blockDim.y == sizeof(Bs) / sizeof(Bs[0]) &&
+              blockDim.x == sizeof(Bs[0]) / sizeof(Bs[0][0]) &&
+              (wB) % (16 / sizeof(Bs[0][0])) == 0 &&
+              reinterpret_cast<unsigned long long>(&B[Bs_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&Bs[0][0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk_1 = rank; chunk_1 < sizeof(Bs) / 16; chunk_1 += threads) {
+              const unsigned row0_1 = chunk_1 / (sizeof(Bs[0]) / 16);
+              const unsigned col_1 = chunk_1 % (sizeof(Bs[0]) / 16) * (16 / sizeof(Bs[0][0]));
+              cuda::memcpy_async(&Bs[row0_1][col_1],
+                                 &B[Bs_base + (Bs_index)row0_1 * (Bs_index)(wB) + (Bs_index)col_1],
+                                 cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            cuda::memcpy_async(&Bs[ty][tx], &B[b + wB * ty + tx],
+                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          }
+          a += aStep, b += bStep;
+          a_fetch = a;
+          b_fetch = b;
+        }
+        pipe.producer_commit();
+        fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+      };
+      for (int prologue = 0; prologue < 2; ++prologue)
+        issue_tile();
+      int stage = 0;
+      for (; a <= aEnd; a += aStep, b += bStep) {
+        // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+        cuda::pipeline_consumer_wait_prior<1>(pipe);
+        __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+        issue_tile();
+        auto &As = As_stages[stage];
+        auto &Bs = Bs_stages[stage];
+#pragma unroll
+        for (int k = 0; k < BLOCK_SIZE; ++k)
+          Csub += AS(ty, k) * BS(k, tx);
+        pipe.consumer_release();
+        stage = stage + 1 == 3 ? 0 : stage + 1;
+      }
+      cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    }
+  }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &As = As_stages[0];
+    auto &Bs = Bs_stages[0];
+    for (int a = aBegin, b = bBegin; a <= aEnd; a += aStep, b += bStep) {
+      As[ty][tx] = A[a + wA * ty + tx];
+      Bs[ty][tx] = B[b + wB * ty + tx];
+      __syncthreads();
 #pragma unroll
       for (int k = 0; k < BLOCK_SIZE; ++k)
         Csub += AS(ty, k) * BS(k, tx);
-      pipe.consumer_release();
-      stage = stage + 1 == 3 ? 0 : stage + 1;
+      __syncthreads();
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
+#endif
   const int c = wB * BLOCK_SIZE * by + BLOCK_SIZE * bx;
   C[c + wB * ty + tx] = Csub;
+}
+
+// tilepipe: launches matmul<BLOCK_SIZE> with a tensor map for each tile it copies by TMA (compute capability
+// 9.0 and later). Elsewhere, or where a map cannot describe the data (a pointer or a row stride not
+// on 16 bytes), it launches without, and the kernel copies with cp.async as it does when launched directly.
+#define TILEPIPE_LAUNCHER_matmul 1
+template <int BLOCK_SIZE>
+static void tilepipe_launch_matmul(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream, float* C, const float* A, const float* B, int wA, int wB) {
+  tilepipe_tma::TileMap As_tmap = {};
+  tilepipe_tma::TileMap Bs_tmap = {};
+  bool tma = tilepipe_tma::available();
+  tma = tma && tilepipe_tma::encode(&As_tmap, A, sizeof(float), (long long)(wA), (long long)(BLOCK_SIZE), (long long)(BLOCK_SIZE));
+  tma = tma && tilepipe_tma::encode(&Bs_tmap, B, sizeof(float), (long long)(wB), (long long)(BLOCK_SIZE), (long long)(BLOCK_SIZE));
+  static std::atomic<unsigned> traced{0};
+  tilepipe_tma::trace("tilepipe_launch_matmul", tma, traced);
+  matmul<BLOCK_SIZE><<<grid, block, shared_bytes, stream>>>(C, A, B, wA, wB, As_tmap, Bs_tmap, tma);
 }
 
 template <int BS>
@@ -250,12 +539,12 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int hA, int wA, int wB, 
   const size_t nC = (size_t)hA * wB;
   float* dC = poisonedOutput<float>(nC);
   const dim3 block(BS, BS), grid(wB / BS, hA / BS);
-  matmul<BS><<<grid, block>>>(dC, dA, dB, wA, wB);
+  tilepipe_launch_matmul<BS>(grid, block, 0, 0, dC, dA, dB, wA, wB);
   checkLaunch();
   writeOutput(f, dC, nC);
   printf("case %d: matmul<%d> hA=%d wA=%d wB=%d tiles=%d blocks=%u elements=%zu\n", caseNo, BS,
          hA, wA, wB, wA / BS, grid.x * grid.y, nC);
-  if (timeIt) timeKernel([&] { matmul<BS><<<grid, block>>>(dC, dA, dB, wA, wB); });
+  if (timeIt) timeKernel([&] { tilepipe_launch_matmul<BS>(grid, block, 0, 0, dC, dA, dB, wA, wB); });
   CK(cudaFree(dA));
   CK(cudaFree(dB));
   CK(cudaFree(dC));

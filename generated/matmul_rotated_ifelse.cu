@@ -145,6 +145,7 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
   const int col = blockIdx.x * T + tx;   // column of C
   float acc = 0.0f;
   // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
@@ -179,7 +180,8 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
       issue_tile();
     int stage = 0;
     for (; t * T < K; ++t) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &As = As_stages[stage];
@@ -191,6 +193,27 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
     }
     cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &As = As_stages[0];
+    auto &Bs = Bs_stages[0];
+    for (int t = 0; t * T < K; ++t) {
+      __syncthreads();
+      if (row < M && t * T + tx < K)
+        As[ty][tx] = A[row * K + t * T + tx];
+      else
+        As[ty][tx] = 0.0f;
+      if (bRow < N && t * T + tx < K) {
+        Bs[ty][tx] = B[bRow * K + t * T + tx];
+      } else {
+        Bs[ty][tx] = 0.0f;
+      }
+      __syncthreads();
+      for (int k = 0; k < T; ++k)
+        acc += As[ty][k] * Bs[tx][k];
+    }
+  }
+#endif
   if (row < M && col < N) C[row * N + col] = acc;
 }
 

@@ -146,6 +146,7 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
   const int ld = gridDim.x;
   float accR = 0.0f;
   // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
@@ -187,7 +188,8 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
       issue_tile();
     int stage = 0;
     for (; t < cols1 / T; ++t) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &rs = rs_stages[stage];
@@ -197,8 +199,20 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
     }
     cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &rs = rs_stages[0];
+    for (int t = 0; t < cols1 / T; ++t) {
+      rs[threadIdx.x] = P[b * cols1 + t * T + threadIdx.x];
+      __syncthreads();
+      accR += rs[threadIdx.x] * rs[T - 1 - threadIdx.x];
+      __syncthreads();
+    }
+  }
+#endif
   float accC = 0.0f;
   // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
@@ -223,7 +237,8 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
       issue_tile();
     int stage = 0;
     for (; t < rows2 / T; ++t) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &cs = cs_stages[stage];
@@ -233,6 +248,17 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
     }
     cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &cs = cs_stages[0];
+    for (int t = 0; t < rows2 / T; ++t) {
+      cs[threadIdx.x] = Q[(t * T + threadIdx.x) * ld + b];
+      __syncthreads();
+      accC = 0.75f * accC + cs[threadIdx.x] - 0.5f * cs[(threadIdx.x + 1) % T];
+      __syncthreads();
+    }
+  }
+#endif
   rowOut[b * T + threadIdx.x] = accR;
   colOut[b * T + threadIdx.x] = accC;
 }
@@ -243,6 +269,7 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
   alignas(16) __shared__ float ws_stages[3][T2];
   float acc = 0.0f;
   // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
@@ -303,7 +330,8 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
       issue_tile();
     int stage = 0;
     for (; t < numTiles; ++t) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &us = us_stages[stage];
@@ -314,6 +342,19 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
     }
     cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &us = us_stages[0];
+    auto &ws = ws_stages[0];
+    for (int t = 0; t < numTiles; ++t) {
+      us[threadIdx.x] = u[blockIdx.x * shift + t * T2 + threadIdx.x];
+      ws[threadIdx.x] = w[t * T2 + threadIdx.x];
+      __syncthreads();
+      acc += us[(threadIdx.x * 5) % T2] * ws[threadIdx.x] + ws[T2 - 1 - threadIdx.x];
+      __syncthreads();
+    }
+  }
+#endif
   out[blockIdx.x * T2 + threadIdx.x] = acc;
 }
 

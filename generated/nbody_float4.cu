@@ -143,6 +143,7 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
   float3 a = make_float3(0.0f, 0.0f, 0.0f);
   const int numTiles = numSources / blockDim.x;
   // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int tile = 0;
@@ -184,7 +185,8 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
       issue_tile();
     int stage = 0;
     for (; tile < numTiles; ++tile) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &sh = sh_stages[stage];
@@ -203,6 +205,26 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
     }
     cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &sh = sh_stages[0];
+    for (int tile = 0; tile < numTiles; ++tile) {
+      sh[threadIdx.x] = sources[tile * blockDim.x + threadIdx.x];
+      __syncthreads();
+      for (int j = 0; j < blockDim.x; ++j) {
+        const float4 o = sh[j];
+        const float dx = o.x - me.x, dy = o.y - me.y, dz = o.z - me.z;
+        const float d2 = dx * dx + dy * dy + dz * dz + eps2;
+        const float inv = rsqrtf(d2);
+        const float s = o.w * inv * inv * inv;
+        a.x += dx * s;
+        a.y += dy * s;
+        a.z += dz * s;
+      }
+      __syncthreads();
+    }
+  }
+#endif
   accel[3 * i + 0] = a.x;
   accel[3 * i + 1] = a.y;
   accel[3 * i + 2] = a.z;

@@ -141,6 +141,7 @@ static void closeOutput(FILE* f) {
 __global__ void stencil1d(float* out, const float* in, const float* w, int n) {
   __shared__ float s_stages[3][TS + 2 * R];
   // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int base = blockIdx.x * TS;
@@ -167,7 +168,8 @@ __global__ void stencil1d(float* out, const float* in, const float* w, int n) {
       issue_tile();
     int stage = 0;
     for (; base + TS + 2 * R <= n; base += gridDim.x * TS) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &s = s_stages[stage];
@@ -180,6 +182,21 @@ __global__ void stencil1d(float* out, const float* in, const float* w, int n) {
     }
     cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &s = s_stages[0];
+    for (int base = blockIdx.x * TS; base + TS + 2 * R <= n; base += gridDim.x * TS) {
+      s[threadIdx.x] = in[base + threadIdx.x];
+      if (threadIdx.x < 2 * R) s[TS + threadIdx.x] = in[base + TS + threadIdx.x];
+      __syncthreads();
+      float acc = 0.0f;
+      for (int j = 0; j <= 2 * R; ++j)
+        acc += w[j] * s[threadIdx.x + j];
+      out[base + threadIdx.x] = acc;
+      __syncthreads();
+    }
+  }
+#endif
 }
 
 // numTiles tiles of TS outputs; n = numTiles * TS + 2R inputs.

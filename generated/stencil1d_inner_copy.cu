@@ -139,6 +139,7 @@ template <int TS, int R>
 __global__ void stencil_tiles(float* out, const float* in, const float* w, int numTiles) {
   __shared__ float s_stages[3][TS + 2 * R];
   // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int tile = blockIdx.x;
@@ -164,7 +165,8 @@ __global__ void stencil_tiles(float* out, const float* in, const float* w, int n
       issue_tile();
     int stage = 0;
     for (; tile < numTiles; tile += gridDim.x) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &s = s_stages[stage];
@@ -179,6 +181,23 @@ __global__ void stencil_tiles(float* out, const float* in, const float* w, int n
     }
     cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &s = s_stages[0];
+    for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
+      for (int i = threadIdx.x; i < TS + 2 * R; i += blockDim.x)
+        s[i] = in[tile * TS + i];
+      __syncthreads();
+      for (int i = threadIdx.x; i < TS; i += blockDim.x) {
+        float acc = 0.0f;
+        for (int j = 0; j <= 2 * R; ++j)
+          acc += w[j] * s[i + j];
+        out[tile * TS + i] = acc;
+      }
+      __syncthreads();
+    }
+  }
+#endif
 }
 
 template <int TS, int R>

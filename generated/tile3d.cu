@@ -142,6 +142,7 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
   const int tx = threadIdx.x, ty = threadIdx.y;
   float acc = 0.0f;
   // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
@@ -168,7 +169,8 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
       issue_tile();
     int stage = 0;
     for (; t < numTiles; ++t) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &s = s_stages[stage];
@@ -179,6 +181,19 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
     }
     cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &s = s_stages[0];
+    for (int t = 0; t < numTiles; ++t) {
+      s[0][ty][tx] = p[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
+      s[1][ty][tx] = q[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
+      __syncthreads();
+      acc += s[0][ty][tx] * s[1][PY - 1 - ty][tx] +
+             s[1][(ty + 1) % PY][(tx + blockIdx.x) % PX] * s[0][ty][(tx + 5) % PX];
+      __syncthreads();
+    }
+  }
+#endif
   out[blockIdx.x * (PX * PY) + ty * PX + tx] = acc;
 }
 

@@ -141,6 +141,7 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
   const int nb = (threadIdx.x + 1 + blockIdx.x) % T;
   float acc = 0.0f;
   // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     alignas(16) __shared__ float tile_stages[3][T];
@@ -203,7 +204,8 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
       issue_tile();
     int stage = 0;
     for (; t < numTiles; ++t) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &tile = tile_stages[stage];
@@ -214,6 +216,19 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
     }
     cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    for (int t = 0; t < numTiles; ++t) {
+      __shared__ float tile[T];
+      __shared__ float vt[T];
+      tile[threadIdx.x] = a[blockIdx.x * shift + t * T + threadIdx.x];
+      vt[threadIdx.x] = v[t * T + threadIdx.x];
+      __syncthreads();
+      acc += tile[threadIdx.x] * vt[nb] - 0.25f * tile[nb] * vt[threadIdx.x];
+      __syncthreads();
+    }
+  }
+#endif
   out[blockIdx.x * T + threadIdx.x] = acc;
 }
 

@@ -1,7 +1,8 @@
 // tma_row_wrap.cu: 8 x 16 tiles of a row-major matrix with row pitch ld; tile t starts at
-// column t * 8, so the last tiles of each row strip run past the end of their rows into the next
-// ones (the kernel treats A as one array). A tensor map of rows cannot hold such a box: the
-// rewrite must copy those tiles another way.
+// column t * step, so the last tiles of each row strip run past the end of their rows into the
+// next ones (the kernel treats A as one array). A tensor map of rows cannot hold such a box: the
+// rewrite must copy those tiles another way, by rows where they start on 16 bytes (step 8 or 4)
+// and element by element where they do not (step 5).
 #include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
@@ -138,11 +139,12 @@ static void closeOutput(FILE* f) {
 #define TR 8   // == blockDim.y
 #define TC 16  // == blockDim.x
 
-__global__ void sliding_rows(float* out, const float* A, int ld, int numTiles) {
+__global__ void sliding_rows(float* out, const float* A, int ld, int step, int numTiles) {
   alignas(16) __shared__ float tile_stages[3][TR][TC];
   const int tx = threadIdx.x, ty = threadIdx.y;
   float acc = 0.0f;
   // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
@@ -157,8 +159,8 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int numTiles) {
         auto &tile = tile_stages[fetch_stage];
         const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
         const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using tile_index = decltype(+((blockIdx.x * TR + ty) * ld + t * 8 + tx));
-        const tile_index tile_base = (tile_index)((blockIdx.x * TR + ty) * ld + t * 8 + tx)
+        using tile_index = decltype(+((blockIdx.x * TR + ty) * ld + t * step + tx));
+        const tile_index tile_base = (tile_index)((blockIdx.x * TR + ty) * ld + t * step + tx)
             - (tile_index)threadIdx.y * (tile_index)(ld)
             - (tile_index)threadIdx.x;
         if (sizeof(tile[0]) % 16 == 0 &&
@@ -176,7 +178,7 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int numTiles) {
                                cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
-          cuda::memcpy_async(&tile[ty][tx], &A[(blockIdx.x * TR + ty) * ld + t * 8 + tx],
+          cuda::memcpy_async(&tile[ty][tx], &A[(blockIdx.x * TR + ty) * ld + t * step + tx],
                              cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
@@ -189,7 +191,8 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int numTiles) {
       issue_tile();
     int stage = 0;
     for (; t < numTiles; ++t) {
-      pipe.consumer_wait(); // this thread's copies of the current tile have landed
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &tile = tile_stages[stage];
@@ -199,24 +202,35 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int numTiles) {
     }
     cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &tile = tile_stages[0];
+    for (int t = 0; t < numTiles; ++t) {
+      tile[ty][tx] = A[(blockIdx.x * TR + ty) * ld + t * step + tx];
+      __syncthreads();
+      acc = tile[ty][(tx + t) % TC] * tile[(ty + 1) % TR][tx] - 0.5f * acc;
+      __syncthreads();
+    }
+  }
+#endif
   out[(blockIdx.x * TR + ty) * TC + tx] = acc;
 }
 
-static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int ld, int numTiles,
+static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int ld, int step, int numTiles,
                     bool timeIt) {
   Rng rng(seed, caseNo);
-  const size_t nA = numTiles ? (size_t)(blocks * TR - 1) * ld + (size_t)(numTiles - 1) * 8 + TC : 1;
+  const size_t nA = numTiles ? (size_t)(blocks * TR - 1) * ld + (size_t)(numTiles - 1) * step + TC : 1;
   std::vector<float> hA = randomFloats(nA, rng);
   float* dA = toDevice(hA);
   const size_t nOut = (size_t)blocks * TR * TC;
   float* dOut = poisonedOutput<float>(nOut);
   const dim3 block(TC, TR);
-  sliding_rows<<<blocks, block>>>(dOut, dA, ld, numTiles);
+  sliding_rows<<<blocks, block>>>(dOut, dA, ld, step, numTiles);
   checkLaunch();
   writeOutput(f, dOut, nOut);
-  printf("case %d: sliding_rows blocks=%d ld=%d tiles=%d elements=%zu\n", caseNo, blocks, ld,
-         numTiles, nOut);
-  if (timeIt) timeKernel([&] { sliding_rows<<<blocks, block>>>(dOut, dA, ld, numTiles); });
+  printf("case %d: sliding_rows blocks=%d ld=%d step=%d tiles=%d elements=%zu\n", caseNo, blocks, ld,
+         step, numTiles, nOut);
+  if (timeIt) timeKernel([&] { sliding_rows<<<blocks, block>>>(dOut, dA, ld, step, numTiles); });
   CK(cudaFree(dA));
   CK(cudaFree(dOut));
 }
@@ -224,11 +238,13 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int ld, int 
 int main(int argc, char** argv) {
   uint64_t seed = 1;
   FILE* f = openOutput(argc, argv, &seed);
-  runCase(f, seed, 0, 3, 64, 0, false);        // 0 tiles
-  runCase(f, seed, 1, 5, 64, 1, false);        // 1 tile
-  runCase(f, seed, 2, 7, 64, 9, false);        // 9 tiles, the last two wrap
-  runCase(f, seed, 3, 4096, 256, 40, false);   // 4096 blocks x 40 tiles, 9 of them wrap
-  runCase(f, seed, 4, 8192, 1024, 100, true);  // 8192 blocks x 100 tiles, none wraps (timed)
+  runCase(f, seed, 0, 3, 64, 8, 0, false);        // 0 tiles
+  runCase(f, seed, 1, 5, 64, 8, 1, false);        // 1 tile
+  runCase(f, seed, 2, 7, 64, 8, 9, false);        // 9 tiles, the last two wrap
+  runCase(f, seed, 3, 4096, 256, 8, 40, false);   // 4096 blocks x 40 tiles, 9 of them wrap
+  runCase(f, seed, 4, 3000, 64, 5, 20, false);    // step 5: tiles off 16 bytes, 10 of them wrap
+  runCase(f, seed, 5, 3000, 64, 4, 20, false);    // step 4: 7 of 20 tiles wrap, on 16 bytes
+  runCase(f, seed, 6, 8192, 1024, 8, 100, true);  // 8192 blocks x 100 tiles, none wraps (timed)
   closeOutput(f);
   return 0;
 }
