@@ -438,6 +438,29 @@ TEST(TensorCopy, AddedParametersAvoidNamesTheFileUses) {
       << R.Rewritten;
 }
 
+TEST(TensorCopy, LauncherNamesAvoidTheKernelsParameters) {
+  // Parameters named like the launcher's own (block, stream, tma): the launcher takes other names.
+  std::string Code = TmaKernel;
+  Code.replace(Code.find("int ld, int nt"), 14, "int ld, int block, int tma"); // the kernel's
+  Code.replace(Code.find("t < nt"), 6, "t < block");
+  for (size_t P = Code.find("(C, A, ld, nt)"); P != std::string::npos; P = Code.find("(C, A, ld, nt)", P + 1))
+    Code.replace(P, 14, "(C, A, ld, nt, 0)");
+  ToolOptions O = defaultOptions();
+  O.Mode = CopyMode::Tma;
+  O.TmaMinStageBytes = 0;
+  FileResult R = runOnCode(Code, O);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_NE(R.Rewritten.find("static void tilepipe_launch_k(dim3 grid, dim3 block_1, size_t shared_bytes, "
+                             "cudaStream_t stream, float *C, const float *A, int ld, int block, int tma) {"),
+            std::string::npos)
+      << R.Rewritten;
+  EXPECT_NE(R.Rewritten.find("bool tma_1 = tilepipe_tma::available();"), std::string::npos);
+  EXPECT_NE(R.Rewritten.find("k<<<grid, block_1, shared_bytes, stream>>>(C, A, ld, block, tma, s_tmap, tma_1);"),
+            std::string::npos)
+      << R.Rewritten;
+}
+
 TEST(TensorCopy, AutoKeepsTheOriginalLoopBelowSm80) {
   ToolOptions O = defaultOptions();
   O.Mode = CopyMode::Auto;

@@ -28,9 +28,6 @@ std::string LoopRecord::message() const {
          (Detail.empty() ? "" : "; " + Detail);
 }
 
-static const char TmaLauncherTemplate[] =
-#include "TmaLauncherTemplate.inc"
-    ;
 static const char TmaRuntimeTemplate[] =
 #include "TmaRuntimeTemplate.inc"
     ;
@@ -548,44 +545,36 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
         Args.push_back(TP->getNameAsString() + (TP->isParameterPack() ? "..." : ""));
       TemplateArgs = "<" + llvm::join(Args, ", ") + ">";
     }
-    std::vector<std::string> LParams, LArgs;
+    LauncherParts LP;
+    LP.KernelName = Name;
+    LP.Kernel = Name + TemplateArgs;
+    LP.TemplateHeader = Header;
+    LP.Launcher = Launcher;
+    auto Fresh = [&](const char *Base) { return K.Names->get(Base); };
+    LP.Grid = Fresh("grid");
+    LP.Block = Fresh("block");
+    LP.SharedBytes = Fresh("shared_bytes");
+    LP.Stream = Fresh("stream");
+    LP.Ok = Fresh("tma");
+    LP.Traced = Fresh("traced");
+    std::vector<std::string> LArgs;
     for (const ParmVarDecl *Parm : P->parameters()) {
-      LParams.push_back(", " + sourceText(Ctx, Parm->getSourceRange()));
+      LP.Params += ", " + sourceText(Ctx, Parm->getSourceRange());
       LArgs.push_back(Parm->getNameAsString());
     }
-    std::vector<std::string> Maps, Encodes;
-    std::string Ok = "tma";
     for (const Tile *T : K.Tiles) {
       const TileBox &B = T->Box;
-      Maps.push_back("tilepipe_tma::TileMap " + B.MapName + " = {};");
+      LP.Maps.push_back("tilepipe_tma::TileMap " + B.MapName + " = {};");
       std::string Stride = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.Coefficients[0] + ")";
       std::string Rows = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.ExtentText[0] + ")";
-      Encodes.push_back(Ok + " = " + Ok + " && tilepipe_tma::encode(&" + B.MapName + ", " +
-                        B.PointerParam + ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " +
-                        Rows + ", (long long)(" + B.ExtentText.back() + "));");
+      LP.Encodes.push_back(LP.Ok + " = " + LP.Ok + " && tilepipe_tma::encode(&" + B.MapName + ", " +
+                           B.PointerParam + ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " +
+                           Rows + ", (long long)(" + B.ExtentText.back() + "));");
       LArgs.push_back(B.MapName);
     }
-    LArgs.push_back(Ok);
-    std::string LauncherText = TmaLauncherTemplate;
-    auto Sub = [&](StringRef Key, const std::string &V) {
-      std::string Pat = "${" + Key.str() + "}";
-      for (size_t Pos = LauncherText.find(Pat); Pos != std::string::npos;
-           Pos = LauncherText.find(Pat, Pos + V.size()))
-        LauncherText.replace(Pos, Pat.size(), V);
-    };
-    Sub("kernel_name", Name);
-    Sub("kernel", Name + TemplateArgs);
-    Sub("template_header", Header);
-    Sub("launcher", Launcher);
-    Sub("params", llvm::join(LParams, ""));
-    Sub("maps", llvm::join(Maps, "\n  "));
-    Sub("ok", Ok);
-    Sub("traced", "traced");
-    Sub("encodes", llvm::join(Encodes, "\n  "));
-    Sub("args", llvm::join(LArgs, ", "));
-    // No blank line where a template header would be.
-    if (size_t Blank = LauncherText.find("\n\nstatic void"); Header.empty() && Blank != std::string::npos)
-      LauncherText.erase(Blank, 1);
+    LArgs.push_back(LP.Ok);
+    LP.Args = llvm::join(LArgs, ", ");
+    std::string LauncherText = emitLauncher(LP);
     SourceLocation After = EndOf(Outer->getEndLoc());
     std::string LauncherProblem;
     tooling::Replacements KEdits;

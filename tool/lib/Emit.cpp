@@ -28,6 +28,9 @@ static const char ComputeOnlyTemplate[] =
 static const char WideCopyTemplate[] =
 #include "WideCopyTemplate.inc"
     ;
+static const char TmaLauncherTemplate[] =
+#include "TmaLauncherTemplate.inc"
+    ;
 
 /// One '@name' section of a template of several (templates/pipeline.cu.in).
 static std::string section(StringRef All, StringRef Name) {
@@ -188,10 +191,6 @@ std::string render(StringRef Template, const std::map<std::string, std::string> 
     for (size_t I = 0; I < Spaces / 2; ++I)
       Indent += Unit.str();
     StringRef Body = T.drop_front(Spaces);
-    if (Body.starts_with("#")) { // a directive of the template stays in column 0
-      Emit("", Body);
-      continue;
-    }
     if (Body.starts_with("${") && Body.ends_with("}") && Body.count("${") == 1) {
       auto It = Blocks.find(Body.drop_front(2).drop_back().str());
       if (It != Blocks.end()) {
@@ -213,7 +212,7 @@ std::string render(StringRef Template, const std::map<std::string, std::string> 
       for (size_t P = Line.find(Pattern); P != std::string::npos; P = Line.find(Pattern, P + Value.size()))
         Line.replace(P, Pattern.size(), Value);
     }
-    Emit(Indent, Line);
+    Emit(Body.starts_with("#") ? "" : Indent, Line); // a directive of the template stays in column 0
   }
   return Out;
 }
@@ -639,6 +638,17 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       }
     }
   return Out;
+}
+
+std::string emitLauncher(const LauncherParts &P) {
+  std::map<std::string, std::string> Inline = {
+      {"kernel_name", P.KernelName}, {"kernel", P.Kernel},   {"launcher", P.Launcher},
+      {"params", P.Params},          {"args", P.Args},       {"grid", P.Grid},
+      {"block", P.Block},            {"shared_bytes", P.SharedBytes},
+      {"stream", P.Stream},          {"ok", P.Ok},           {"traced", P.Traced}};
+  std::map<std::string, Lines> Blocks = {
+      {"template_header", single(P.TemplateHeader)}, {"maps", P.Maps}, {"encodes", P.Encodes}};
+  return render(TmaLauncherTemplate, Inline, Blocks, "", "  ");
 }
 
 struct FreshNames::Impl {

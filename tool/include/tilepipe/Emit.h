@@ -30,6 +30,20 @@ llvm::Expected<std::vector<clang::tooling::Replacement>>
 emitPipeline(clang::ASTContext &Ctx, const LoopModel &M, unsigned Stages,
              const EmitOptions &Opts = {});
 
+/// What goes into the launcher tilepipe writes beside a kernel with tensor copies
+/// (templates/tma_launcher.cu.in); every name is one the kernel's text leaves free.
+struct LauncherParts {
+  std::string KernelName;     ///< the kernel's name
+  std::string Kernel;         ///< the kernel as the launch names it (with its template arguments)
+  std::string TemplateHeader; ///< `template <...>` for a kernel template, else empty
+  std::string Launcher;       ///< the launcher's name
+  std::string Params;         ///< ", <each kernel parameter as written>"
+  std::vector<std::string> Maps, Encodes; ///< one declaration and one encode per tile
+  std::string Args;           ///< the kernel's arguments, maps and flag included
+  std::string Grid, Block, SharedBytes, Stream, Ok, Traced; ///< the launcher's own names
+};
+std::string emitLauncher(const LauncherParts &P);
+
 /// `#include <cuda/pipeline>` in front of the file's first include, unless it is there.
 /// Names for what tilepipe adds to one function (the tensor maps a kernel takes): each unused in
 /// the function's text and by any macro, and different from every name handed out before.
