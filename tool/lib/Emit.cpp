@@ -384,8 +384,8 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     AnyWide = true;
     return render(WideCopyTemplate, In, Bl, Ind, Unit);
   };
-  // The copy phase of the tensor-copy loop, run by the leader alone: each tile's one store (its
-  // box) becomes one call that issues the tile's copy.
+  // The copy phase of the tensor-copy loop, run by the first warp: each tile's one store (its box)
+  // becomes one call of tilepipe_tma::copy_tile, whose lane 0 issues the tile's copy.
   auto TmaEdits = Edits;
   if (TmaLoop)
     for (size_t I = 0; I < M.Stores.size(); ++I) {

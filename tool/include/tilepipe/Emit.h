@@ -16,8 +16,9 @@ enum class EmitKind {
 
 struct EmitOptions {
   EmitKind Kind = EmitKind::Pipeline;
-  /// Tiles whose box allows it (TileBox::Tma, with TileBox::MapName set) also get a tensor-copy
-  /// path for compute capability 9.0, taken when the kernel's flag parameter TmaFlag is true.
+  /// When every tile's box allows it (TileBox::Tma, with TileBox::MapName set), the loop is also
+  /// emitted as a tensor-copy loop for compute capability 9.0, chosen once per launch when the
+  /// kernel's flag parameter TmaFlag is true and the maps and the block fit the tiles.
   bool Tma = false;
   std::string TmaFlag;
   /// Keep the original loop for devices below compute capability 8.0 (`#if __CUDA_ARCH__`).
