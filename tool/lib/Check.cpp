@@ -1604,6 +1604,20 @@ void LoopChecker::analyzeTma(Tile &T) {
   // The element type must mean the same beside the kernel.
   if (const auto *TD = T.ElementType->getAsTagDecl(); TD && TD->getDeclContext()->isFunctionOrMethod())
     return No("the element type of " + name(T.Var) + " is declared in the kernel");
+  // A box moves at most 256 elements per dimension (16-byte elements travel as two).
+  const uint64_t Words = Ctx.getTypeSizeInChars(T.ElementType).getQuantity() == 16 ? 2 : 1;
+  std::vector<uint64_t> Sizes;
+  for (const ConstantArrayType *A = Ctx.getAsConstantArrayType(T.Var->getType()); A;
+       A = Ctx.getAsConstantArrayType(A->getElementType()))
+    Sizes.push_back(A->getSize().getZExtValue());
+  if (!Sizes.empty() && (Sizes.back() * Words > 256 || Sizes.front() > 256)) {
+    std::vector<std::string> Dims;
+    for (uint64_t E : Sizes)
+      Dims.push_back(std::to_string(E));
+    return No("the box of '" + T.Var->getNameAsString() + "' (" + llvm::join(Dims, " x ") +
+              (Words == 2 ? " elements of 16 bytes" : " elements") +
+              ") exceeds the 256 elements a tensor copy moves per dimension");
+  }
   B.Tma = true;
   B.PointerParam = P->getNameAsString();
   B.ExtentText = Extents;

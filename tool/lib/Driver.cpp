@@ -365,25 +365,6 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
               break;
             }
           }
-        // A box moves at most 256 elements per dimension (16-byte elements travel as two).
-        for (size_t T = 0; T < Tiles0.size() && Blocker.empty(); ++T)
-          for (const LoopResult &LR : Results) {
-            const Tile &Ti = LR.Model.Tiles[T];
-            uint64_t Words = Ctx.getTypeSizeInChars(Ti.ElementType).getQuantity() == 16 ? 2 : 1;
-            std::vector<uint64_t> Extents;
-            for (const ConstantArrayType *A = Ctx.getAsConstantArrayType(Ti.Var->getType()); A;
-                 A = Ctx.getAsConstantArrayType(A->getElementType()))
-              Extents.push_back(A->getSize().getZExtValue());
-            if (!Extents.empty() && (Extents.back() * Words > 256 || Extents.front() > 256)) {
-              std::vector<std::string> Dims;
-              for (uint64_t E : Extents)
-                Dims.push_back(std::to_string(E));
-              Blocker = "the box of '" + Tiles0[T].Var->getNameAsString() + "' (" + llvm::join(Dims, " x ") +
-                        (Words == 2 ? " elements of 16 bytes" : " elements") +
-                        ") exceeds the 256 elements a tensor copy moves per dimension";
-              break;
-            }
-          }
         // One tensor copy per tile pays only for stages big enough to hide its fixed cost.
         if (Blocker.empty())
           for (const LoopResult &LR : Results) {
@@ -510,6 +491,26 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     }
     R.Loops.push_back(Rec);
   }
+  // Host launches in the translation unit, found once for every kernel with tensor copies.
+  struct LaunchSites : RecursiveASTVisitor<LaunchSites> {
+    bool shouldVisitTemplateInstantiations() const { return true; }
+    std::vector<const CUDAKernelCallExpr *> Calls;
+    std::vector<const FunctionDecl *> In;
+    bool TraverseFunctionDecl(FunctionDecl *FD) {
+      In.push_back(FD);
+      bool R = RecursiveASTVisitor::TraverseFunctionDecl(FD);
+      In.pop_back();
+      return R;
+    }
+    bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *E) {
+      // Launches from device code (dynamic parallelism) cannot call a host launcher.
+      if (In.empty() || (!In.back()->hasAttr<CUDAGlobalAttr>() && !In.back()->hasAttr<CUDADeviceAttr>()))
+        Calls.push_back(E);
+      return true;
+    }
+  } Found;
+  if (llvm::any_of(TmaKernels, [](const auto &KV) { return !KV.second.Tiles.empty(); }))
+    Found.TraverseDecl(Ctx.getTranslationUnitDecl());
   // Kernels with tensor copies: map parameters, a launcher beside the kernel, launch sites.
   std::vector<std::string> RuntimeNeeded;
   for (auto &[Key, K] : TmaKernels) {
@@ -589,24 +590,6 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
       AddEdit(tooling::Replacement(SM, After, 0, "\n" + StringRef(LauncherText).rtrim('\n').str()));
     }
     // 3. Launch sites in this file: kernel<<<grid, block[, shared[, stream]]>>>(args).
-    struct Sites : RecursiveASTVisitor<Sites> {
-      bool shouldVisitTemplateInstantiations() const { return true; }
-      std::vector<const CUDAKernelCallExpr *> Calls;
-      std::vector<const FunctionDecl *> In;
-      bool TraverseFunctionDecl(FunctionDecl *FD) {
-        In.push_back(FD);
-        bool R = RecursiveASTVisitor::TraverseFunctionDecl(FD);
-        In.pop_back();
-        return R;
-      }
-      bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *E) {
-        // Launches from device code (dynamic parallelism) cannot call a host launcher.
-        if (In.empty() || (!In.back()->hasAttr<CUDAGlobalAttr>() && !In.back()->hasAttr<CUDADeviceAttr>()))
-          Calls.push_back(E);
-        return true;
-      }
-    } Found;
-    Found.TraverseDecl(Ctx.getTranslationUnitDecl());
     std::set<unsigned> Done;
     unsigned Rewritten = 0, Left = 0;
     for (const CUDAKernelCallExpr *Call : Found.Calls) {

@@ -219,6 +219,19 @@ std::string render(StringRef Template, const std::map<std::string, std::string> 
 
 Lines single(std::string S) { return S.empty() ? Lines{} : Lines{std::move(S)}; }
 
+/// The block has the shape of the tile V (an expression of its array type) whose dimensions the
+/// thread indices ThreadDims select: `blockDim.y == sizeof(V) / sizeof(V[0])`, ...
+std::vector<std::string> blockHasShape(const std::string &V, const std::vector<char> &ThreadDims) {
+  std::vector<std::string> Out;
+  std::string Outer = "sizeof(" + V;
+  for (char Dim : ThreadDims) {
+    std::string Inner = Outer + "[0]";
+    Out.push_back(std::string("blockDim.") + Dim + " == " + Outer + ") / " + Inner + ")");
+    Outer = Inner;
+  }
+  return Out;
+}
+
 } // namespace
 
 llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const LoopModel &M,
@@ -350,10 +363,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     Dst += "[" + C + "]";
     Src += " + (" + IT + ")" + C;
     // The block has the tile's shape: the condition of both whole-tile paths.
-    std::vector<std::string> Shape;
-    for (size_t D = 0; D < N; ++D)
-      Shape.push_back(std::string("blockDim.") + B.ThreadDims[D] + " == " +
-                      (D == 0 ? "sizeof(" + V + ")" : Size(D)) + " / " + Size(D + 1));
+    std::vector<std::string> Shape = blockHasShape(V, B.ThreadDims);
     // Block-uniform: the tile's rows are whole chunks, the block has the tile's shape, and the
     // source rows and the shared tile start on 16 bytes.
     std::vector<std::string> Fits{Size(N - 1) + " % 16 == 0"};
@@ -576,17 +586,9 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       for (const Tile &T : M.Tiles) {
         std::string V = StageArray[T.Var] + "[0]";
         Launch.push_back("tilepipe_tma::takes(" + T.Box.MapName + ", " + V + ")");
-        for (size_t D = 0; D < T.Box.ThreadDims.size(); ++D) {
-          std::string Outer = "sizeof(" + V, Inner = "sizeof(" + V;
-          for (size_t K = 0; K < D; ++K)
-            Outer += "[0]";
-          for (size_t K = 0; K <= D; ++K)
-            Inner += "[0]";
-          std::string Cond = std::string("blockDim.") + T.Box.ThreadDims[D] + " == " + Outer + ") / " +
-                             Inner + ")";
+        for (const std::string &Cond : blockHasShape(V, T.Box.ThreadDims))
           if (!llvm::is_contained(Shapes, Cond))
             Shapes.push_back(Cond);
-        }
       }
       Launch.insert(Launch.end(), Shapes.begin(), Shapes.end());
       Inline["tma_launch"] = llvm::join(Launch, " &&\n    ");
