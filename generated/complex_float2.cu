@@ -112,26 +112,20 @@ __device__ inline bool takes(const TileMap &M, const Tile &Stage0) {
          M.Cols == (unsigned)std::extent<Tile, Rank - 1>::value && sizeof(Tile) % 128 == 0 &&
          __cvta_generic_to_shared(&Stage0) % 128 == 0;
 }
-/// The first warp of the block, which issues the copies: its lane 0 (thread 0, 0, 0) is the leader.
-struct Warp {
-  unsigned Lane, Lanes, Mask;
-  bool In;
-};
-__device__ inline Warp first_warp() {
-  const unsigned Rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  const unsigned Threads = blockDim.x * blockDim.y * blockDim.z;
-  const unsigned Lanes = Threads < 32 ? Threads : 32;
-  return {Rank, Lanes, Lanes == 32 ? 0xffffffffu : (1u << Lanes) - 1, Rank < 32};
+/// In the leader: whether the element Src[First] starts on 16 bytes, as the first element of a
+/// tensor copy must.
+template <class Elem>
+__device__ inline bool starts_on_16(const Elem *Src, long long First) {
+  return reinterpret_cast<uintptr_t>(Src + First) % 16 == 0;
 }
-/// In every lane of the first warp: copies into Dst the tile whose first element is Src[First] in
-/// the leader (First differs in the other lanes) and whose rows lie M.Stride elements apart. The
-/// leader issues a tensor copy that completes on Bar where the tile starts on 16 bytes and its box
-/// lies within a row of the map, else one bulk copy per tile row; where the tile does not start on
-/// 16 bytes, the warp copies it element by element. Returns the bytes the copy engine will deliver
-/// to Bar, the same in every lane.
+/// In the leader (thread 0, 0, 0) alone: copies into Dst the tile whose first element is Src[First]
+/// and whose rows lie M.Stride elements apart. Issues one tensor copy that completes on Bar where
+/// the box lies within a row of the map, else one bulk copy per tile row. Returns the bytes the copy
+/// engine will deliver to Bar. The tile starts on 16 bytes: the block takes tensor copies only where
+/// the loop's first two tiles do, and the tool only where the index moves by a fixed step.
 template <class Tile, class Elem>
 __device__ inline unsigned copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, long long First,
-                                     cuda::barrier<cuda::thread_scope_block> &Bar, const Warp &W) {
+                                     cuda::barrier<cuda::thread_scope_block> &Bar) {
   using E = typename std::remove_all_extents<Tile>::type;
   static_assert(sizeof(E) == sizeof(Elem), "the tile holds the source's elements");
   constexpr unsigned Rank = std::rank<Tile>::value;
@@ -139,15 +133,13 @@ __device__ inline unsigned copy_tile(const TileMap &M, Tile &Dst, const Elem *Sr
   constexpr unsigned Cols = std::extent<Tile, Rank - 1>::value;
   constexpr long long Words = sizeof(E) == 16 ? 2 : 1;
   E *D = reinterpret_cast<E *>(&Dst);
-  First = __shfl_sync(W.Mask, First, 0);
   // The copy engine takes boxes that start on 16 bytes (the map's base and row pitch do).
-  if (reinterpret_cast<uintptr_t>(Src + First) % 16 == 0) {
+  if (starts_on_16(Src, First)) {
     if (Rank == 1) {
       if (First >= 0 && (First + Cols) * Words <= 0x7fffffffLL) {
         const int32_t Coords[1] = {(int32_t)(First * Words)};
-        if (W.Lane == 0)
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
-                                          cuda::device::barrier_native_handle(Bar));
+        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
+                                        cuda::device::barrier_native_handle(Bar));
         return sizeof(Tile);
       }
     } else if (First >= 0 && First < 0x80000000LL) {
@@ -156,26 +148,23 @@ __device__ inline unsigned copy_tile(const TileMap &M, Tile &Dst, const Elem *Sr
       const unsigned Col = (unsigned)First - Row * Stride;
       if (Col + Cols <= Stride && Row + Rows <= 0x7fffffffu) {
         const int32_t Coords[2] = {(int32_t)(Col * Words), (int32_t)Row};
-        if (W.Lane == 0)
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
-                                          cuda::device::barrier_native_handle(Bar));
+        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
+                                        cuda::device::barrier_native_handle(Bar));
         return sizeof(Tile);
       }
     }
     // The box would run past the end of a row of the map: one bulk copy per tile row.
     if (Cols * sizeof(E) % 16 == 0) {
-      if (W.Lane == 0)
-        for (unsigned R = 0; R < Rows; ++R)
-          cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + R * Cols,
-                                   Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
-                                   cuda::device::barrier_native_handle(Bar));
+      for (unsigned R = 0; R < Rows; ++R)
+        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + R * Cols,
+                                 Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
+                                 cuda::device::barrier_native_handle(Bar));
       return sizeof(Tile);
     }
   }
-  for (unsigned I = W.Lane; I < Rows * Cols; I += W.Lanes)
-    D[I] = Src[First + (long long)(I / Cols) * M.Stride + I % Cols];
-  cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); // before a later tensor copy into this buffer
-  __syncwarp(W.Mask); // the leader's arrival on Bar follows every lane's stores
+  // Unreachable (see above). An element copy here, never run, made the loop around it 15 % slower
+  // (4096-cube matmul): stop rather than copy wrongly.
+  __trap();
   return 0;
 }
 #endif
@@ -338,7 +327,9 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
   // tilepipe: 3-stage pipeline; the copies of the next 2 tiles overlap the compute on this one. On compute
   // capability 9.0, launched with tensor maps: one tensor copy (TMA) per tile, issued by one thread; else cp.async copies.
   {
+    int k0 = 0;
 #if __CUDA_ARCH__ >= 900
+    bool tensor_copies = false;
     if (tilepipe_tma &&
         tilepipe_tma::takes(As_tmap, As_stages[0]) &&
         tilepipe_tma::takes(Bs_tmap, Bs_stages[0]) &&
@@ -346,66 +337,78 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
         blockDim.x == sizeof(As_stages[0][0]) / sizeof(As_stages[0][0][0]) &&
         blockDim.y == sizeof(Bs_stages[0]) / sizeof(Bs_stages[0][0]) &&
         blockDim.x == sizeof(Bs_stages[0][0]) / sizeof(Bs_stages[0][0][0])) {
-      int k0 = 0;
-      // The first warp issues the copies, its lane 0 (the leader) the tensor copies; each stage's copies
-      // land on its barrier.
+      // The leader (thread 0, 0, 0) issues the copies; each stage's copies land on its barrier. Its thread
+      // indices are 0: each index it computes is that of its tile's first element.
       __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
-      const tilepipe_tma::Warp issuer = tilepipe_tma::first_warp();
-      const bool leader = issuer.Lane == 0;
-      if (leader) {
-        for (int s = 0; s < 3; ++s)
-          init(&stage_barriers[s], 1);
-        cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); // the copy engine sees the barriers
-      }
-      __syncthreads();
+      const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto k0_fetch = k0;
-      int fetch_stage = 0;
-      // In the first warp: copies the tile under the fetch cursor into buffer fetch_stage (nothing past the
-      // end). The leader's thread indices are 0: each index it computes is that of its tile's first element.
-      auto issue_tile = [&]() {
+      // Tensor copies where the first two tiles start on 16 bytes (so do all, where the indices step evenly);
+      // else this block copies by cp.async.
+      bool tiles_aligned = true;
+      if (leader) {
         auto k0 = k0_fetch;
-        if (k0 < K) {
-          auto &As = As_stages[fetch_stage];
-          auto &Bs = Bs_stages[fetch_stage];
-          unsigned tma_bytes = 0;
-          tma_bytes += tilepipe_tma::copy_tile(As_tmap, As, A, (long long)(row * K + k0 + threadIdx.x),
-                                               stage_barriers[fetch_stage], issuer);
-          tma_bytes += tilepipe_tma::copy_tile(Bs_tmap, Bs, B, (long long)((k0 + threadIdx.y) * N + col),
-                                               stage_barriers[fetch_stage], issuer);
-          if (leader && tma_bytes)
-            (void)cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, tma_bytes);
-          else if (leader)
-            (void)stage_barriers[fetch_stage].arrive();
+        for (int probe = 0; probe < 2 && (k0 < K); ++probe) {
+          tiles_aligned = tiles_aligned &&
+                          tilepipe_tma::starts_on_16(A, (long long)(row * K + k0 + threadIdx.x));
+          tiles_aligned = tiles_aligned &&
+                          tilepipe_tma::starts_on_16(B, (long long)((k0 + threadIdx.y) * N + col));
           k0 += T;
-          k0_fetch = k0;
         }
-        fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
-      };
-      if (issuer.In)
-        for (int prologue = 0; prologue < 2; ++prologue)
-          issue_tile();
-      unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
-      int stage = 0;
-      for (; k0 < K; k0 += T) {
-        stage_barriers[stage].wait_parity(parities >> stage & 1u); // the current tile has landed
-        parities ^= 1u << stage;
-        __syncthreads(); // no thread still reads the buffer refilled next
-        if (issuer.In)
-          issue_tile();
-        auto &As = As_stages[stage];
-        auto &Bs = Bs_stages[stage];
-        for (int k = 0; k < T; ++k) {
-          const float2 a = As[threadIdx.y][k];
-          const float2 b = Bs[k][threadIdx.x];
-          re += a.x * b.x - a.y * b.y;
-          im += a.x * b.y + a.y * b.x;
+        if (tiles_aligned) {
+          for (int s = 0; s < 3; ++s)
+            init(&stage_barriers[s], 1);
+          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); // the copy engine sees the barriers
         }
-        stage = stage + 1 == 3 ? 0 : stage + 1;
       }
-    } else
+      tensor_copies = __syncthreads_or(leader && tiles_aligned);
+      if (tensor_copies) {
+        int fetch_stage = 0;
+        // In the leader: copies the tile under the fetch cursor into buffer fetch_stage (nothing past the end).
+        auto issue_tile = [&]() {
+          auto k0 = k0_fetch;
+          if (k0 < K) {
+            auto &As = As_stages[fetch_stage];
+            auto &Bs = Bs_stages[fetch_stage];
+            unsigned tma_bytes = 0;
+            tma_bytes += tilepipe_tma::copy_tile(As_tmap, As, A, (long long)(row * K + k0 + threadIdx.x),
+                                                 stage_barriers[fetch_stage]);
+            tma_bytes += tilepipe_tma::copy_tile(Bs_tmap, Bs, B, (long long)((k0 + threadIdx.y) * N + col),
+                                                 stage_barriers[fetch_stage]);
+            if (tma_bytes)
+              (void)cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, tma_bytes);
+            else
+              (void)stage_barriers[fetch_stage].arrive();
+            k0 += T;
+            k0_fetch = k0;
+          }
+          fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+        };
+        if (leader)
+          for (int prologue = 0; prologue < 2; ++prologue)
+            issue_tile();
+        unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
+        int stage = 0;
+        for (; k0 < K; k0 += T) {
+          stage_barriers[stage].wait_parity(parities >> stage & 1u); // the current tile has landed
+          parities ^= 1u << stage;
+          __syncthreads(); // no thread still reads the buffer refilled next
+          if (leader)
+            issue_tile();
+          auto &As = As_stages[stage];
+          auto &Bs = Bs_stages[stage];
+          for (int k = 0; k < T; ++k) {
+            const float2 a = As[threadIdx.y][k];
+            const float2 b = Bs[k][threadIdx.x];
+            re += a.x * b.x - a.y * b.y;
+            im += a.x * b.y + a.y * b.x;
+          }
+          stage = stage + 1 == 3 ? 0 : stage + 1;
+        }
+      }
+    }
+    if (!tensor_copies)
 #endif
     {
-      int k0 = 0;
       cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
       auto k0_fetch = k0;
       int fetch_stage = 0;

@@ -361,11 +361,16 @@ void run(float *C, const float *A, int ld, int nt, cudaStream_t st) {
 }
 )";
 
-TEST(TensorCopy, KernelLauncherAndLaunchSites) {
+// Tensor copies at every stage size (--mode=tma --tma-min-stage-bytes=0).
+FileResult runWithTensorCopies(const std::string &Code) {
   ToolOptions O = defaultOptions();
   O.Mode = CopyMode::Tma;
   O.TmaMinStageBytes = 0;
-  FileResult R = runOnCode(TmaKernel, O);
+  return runOnCode(Code, O);
+}
+
+TEST(TensorCopy, KernelLauncherAndLaunchSites) {
+  FileResult R = runWithTensorCopies(TmaKernel);
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
   std::string M = R.Loops[0].message(), Out = R.Rewritten;
@@ -377,22 +382,33 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
             std::string::npos)
       << Out;
   EXPECT_NE(Out.find("cuda::ptx::cp_async_bulk_tensor("), std::string::npos);
-  // The tensor-copy loop is taken once per launch, for the whole loop, and only the leader issues
-  // copies: no cp.async pipeline in it.
+  // The tensor-copy loop is chosen once per launch and block, for the whole loop, and only the leader
+  // issues copies: no cp.async pipeline in it.
   size_t Dispatch = Out.find("if (tilepipe_tma &&\n        tilepipe_tma::takes(s_tmap, s_stages[0]) &&\n"
                              "        blockDim.y == sizeof(s_stages[0]) / sizeof(s_stages[0][0]) &&\n"
                              "        blockDim.x == sizeof(s_stages[0][0]) / sizeof(s_stages[0][0][0])) {");
   ASSERT_NE(Dispatch, std::string::npos) << Out;
-  size_t Else = Out.find("} else\n#endif", Dispatch);
+  size_t Else = Out.find("if (!tensor_copies)\n#endif", Dispatch);
   ASSERT_NE(Else, std::string::npos) << Out;
   std::string TmaLoop = Out.substr(Dispatch, Else - Dispatch);
+  // The block takes it where the leader finds its first two tiles on 16 bytes; the others copy by cp.async.
+  size_t Probe = TmaLoop.find("for (int probe = 0; probe < 2 && (t < nt); ++probe) {\n");
+  ASSERT_NE(Probe, std::string::npos) << TmaLoop;
+  size_t Test = TmaLoop.find("tiles_aligned = tiles_aligned &&", Probe);
+  size_t Start = TmaLoop.find("tilepipe_tma::starts_on_16(A, (long long)((blockIdx.y * T + threadIdx.y) * ld + "
+                              "t * T + threadIdx.x));",
+                              Probe);
+  size_t Step = TmaLoop.find("++t;", Probe);
+  size_t Choice = TmaLoop.find("tensor_copies = __syncthreads_or(leader && tiles_aligned);\n");
+  EXPECT_TRUE(Test < Start && Start < Step && Step < Choice) << TmaLoop;
+  EXPECT_EQ(TmaLoop.find("if (tensor_copies) {"), TmaLoop.find('\n', Choice) + 7) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("pipe."), std::string::npos) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("cuda::pipeline"), std::string::npos) << TmaLoop;
   EXPECT_NE(TmaLoop.find("tma_bytes += tilepipe_tma::copy_tile(s_tmap, s, A, (long long)((blockIdx.y * T + "
                          "threadIdx.y) * ld + t * T + threadIdx.x),"),
             std::string::npos)
       << TmaLoop;
-  EXPECT_NE(TmaLoop.find("if (issuer.In)\n          issue_tile();"), std::string::npos) << TmaLoop;
+  EXPECT_NE(TmaLoop.find("if (leader)\n            issue_tile();"), std::string::npos) << TmaLoop;
   EXPECT_NE(TmaLoop.find("stage_barriers[stage].wait_parity(parities >> stage & 1u);"), std::string::npos);
   // Not nested in another loop: the barriers are not torn down.
   EXPECT_EQ(TmaLoop.find("~barrier()"), std::string::npos);
@@ -427,10 +443,7 @@ TEST(TensorCopy, AddedParametersAvoidNamesTheFileUses) {
   std::string Code = "#define tilepipe_tma 1\n" + std::string(TmaKernel);
   Code.replace(Code.find("  float acc = 0;"), strlen("  float acc = 0;"),
                "  float acc = 0, s_tmap = 0;\n  acc += s_tmap;");
-  ToolOptions O = defaultOptions();
-  O.Mode = CopyMode::Tma;
-  O.TmaMinStageBytes = 0;
-  FileResult R = runOnCode(Code, O);
+  FileResult R = runWithTensorCopies(Code);
   ASSERT_TRUE(R.Ok) << R.Error;
   EXPECT_NE(R.Rewritten.find("const __grid_constant__ tilepipe_tma::TileMap s_tmap_1 = "
                              "tilepipe_tma::TileMap{}, bool tilepipe_tma_1 = false)"),
@@ -445,10 +458,7 @@ TEST(TensorCopy, LauncherNamesAvoidTheKernelsParameters) {
   Code.replace(Code.find("t < nt"), 6, "t < block");
   for (size_t P = Code.find("(C, A, ld, nt)"); P != std::string::npos; P = Code.find("(C, A, ld, nt)", P + 1))
     Code.replace(P, 14, "(C, A, ld, nt, 0)");
-  ToolOptions O = defaultOptions();
-  O.Mode = CopyMode::Tma;
-  O.TmaMinStageBytes = 0;
-  FileResult R = runOnCode(Code, O);
+  FileResult R = runWithTensorCopies(Code);
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
   EXPECT_NE(R.Rewritten.find("static void tilepipe_launch_k(dim3 grid, dim3 block_1, size_t shared_bytes, "
@@ -483,10 +493,7 @@ struct NoTmaCase {
 class NoTmaTest : public testing::TestWithParam<NoTmaCase> {};
 
 TEST_P(NoTmaTest, StaysOnCpAsyncAndSaysWhy) {
-  ToolOptions O = defaultOptions();
-  O.Mode = CopyMode::Tma;
-  O.TmaMinStageBytes = 0;
-  FileResult R = runOnCode(GetParam().Code, O);
+  FileResult R = runWithTensorCopies(GetParam().Code);
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
   std::string M = R.Loops[0].message();
@@ -588,7 +595,44 @@ __global__ void k(float4 *C, const float4 *A, int nt) {
 }
 )",
      "the box of 's' (256 elements of 16 bytes) exceeds the 256 elements a tensor copy moves per dimension"},
+    // The leader checks the first two tiles' alignment; here the third may start elsewhere.
+    {"IndexDoesNotStepEvenly", R"(
+__global__ void k(float *C, const float *A, int nt, int skew) {
+  __shared__ float s[256];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    int first = t * 256 + t / 2 * skew;
+    s[threadIdx.x] = A[first + threadIdx.x];
+    __syncthreads();
+    acc += s[255 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)",
+     "the index 'first + threadIdx.x' does not move by a fixed step from tile to tile"},
 };
+
+// An index that moves by a fixed step, through an index variable, a shift and a cast, takes tensor copies.
+TEST(TensorCopy, EvenStepsThroughIndexVariables) {
+  FileResult R = runWithTensorCopies(R"(
+__global__ void k(float *C, const float *A, int nt, int w) {
+  __shared__ float s[256];
+  float acc = 0;
+  for (int t = 0, u = 3; t < nt; ++t, u -= 2) {
+    long first = (long)(t << 8) - u * w;
+    s[threadIdx.x] = A[first + 2 * w + threadIdx.x];
+    __syncthreads();
+    acc += s[255 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)");
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_NE(R.Loops[0].message().find("s by tensor copy (TMA)"), std::string::npos) << R.Loops[0].message();
+}
 
 // By default (--mode=auto), tensor copies go only to loops whose stage holds at least 2 KiB: the
 // 16 x 16 float tile (1 KiB) keeps its cp.async copies, and the remark says why.
@@ -613,10 +657,7 @@ TEST(TensorCopy, SmallStagesKeepCpAsync) {
 // A tiled loop inside another loop: the tensor-copy block runs once per outer iteration, so the
 // leader tears its barriers down before the block's final barrier, and sets them up again next time.
 TEST(TensorCopy, NestedLoopTearsDownItsBarriers) {
-  ToolOptions O = defaultOptions();
-  O.Mode = CopyMode::Tma;
-  O.TmaMinStageBytes = 0;
-  FileResult R = runOnCode(R"(
+  FileResult R = runWithTensorCopies(R"(
 __global__ void k(float *C, const float *A, int nt, int passes) {
   __shared__ float s[64];
   float acc = 0;
@@ -630,8 +671,7 @@ __global__ void k(float *C, const float *A, int nt, int passes) {
   }
   C[threadIdx.x] = acc;
 }
-)",
-                           O);
+)");
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
   EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
@@ -639,7 +679,7 @@ __global__ void k(float *C, const float *A, int nt, int passes) {
   size_t Teardown = Out.find("stage_barriers[s_1].~barrier();");
   ASSERT_NE(Teardown, std::string::npos) << Out;
   size_t Barrier = Out.find("__syncthreads(); // the buffers may be refilled", Teardown);
-  size_t Else = Out.find("} else\n#endif");
+  size_t Else = Out.find("if (!tensor_copies)\n#endif");
   EXPECT_TRUE(Barrier != std::string::npos && Barrier < Else) << Out;
 }
 

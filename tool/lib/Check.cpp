@@ -340,6 +340,7 @@ private:
   std::map<std::string, unsigned> NameCounts; ///< declarations per name in the function, once read
   std::vector<const Expr *> CoefExprs; ///< the uniform factors threadAffine multiplied by
   void analyzeTma(Tile &T);
+  bool stepsEvenly(const Expr *E, unsigned Depth = 0);
   bool hostVisible(const Expr *E);
   bool isGlobalPointer(const VarDecl *V, unsigned Depth);
   const VarDecl *pointerBase(const Expr *E);
@@ -1570,6 +1571,53 @@ bool LoopChecker::hostVisible(const Expr *E) {
   return true;
 }
 
+/// Whether E, read in the copy phase, moves by the same amount from each iteration to the next: a
+/// sum of loop-invariant terms and invariant multiples of integer induction variables (whose steps
+/// are invariant). Then where E's first two values start tiles on 16 bytes, so do all of them.
+bool LoopChecker::stepsEvenly(const Expr *E, unsigned Depth) {
+  if (!E || Depth > 16)
+    return false;
+  E = skipCleanups(E)->IgnoreParens();
+  DepResult D = classify(E);
+  if (D.D != Dep::Iteration)
+    return D.D == Dep::Invariant;
+  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E)) {
+    CastKind K = ICE->getCastKind();
+    return (K == CK_LValueToRValue || K == CK_IntegralCast || K == CK_NoOp) &&
+           stepsEvenly(ICE->getSubExpr(), Depth + 1);
+  }
+  if (const auto *CE = dyn_cast<ExplicitCastExpr>(E))
+    return (CE->getCastKind() == CK_IntegralCast || CE->getCastKind() == CK_NoOp) &&
+           stepsEvenly(CE->getSubExpr(), Depth + 1);
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+    if (!V)
+      return false;
+    if (isInduction(V))
+      return V->getType()->isIntegerType();
+    // An index variable of the copy phase: follow its start.
+    return IndexDeclDeps.count(V) && !InLoop.Mutated.contains(V) && stepsEvenly(V->getInit(), Depth + 1);
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(E))
+    return (UO->getOpcode() == UO_Minus || UO->getOpcode() == UO_Plus) && stepsEvenly(UO->getSubExpr(), Depth + 1);
+  if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    auto Invariant = [&](const Expr *X) { return classify(X).D == Dep::Invariant; };
+    switch (BO->getOpcode()) {
+    case BO_Add:
+    case BO_Sub:
+      return stepsEvenly(BO->getLHS(), Depth + 1) && stepsEvenly(BO->getRHS(), Depth + 1);
+    case BO_Mul:
+      return (Invariant(BO->getLHS()) && stepsEvenly(BO->getRHS(), Depth + 1)) ||
+             (Invariant(BO->getRHS()) && stepsEvenly(BO->getLHS(), Depth + 1));
+    case BO_Shl:
+      return Invariant(BO->getRHS()) && stepsEvenly(BO->getLHS(), Depth + 1);
+    default:
+      return false;
+    }
+  }
+  return false;
+}
+
 void LoopChecker::analyzeTma(Tile &T) {
   TileBox &B = T.Box;
   auto No = [&](std::string Why) {
@@ -1618,6 +1666,12 @@ void LoopChecker::analyzeTma(Tile &T) {
               (Words == 2 ? " elements of 16 bytes" : " elements") +
               ") exceeds the 256 elements a tensor copy moves per dimension");
   }
+  // The leader checks that the first two tiles start on 16 bytes; the others do only if the index
+  // moves by a fixed step.
+  if (!stepsEvenly(ASE->getIdx()))
+    return No("the index '" + text(ASE->getIdx()) +
+              "' does not move by a fixed step from tile to tile, so the first tiles' alignment says "
+              "nothing of the others");
   B.Tma = true;
   B.PointerParam = P->getNameAsString();
   B.ExtentText = Extents;

@@ -304,11 +304,13 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   // per-element copy kept for blocks of another shape and unaligned addresses.
   std::string Rank = Names.get("rank"), Threads = Names.get("threads");
   // Tensor copies replace the whole cp.async loop, and only where every tile takes them.
-  std::string Bars, Issuer, Leader, Bytes, Parities, StageVar;
+  std::string Bars, Leader, Bytes, Parities, StageVar, TensorCopies, AlignedVar, Probe;
   if (TmaLoop) {
     Bars = Names.get("stage_barriers");
-    Issuer = Names.get("issuer");
     Leader = Names.get("leader");
+    TensorCopies = Names.get("tensor_copies");
+    AlignedVar = Names.get("tiles_aligned");
+    Probe = Names.get("probe");
     Bytes = Names.get("tma_bytes");
     Parities = Names.get("parities");
     StageVar = Names.get("s");
@@ -394,25 +396,35 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     AnyWide = true;
     return render(WideCopyTemplate, In, Bl, Ind, Unit);
   };
-  // The copy phase of the tensor-copy loop, run by the first warp: each tile's one store (its box)
-  // becomes one call of tilepipe_tma::copy_tile, whose lane 0 issues the tile's copy.
-  auto TmaEdits = Edits;
+  // The copy phase of the tensor-copy loop, run by the leader: each tile's one store (its box)
+  // becomes one call of tilepipe_tma::copy_tile, which issues the tile's copy. In the probe of the
+  // first tiles, the store becomes a test that the tile starts on 16 bytes.
+  auto TmaEdits = Edits, ProbeEdits = Edits;
   if (TmaLoop)
     for (size_t I = 0; I < M.Stores.size(); ++I) {
       const TileStore &S = M.Stores[I];
       const Tile &T = M.Tiles[S.TileIdx];
       if (T.Box.Store != I)
         return Fail("a tile with a tensor copy has a second store");
-      unsigned B = F.begin(S.Statement);
+      unsigned B = F.begin(S.Statement), Len = F.afterSemi(S.Statement) - B;
+      std::string First = "(long long)(" + T.Box.Index + ")";
       std::string Head = Bytes + " += tilepipe_tma::copy_tile(";
-      std::string Args = T.Box.MapName + ", " + T.Var->getName().str() + ", " + T.Box.Pointer +
-                         ", (long long)(" + T.Box.Index + "),";
-      std::string Tail = Bars + "[" + FetchStage + "], " + Issuer + ");";
+      std::string Args =
+          T.Box.MapName + ", " + T.Var->getName().str() + ", " + T.Box.Pointer + ", " + First + ",";
+      std::string Tail = Bars + "[" + FetchStage + "]);";
       std::string Ind = F.indentOf(B);
+      // The issue lambda sits two levels deeper than the loop body.
       std::string Text = Head + Args + " " + Tail;
-      if (Ind.size() + Unit.size() + Text.size() > 100)
+      if (Ind.size() + 2 * Unit.size() + Text.size() > 100)
         Text = Head + Args + "\n" + Ind + std::string(Head.size(), ' ') + Tail;
-      TmaEdits.emplace_back(B, F.afterSemi(S.Statement) - B, Text);
+      TmaEdits.emplace_back(B, Len, Text);
+      // The probe sits one level deeper than the loop body.
+      std::string Test = AlignedVar + " = " + AlignedVar + " &&";
+      std::string Call = "tilepipe_tma::starts_on_16(" + T.Box.Pointer + ", " + First + ");";
+      ProbeEdits.emplace_back(B, Len,
+                              Ind.size() + Unit.size() + Test.size() + Call.size() + 1 > 100
+                                  ? Test + "\n" + Ind + std::string(AlignedVar.size() + 3, ' ') + Call
+                                  : Test + " " + Call);
     }
   for (size_t I = 0; I < M.Stores.size(); ++I) {
     const TileStore &S = M.Stores[I];
@@ -446,9 +458,11 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   }
   std::string CopyText = editSpan(F, CopyBegin, CopyEnd, Edits);
   Lines CopyLines = chunk(CopyText, BodyIndent);
-  Lines TmaCopyLines;
-  if (TmaLoop)
+  Lines TmaCopyLines, ProbeLines;
+  if (TmaLoop) {
     TmaCopyLines = chunk(editSpan(F, CopyBegin, CopyEnd, TmaEdits), BodyIndent);
+    ProbeLines = chunk(editSpan(F, CopyBegin, CopyEnd, ProbeEdits), BodyIndent);
+  }
   // Compute phase: from after the copy barrier to the trailing barrier, increments or the '}'.
   unsigned ComputeBegin = F.afterSemi(M.CopyBarrier);
   unsigned ComputeEnd = F.cutBefore(F.offset(Body->getRBracLoc()));
@@ -547,8 +561,10 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       {"stage", Stage},       {"issue", Issue},
       {"prologue", Prologue}, {"cond", CondText},
       {"loop_header", Header}, {"bars", Bars},
-      {"leader", Leader},     {"bytes", Bytes},     {"issuer", Issuer},
-      {"parities", Parities}, {"s", StageVar}};
+      {"leader", Leader},     {"bytes", Bytes},
+      {"parities", Parities}, {"s", StageVar},
+      {"tensor_copies", TensorCopies}, {"aligned", AlignedVar},
+      {"probe", Probe}};
   Lines Trailing = single(
       M.NestedInLoop ? "__syncthreads(); // the buffers may be refilled when this block runs again" : "");
   std::map<std::string, Lines> Blocks = {
@@ -559,6 +575,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       {"fetch_views", FetchViews},
       {"copy_phase", CopyLines},
       {"tma_copy_phase", TmaCopyLines},
+      {"probe_phase", ProbeLines},
       {"increment", single(Increment)},
       {"store_cursors", Stores},
       {"views", Views},
