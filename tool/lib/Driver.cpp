@@ -558,23 +558,11 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     LP.Stream = Fresh("stream");
     LP.Ok = Fresh("tma");
     LP.Traced = Fresh("traced");
-    std::vector<std::string> LArgs;
     for (const ParmVarDecl *Parm : P->parameters()) {
       LP.Params += ", " + sourceText(Ctx, Parm->getSourceRange());
-      LArgs.push_back(Parm->getNameAsString());
+      LP.Args.push_back(Parm->getNameAsString());
     }
-    for (const Tile *T : K.Tiles) {
-      const TileBox &B = T->Box;
-      LP.Maps.push_back("tilepipe_tma::TileMap " + B.MapName + " = {};");
-      std::string Stride = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.Coefficients[0] + ")";
-      std::string Rows = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.ExtentText[0] + ")";
-      LP.Encodes.push_back(LP.Ok + " = " + LP.Ok + " && tilepipe_tma::encode(&" + B.MapName + ", " +
-                           B.PointerParam + ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " +
-                           Rows + ", (long long)(" + B.ExtentText.back() + "));");
-      LArgs.push_back(B.MapName);
-    }
-    LArgs.push_back(LP.Ok);
-    LP.Args = llvm::join(LArgs, ", ");
+    LP.Tiles = K.Tiles;
     std::string LauncherText = emitLauncher(LP);
     SourceLocation After = EndOf(Outer->getEndLoc());
     std::string LauncherProblem;

@@ -660,13 +660,27 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
 }
 
 std::string emitLauncher(const LauncherParts &P) {
+  // A map per tile, encoded from the tile's pointer, element size, row stride and extents.
+  Lines Maps, Encodes;
+  std::vector<std::string> Args = P.Args;
+  for (const Tile *T : P.Tiles) {
+    const TileBox &B = T->Box;
+    Maps.push_back("tilepipe_tma::TileMap " + B.MapName + " = {};");
+    std::string Stride = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.Coefficients[0] + ")";
+    std::string Rows = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.ExtentText[0] + ")";
+    Encodes.push_back(P.Ok + " = " + P.Ok + " && tilepipe_tma::encode(&" + B.MapName + ", " + B.PointerParam +
+                      ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " + Rows + ", (long long)(" +
+                      B.ExtentText.back() + "));");
+    Args.push_back(B.MapName);
+  }
+  Args.push_back(P.Ok);
   std::map<std::string, std::string> Inline = {
       {"kernel_name", P.KernelName}, {"kernel", P.Kernel},   {"launcher", P.Launcher},
-      {"params", P.Params},          {"args", P.Args},       {"grid", P.Grid},
+      {"params", P.Params},          {"args", llvm::join(Args, ", ")}, {"grid", P.Grid},
       {"block", P.Block},            {"shared_bytes", P.SharedBytes},
       {"stream", P.Stream},          {"ok", P.Ok},           {"traced", P.Traced}};
   std::map<std::string, Lines> Blocks = {
-      {"template_header", single(P.TemplateHeader)}, {"maps", P.Maps}, {"encodes", P.Encodes}};
+      {"template_header", single(P.TemplateHeader)}, {"maps", Maps}, {"encodes", Encodes}};
   return render(TmaLauncherTemplate, Inline, Blocks, "", "  ");
 }
 

@@ -39,8 +39,8 @@ struct LauncherParts {
   std::string TemplateHeader; ///< `template <...>` for a kernel template, else empty
   std::string Launcher;       ///< the launcher's name
   std::string Params;         ///< ", <each kernel parameter as written>"
-  std::vector<std::string> Maps, Encodes; ///< one declaration and one encode per tile
-  std::string Args;           ///< the kernel's arguments, maps and flag included
+  std::vector<std::string> Args;  ///< the kernel's own parameters, by name
+  std::vector<const Tile *> Tiles; ///< the tiles that take tensor copies, a map each (Box.MapName)
   std::string Grid, Block, SharedBytes, Stream, Ok, Traced; ///< the launcher's own names
 };
 std::string emitLauncher(const LauncherParts &P);
