@@ -611,6 +611,20 @@ __global__ void k(float *C, const float *A, int nt, int skew) {
 }
 )",
      "the index 'first + threadIdx.x' does not move by a fixed step from tile to tile"},
+    {"IndexGrowsWithTheSquare", R"(
+__global__ void k(float *C, const float *A, int nt) {
+  __shared__ float s[256];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * t * 256 + threadIdx.x];
+    __syncthreads();
+    acc += s[255 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)",
+     "the index 't * t * 256 + threadIdx.x' does not move by a fixed step from tile to tile"},
 };
 
 // An index that moves by a fixed step, through an index variable, a shift and a cast, takes tensor copies.
