@@ -46,6 +46,7 @@ struct TileMap {
   unsigned Cols;
   unsigned Mul;     // 0 when Stride is 1
   unsigned Shift;
+  unsigned Bounded; // 1: the map's extents are a guarded copy's bounds (outside them it reads zeros)
 };
 /// X / Map.Stride, for 0 <= X < 2^31 and 1 <= Stride < 2^31 (the round-up method of Granlund and
 /// Montgomery: Mul = ceil(2^(31 + L) / Stride) with L = ceil(log2(Stride))).
@@ -68,31 +69,39 @@ inline bool set_divider(TileMap *M, long long Stride) {
   return true;
 }
 /// A map of Rows x Cols boxes (Rows == 0: a 1-D tile of Cols elements) over the elements of Elem
-/// bytes at Base, Stride elements apart from row to row. False where TMA cannot describe them.
+/// bytes at Base, Stride elements apart from row to row. Unguarded (BoundRows == BoundCols == 0),
+/// the map runs on far past any tile. For a guarded copy it has the guard's bounds as extents:
+/// BoundCols columns, within a row (at most Stride), and BoundRows rows, and reads zeros outside.
+/// False where TMA cannot describe them.
 inline bool encode(TileMap *M, const void *Base, size_t Elem, long long Stride, long long Rows,
-                   long long Cols) {
+                   long long Cols, long long BoundRows = 0, long long BoundCols = 0) {
   const long long Words = Elem == 16 ? 2 : 1; // 16-byte elements travel as two 8-byte ones
   if (!Base || reinterpret_cast<unsigned long long>(Base) % 16 != 0 || (Elem != 4 && Elem != 8 && Elem != 16) ||
       Cols < 1 || Cols * Words > 256 || Cols * (long long)Elem % 16 != 0 || Rows < 0 || Rows > 256)
     return false;
   const CUtensorMapDataType Type = Elem == 4 ? CU_TENSOR_MAP_DATA_TYPE_UINT32 : CU_TENSOR_MAP_DATA_TYPE_UINT64;
   const cuuint64_t Far = 0x7fffffffull; // the kernel keeps every box below this many rows or elements
+  const bool Bounded = BoundRows != 0 || BoundCols != 0;
+  if (Bounded && (BoundCols < 1 || BoundCols * Words > 0x7fffffffLL || (Rows != 0 && BoundRows < 1) ||
+                  BoundRows > 0x7fffffffLL))
+    return false;
   cuuint64_t Dims[2], Strides[1];
   cuuint32_t Box[2], ElementStrides[2] = {1, 1};
   cuuint32_t Rank = Rows == 0 ? 1 : 2;
   M->Rows = (unsigned)Rows;
   M->Cols = (unsigned)Cols;
+  M->Bounded = Bounded;
   if (Rank == 1) {
     M->Stride = 0;
     M->Mul = M->Shift = 0;
-    Dims[0] = Far * Words;
+    Dims[0] = Bounded ? (cuuint64_t)(BoundCols * Words) : Far * Words;
     Box[0] = (cuuint32_t)(Cols * Words);
   } else {
     if (Stride < Cols || Stride * Words > 0x7fffffffLL || Stride * (long long)Elem % 16 != 0 ||
-        !set_divider(M, Stride))
+        !set_divider(M, Stride) || (Bounded && BoundCols > Stride))
       return false;
-    Dims[0] = (cuuint64_t)(Stride * Words);
-    Dims[1] = Far;
+    Dims[0] = (cuuint64_t)((Bounded ? BoundCols : Stride) * Words);
+    Dims[1] = Bounded ? (cuuint64_t)BoundRows : Far;
     Strides[0] = (cuuint64_t)(Stride * (long long)Elem);
     Box[0] = (cuuint32_t)(Cols * Words);
     Box[1] = (cuuint32_t)Rows;
@@ -102,13 +111,13 @@ inline bool encode(TileMap *M, const void *Base, size_t Elem, long long Stride, 
                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-/// Once per launch, in every thread: M was made for tiles of Tile's shape, and each stage of Tile
-/// (the first one is Stage0) starts on 128 bytes, as tensor copies need.
+/// Once per launch, in every thread: M was made for tiles of Tile's shape, bounded where the copy is
+/// Guarded, and each stage of Tile (the first one is Stage0) starts on 128 bytes, as tensor copies need.
 template <class Tile>
-__device__ inline bool takes(const TileMap &M, const Tile &Stage0) {
+__device__ inline bool takes(const TileMap &M, const Tile &Stage0, bool Guarded = false) {
   constexpr unsigned Rank = std::rank<Tile>::value;
   static_assert(Rank == 1 || Rank == 2, "tensor copies take tiles of one or two dimensions");
-  return M.Rows == (Rank == 1 ? 0u : (unsigned)std::extent<Tile, 0>::value) &&
+  return M.Bounded == (unsigned)Guarded && M.Rows == (Rank == 1 ? 0u : (unsigned)std::extent<Tile, 0>::value) &&
          M.Cols == (unsigned)std::extent<Tile, Rank - 1>::value && sizeof(Tile) % 128 == 0 &&
          __cvta_generic_to_shared(&Stage0) % 128 == 0;
 }
@@ -119,13 +128,13 @@ __device__ inline bool starts_on_16(const Elem *Src, long long First) {
   return reinterpret_cast<uintptr_t>(Src + First) % 16 == 0;
 }
 /// In the leader (thread 0, 0, 0) alone: copies into Dst the tile whose first element is Src[First]
-/// and whose rows lie M.Stride elements apart. Issues one tensor copy that completes on Bar where
-/// the box lies within a row of the map, else one bulk copy per tile row. Returns the bytes the copy
-/// engine will deliver to Bar. The tile starts on 16 bytes: the block takes tensor copies only where
-/// the loop's first two tiles do, and the tool only where the index moves by a fixed step.
+/// and whose rows lie M.Stride elements apart, completing on Bar (sizeof(Tile) bytes): one tensor
+/// copy where the box lies within a row of the map, else one bulk copy per tile row. The tile starts
+/// on 16 bytes, unchecked here: the block takes tensor copies only where the loop's first two tiles
+/// do, and the tool only where the index moves by a fixed step, so that the first two decide for all.
 template <class Tile, class Elem>
-__device__ inline unsigned copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, long long First,
-                                     cuda::barrier<cuda::thread_scope_block> &Bar) {
+__device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, long long First,
+                                 cuda::barrier<cuda::thread_scope_block> &Bar) {
   using E = typename std::remove_all_extents<Tile>::type;
   static_assert(sizeof(E) == sizeof(Elem), "the tile holds the source's elements");
   constexpr unsigned Rank = std::rank<Tile>::value;
@@ -133,39 +142,70 @@ __device__ inline unsigned copy_tile(const TileMap &M, Tile &Dst, const Elem *Sr
   constexpr unsigned Cols = std::extent<Tile, Rank - 1>::value;
   constexpr long long Words = sizeof(E) == 16 ? 2 : 1;
   E *D = reinterpret_cast<E *>(&Dst);
-  // The copy engine takes boxes that start on 16 bytes (the map's base and row pitch do).
-  if (starts_on_16(Src, First)) {
-    if (Rank == 1) {
-      if (First >= 0 && (First + Cols) * Words <= 0x7fffffffLL) {
-        const int32_t Coords[1] = {(int32_t)(First * Words)};
-        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
-                                        cuda::device::barrier_native_handle(Bar));
-        return sizeof(Tile);
-      }
-    } else if (First >= 0 && First < 0x80000000LL) {
-      // In 32 bits: the map keeps Stride * Words below 2^31 (encode).
-      const unsigned Stride = (unsigned)M.Stride, Row = quotient(M, (unsigned)First);
-      const unsigned Col = (unsigned)First - Row * Stride;
-      if (Col + Cols <= Stride && Row + Rows <= 0x7fffffffu) {
-        const int32_t Coords[2] = {(int32_t)(Col * Words), (int32_t)Row};
-        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
-                                        cuda::device::barrier_native_handle(Bar));
-        return sizeof(Tile);
-      }
+  if (Rank == 1) {
+    if (First >= 0 && (First + Cols) * Words <= 0x7fffffffLL) {
+      const int32_t Coords[1] = {(int32_t)(First * Words)};
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
+                                      cuda::device::barrier_native_handle(Bar));
+      return;
     }
-    // The box would run past the end of a row of the map: one bulk copy per tile row.
-    if (Cols * sizeof(E) % 16 == 0) {
-      for (unsigned R = 0; R < Rows; ++R)
-        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + R * Cols,
-                                 Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
-                                 cuda::device::barrier_native_handle(Bar));
-      return sizeof(Tile);
+  } else if (First >= 0 && First < 0x80000000LL) {
+    // In 32 bits: the map keeps Stride * Words below 2^31 (encode).
+    const unsigned Stride = (unsigned)M.Stride, Row = quotient(M, (unsigned)First);
+    const unsigned Col = (unsigned)First - Row * Stride;
+    if (Col + Cols <= Stride && Row + Rows <= 0x7fffffffu) {
+      const int32_t Coords[2] = {(int32_t)(Col * Words), (int32_t)Row};
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
+                                      cuda::device::barrier_native_handle(Bar));
+      return;
     }
   }
-  // Unreachable (see above). An element copy here, never run, made the loop around it 15 % slower
-  // (4096-cube matmul): stop rather than copy wrongly.
-  __trap();
-  return 0;
+  // The box would run past the end of a row of the map: one bulk copy per tile row (encode made
+  // sure that a tile row is a multiple of 16 bytes, and so is the row pitch).
+  if (Cols * sizeof(E) % 16 == 0) {
+    for (unsigned R = 0; R < Rows; ++R)
+      cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + R * Cols,
+                               Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
+                               cuda::device::barrier_native_handle(Bar));
+  } else {
+    __trap(); // unreachable: takes() refuses a map made for tiles of another shape
+  }
+}
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+/// In the leader, over a guarded copy's first two tiles: the element Src[First] is the one at
+/// (Row, Col) in the bounded map M (Row 0 for a 1-D tile), and the coordinates are not negative and
+/// do not go down. The tool gives tensor copies only where the index and the coordinates move by
+/// fixed steps, so then this holds of every tile, and the map zero-fills exactly what the guard
+/// excludes.
+struct BoxProbe {
+  int Last[2] = {0, 0};
+  __device__ bool fits(const TileMap &M, long long First, int Row, int Col) {
+    const bool Ok = First == (long long)Row * M.Stride + Col && Row >= Last[0] && Col >= Last[1];
+    Last[0] = Row;
+    Last[1] = Col;
+    return Ok;
+  }
+};
+/// In the leader alone: copies into Dst the box of a guarded copy whose first element is at (Row,
+/// Col) of the bounded map M (Row 0 for a 1-D tile), completing on Bar (sizeof(Tile) bytes). The
+/// copy engine fills zeros where the box leaves the map: where the guard fails.
+template <class Tile>
+__device__ inline void copy_box(const TileMap &M, Tile &Dst, int Row, int Col,
+                                cuda::barrier<cuda::thread_scope_block> &Bar) {
+  using E = typename std::remove_all_extents<Tile>::type;
+  constexpr unsigned Words = sizeof(E) == 16 ? 2 : 1;
+  // Past 2^31 the coordinate wraps to a negative one: outside the map all the same.
+  const int32_t C = (int32_t)((unsigned)Col * Words);
+  if (std::rank<Tile>::value == 1) {
+    const int32_t Coords[1] = {C};
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, &Dst, &M.Map, Coords,
+                                    cuda::device::barrier_native_handle(Bar));
+  } else {
+    const int32_t Coords[2] = {C, Row};
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, &Dst, &M.Map, Coords,
+                                    cuda::device::barrier_native_handle(Bar));
+  }
 }
 #endif
 /// With TILEPIPE_TRACE set in the environment, says on stderr which copies a launcher chose, the
@@ -342,8 +382,9 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
       __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto k0_fetch = k0;
-      // Tensor copies where the first two tiles start on 16 bytes (so do all, where the indices step evenly);
-      // else this block copies by cp.async.
+      // Tensor copies where the first two tiles start on 16 bytes, or for a guarded copy where the index
+      // is the place of its coordinates in the map (so do all, where the indices step evenly); else this
+      // block copies by cp.async.
       bool tiles_aligned = true;
       if (leader) {
         auto k0 = k0_fetch;
@@ -369,15 +410,12 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
           if (k0 < K) {
             auto &As = As_stages[fetch_stage];
             auto &Bs = Bs_stages[fetch_stage];
-            unsigned tma_bytes = 0;
-            tma_bytes += tilepipe_tma::copy_tile(As_tmap, As, A, (long long)(row * K + k0 + threadIdx.x),
-                                                 stage_barriers[fetch_stage]);
-            tma_bytes += tilepipe_tma::copy_tile(Bs_tmap, Bs, B, (long long)((k0 + threadIdx.y) * N + col),
-                                                 stage_barriers[fetch_stage]);
-            if (tma_bytes)
-              (void)cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, tma_bytes);
-            else
-              (void)stage_barriers[fetch_stage].arrive();
+            tilepipe_tma::copy_tile(As_tmap, As, A, (long long)(row * K + k0 + threadIdx.x),
+                                    stage_barriers[fetch_stage]);
+            tilepipe_tma::copy_tile(Bs_tmap, Bs, B, (long long)((k0 + threadIdx.y) * N + col),
+                                    stage_barriers[fetch_stage]);
+            (void)cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                  sizeof(As) + sizeof(Bs));
             k0 += T;
             k0_fetch = k0;
           }

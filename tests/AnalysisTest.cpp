@@ -404,10 +404,13 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   EXPECT_EQ(TmaLoop.find("if (tensor_copies) {"), TmaLoop.find('\n', Choice) + 7) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("pipe."), std::string::npos) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("cuda::pipeline"), std::string::npos) << TmaLoop;
-  EXPECT_NE(TmaLoop.find("tma_bytes += tilepipe_tma::copy_tile(s_tmap, s, A, (long long)((blockIdx.y * T + "
-                         "threadIdx.y) * ld + t * T + threadIdx.x),"),
-            std::string::npos)
-      << TmaLoop;
+  size_t Copy = TmaLoop.find("tilepipe_tma::copy_tile(s_tmap, s, A, (long long)((blockIdx.y * T + "
+                             "threadIdx.y) * ld + t * T + threadIdx.x),");
+  // The barrier expects the tile's bytes, a constant (continued under the call's first argument).
+  size_t Arrive = TmaLoop.find("(void)cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, "
+                               "// all the copies' bytes\n" +
+                               std::string(12 + 38, ' ') + "sizeof(s));");
+  EXPECT_TRUE(Copy != std::string::npos && Copy < Arrive && Arrive != std::string::npos) << TmaLoop;
   EXPECT_NE(TmaLoop.find("if (leader)\n            issue_tile();"), std::string::npos) << TmaLoop;
   EXPECT_NE(TmaLoop.find("stage_barriers[stage].wait_parity(parities >> stage & 1u);"), std::string::npos);
   // Not nested in another loop: the barriers are not torn down.
@@ -488,8 +491,20 @@ TEST(TensorCopy, AutoKeepsTheOriginalLoopBelowSm80) {
 }
 
 struct NoTmaCase {
-  const char *Name, *Code, *Why;
+  const char *Name;
+  std::string Code;
+  const char *Why;
 };
+
+// A kernel that copies a row of 256 floats per tile with Copy, `i` being the tile's element.
+std::string guardedRow(const std::string &Copy, const std::string &Params = "const float *A, int n, int nt",
+                       const std::string &Before = "") {
+  return "__global__ void k(float *C, " + Params + ") {\n  __shared__ float s[256];\n  float acc = 0;\n" +
+         (Before.empty() ? "" : "  " + Before + "\n") +
+         "  for (int t = 0; t < nt; ++t) {\n    int i = t * 256 + threadIdx.x;\n    " + Copy +
+         "\n    __syncthreads();\n    acc += s[255 - threadIdx.x];\n    __syncthreads();\n  }\n"
+         "  C[threadIdx.x] = acc;\n}\n";
+}
 class NoTmaTest : public testing::TestWithParam<NoTmaCase> {};
 
 TEST_P(NoTmaTest, StaysOnCpAsyncAndSaysWhy) {
@@ -625,7 +640,154 @@ __global__ void k(float *C, const float *A, int nt) {
 }
 )",
      "the index 't * t * 256 + threadIdx.x' does not move by a fixed step from tile to tile"},
+    // Guarded copies: the map must fill exactly what the guard excludes, with the zeros it fills.
+    {"GuardFillsOne", guardedRow("s[threadIdx.x] = i < n ? A[i] : 1.0f;"),
+     "the guarded copy into 's' fills '1.0f' where a tensor copy would fill zeros"},
+    {"GuardFillsNegativeZero", guardedRow("s[threadIdx.x] = i < n ? A[i] : -0.0f;"),
+     "fills '-0.0f' where a tensor copy would fill zeros"},
+    {"GuardReadsWhereItFails", guardedRow("s[threadIdx.x] = i >= n ? 0.0f : A[i];"),
+     "the copy into 's' is guarded"},
+    {"GuardBoundsFromBelow",
+     guardedRow("s[threadIdx.x] = i >= lo && i < n ? A[i] : 0.0f;", "const float *A, int lo, int n, int nt"),
+     "'i >= lo' bounds a coordinate from below, which a tensor map does not"},
+    {"GuardIsADisjunction", guardedRow("s[threadIdx.x] = (i < n || n < 0) ? A[i] : 0.0f;"),
+     "the guard '(i < n || n < 0)' is not a conjunction of comparisons"},
+    {"GuardTestsTheTile", guardedRow("s[threadIdx.x] = i < n && t < 5 ? A[i] : 0.0f;"),
+     "'t < 5' does not compare a thread's coordinate with a bound the same in all threads"},
+    {"GuardComparesLongs", guardedRow("s[threadIdx.x] = (long)i < (long)n ? A[i] : 0.0f;"),
+     "'(long)i < (long)n' does not compare ints or unsigned ints"},
+    {"GuardBoundFromALocal",
+     guardedRow("s[threadIdx.x] = i < lim ? A[i] : 0.0f;", "const float *A, int n, int nt",
+                "const int lim = n - blockIdx.x;"),
+     "the bound 'lim' is not made of kernel parameters and constants"},
+    {"GuardCoordinateStepsTwice", guardedRow("s[threadIdx.x] = i + (int)threadIdx.x < n ? A[i] : 0.0f;"),
+     "'i + (int)threadIdx.x' is not a coordinate of the box"},
+    {"GuardBoundsOneDimensionTwice", guardedRow("s[threadIdx.x] = i < n && i < 2 * nt ? A[i] : 0.0f;"),
+     "bounds a dimension of the box twice"},
+    {"GuardLeavesTheRowsUnbounded", R"(
+#define T 16
+__global__ void k(float *C, const float *A, int M, int K) {
+  __shared__ float s[T][T];
+  const int row = blockIdx.y * T + threadIdx.y;
+  float acc = 0;
+  for (int t = 0; t * T < K; ++t) {
+    int col = t * T + threadIdx.x;
+    s[threadIdx.y][threadIdx.x] = col < K ? A[row * K + col] : 0.0f;
+    __syncthreads();
+    acc += s[threadIdx.x][threadIdx.y];
+    __syncthreads();
+  }
+  C[row * T + threadIdx.x] = acc;
+}
+)",
+     "the guard 'col < K' does not bound every dimension of the box"},
 };
+
+// A guarded copy, `guard ? read : 0`, takes a tensor copy from a map whose extents are the guard's
+// bounds: the copy engine fills zeros where the guard fails. The cp.async loop keeps the guarded
+// per-element copy: the 16-byte chunks fill no zeros.
+TEST(TensorCopy, GuardedCopyTakesABoundedMap) {
+  FileResult R = runWithTensorCopies(R"(
+#define T 16
+__global__ void k(float *C, const float *A, const float *B, int M, int N, int K) {
+  __shared__ float As[T][T], Bs[T][T];
+  const int row = blockIdx.y * T + threadIdx.y, col = blockIdx.x * T + threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < (K + T - 1) / T; ++t) {
+    int aCol = t * T + threadIdx.x;
+    As[threadIdx.y][threadIdx.x] = (row < M && aCol < K) ? A[row * K + aCol] : 0.0f;
+    if (K > t * T + threadIdx.y && col <= N - 1)
+      Bs[threadIdx.y][threadIdx.x] = B[(t * T + threadIdx.y) * N + col];
+    else
+      Bs[threadIdx.y][threadIdx.x] = 0;
+    __syncthreads();
+    for (int k = 0; k < T; ++k)
+      acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+    __syncthreads();
+  }
+  if (row < M && col < N) C[row * N + col] = acc;
+}
+void run(float *C, const float *A, const float *B, int M, int N, int K) {
+  k<<<dim3((N + T - 1) / T, (M + T - 1) / T), dim3(T, T)>>>(C, A, B, M, N, K);
+}
+)");
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  std::string M = R.Loops[0].message(), Out = R.Rewritten;
+  EXPECT_NE(M.find("As, Bs by tensor copy (TMA)"), std::string::npos) << M;
+  EXPECT_NE(M.find("per element: the copy into 'As' is guarded"), std::string::npos) << M;
+  // The maps end at the bounds: M rows of K columns, K rows of N columns ('<=' counts one more).
+  EXPECT_NE(Out.find("tilepipe_tma::encode(&As_tmap, A, sizeof(float), (long long)(K), (long long)(T), "
+                     "(long long)(T), (long long)(M), (long long)(K));"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("tilepipe_tma::encode(&Bs_tmap, B, sizeof(float), (long long)(N), (long long)(T), "
+                     "(long long)(T), (long long)(K), (long long)((N - 1) + 1));"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("tilepipe_tma::takes(As_tmap, As_stages[0], true) &&"), std::string::npos) << Out;
+  // The leader checks the first two tiles' coordinates against the index, then copies by them.
+  EXPECT_NE(Out.find("tilepipe_tma::BoxProbe As_probe;"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("As_probe.fits(As_tmap, (long long)(row * K + aCol), row, aCol);"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("Bs_probe.fits(Bs_tmap, (long long)((t * T + threadIdx.y) * N + col), t * T + threadIdx.y, col);"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("tilepipe_tma::copy_box(As_tmap, As, row, aCol, stage_barriers[fetch_stage]);"),
+            std::string::npos)
+      << Out;
+  // The if/else is replaced whole.
+  size_t Issue = Out.find("tilepipe_tma::copy_box(Bs_tmap, Bs, t * T + threadIdx.y, col,");
+  ASSERT_NE(Issue, std::string::npos) << Out;
+  size_t IssueEnd = Out.find("barrier_arrive_tx", Issue);
+  EXPECT_EQ(Out.substr(Issue, IssueEnd - Issue).find("else"), std::string::npos) << Out;
+  // cp.async: per element, zero fill kept, no chunks.
+  EXPECT_NE(Out.find("if (row < M && aCol < K)\n"), std::string::npos) << Out;
+  EXPECT_EQ(Out.find("aligned_size_t<16>"), std::string::npos) << Out;
+}
+
+// A guarded copy is never moved in 16-byte chunks, which fill no zeros, even where a tensor copy
+// cannot take it either (here its box rows are 17 floats).
+TEST(TensorCopy, GuardedCopyWithoutTensorCopyStaysPerElement) {
+  FileResult R = runOnCode(R"(
+#define T 16
+__global__ void k(float *C, const float *A, int M, int K) {
+  __shared__ float s[T][T + 1];
+  const int row = blockIdx.y * T + threadIdx.y;
+  float acc = 0;
+  for (int t = 0; t * T < K; ++t) {
+    if (row < M && t * T + threadIdx.x < K)
+      s[threadIdx.y][threadIdx.x] = A[row * K + t * T + threadIdx.x];
+    else
+      s[threadIdx.y][threadIdx.x] = 0.0f;
+    __syncthreads();
+    acc += s[threadIdx.x][threadIdx.y];
+    __syncthreads();
+  }
+  C[row * T + threadIdx.x] = acc;
+}
+)", defaultOptions());
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  std::string M = R.Loops[0].message();
+  EXPECT_TRUE(R.Loops[0].transformed()) << M;
+  EXPECT_NE(M.find("a row of the box of 's' (17 x 4 bytes) is not a multiple of 16 bytes"), std::string::npos) << M;
+  EXPECT_EQ(R.Rewritten.find("aligned_size_t<16>"), std::string::npos) << R.Rewritten;
+  EXPECT_EQ(R.Rewritten.find("alignas("), std::string::npos) << R.Rewritten;
+  EXPECT_NE(R.Rewritten.find("s[threadIdx.y][threadIdx.x] = 0.0f;"), std::string::npos) << R.Rewritten;
+}
+
+// One dimension: the map is n elements long.
+TEST(TensorCopy, GuardedRowOfOneDimension) {
+  FileResult R = runWithTensorCopies(guardedRow("s[threadIdx.x] = i < n ? A[i] : 0;"));
+  ASSERT_TRUE(R.Ok) << R.Error;
+  std::string Out = R.Rewritten;
+  EXPECT_NE(Out.find("tilepipe_tma::encode(&s_tmap, A, sizeof(float), 0, 0, (long long)(256), 0, (long long)(n));"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("s_probe.fits(s_tmap, (long long)(i), 0, i);"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("tilepipe_tma::copy_box(s_tmap, s, 0, i, stage_barriers[fetch_stage]);"), std::string::npos)
+      << Out;
+}
 
 // An index that moves by a fixed step, through an index variable, a shift and a cast, takes tensor copies.
 TEST(TensorCopy, EvenStepsThroughIndexVariables) {

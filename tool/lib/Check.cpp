@@ -339,7 +339,8 @@ private:
   bool unchangedParam(const VarDecl *V) const;
   std::map<std::string, unsigned> NameCounts; ///< declarations per name in the function, once read
   std::vector<const Expr *> CoefExprs; ///< the uniform factors threadAffine multiplied by
-  void analyzeTma(Tile &T);
+  void analyzeTma(Tile &T, const TileStore *FillStore);
+  bool guardBounds(Tile &T, const Expr *Guard, std::string &Why);
   bool stepsEvenly(const Expr *E, unsigned Depth = 0);
   bool hostVisible(const Expr *E);
   bool isGlobalPointer(const VarDecl *V, unsigned Depth);
@@ -971,9 +972,15 @@ Verdict LoopChecker::checkStore(const Stmt *S, const Expr *LHS, const Expr *RHS)
     DepResult D = classify(CO->getCond());
     if (D.D == Dep::Bad)
       return Verdict::refuse(Reason::AddressNotInvariant, "the guard '" + text(CO->getCond()) + "' " + D.Why);
-    if (Verdict V = checkValue(S, LHS, CO->getTrueExpr(), T); !V.ok())
-      return V;
-    return checkValue(S, LHS, CO->getFalseExpr(), T);
+    for (bool Holds : {true, false}) {
+      if (Verdict V = checkValue(S, LHS, Holds ? CO->getTrueExpr() : CO->getFalseExpr(), T); !V.ok())
+        return V;
+      TileStore &Added = M.Stores.back();
+      Added.Guard = CO->getCond();
+      Added.WhenGuardHolds = Holds;
+      Added.Guards = 1;
+    }
+    return {};
   }
   return checkValue(S, LHS, RHS, T);
 }
@@ -1016,10 +1023,27 @@ Verdict LoopChecker::checkCopyStmt(const Stmt *S) {
         return Verdict::refuse(Reason::GuardWithoutFill,
                                "the branches of 'if (" + text(If->getCond()) +
                                    ")' do not write the same tile element");
+      // Each store of a branch is guarded by the if (around the ?: the branch may hold).
+      auto Mark = [&](size_t From, bool Holds) {
+        for (size_t I = From; I < M.Stores.size(); ++I) {
+          TileStore &Added = M.Stores[I];
+          if (Added.Guards++ == 0) {
+            Added.Guard = If->getCond();
+            Added.GuardIf = If;
+            Added.WhenGuardHolds = Holds;
+          }
+        }
+      };
+      size_t Before = M.Stores.size();
       if (Verdict V = checkStore(Then, L1, R1); !V.ok())
         return V;
+      Mark(Before, true);
       Sites.pop_back(); // both branches are one site
-      return checkStore(Else, L2, R2);
+      Before = M.Stores.size();
+      if (Verdict V = checkStore(Else, L2, R2); !V.ok())
+        return V;
+      Mark(Before, false);
+      return {};
     }
     if (Verdict V = checkCopyStmt(If->getThen()); !V.ok())
       return V;
@@ -1489,16 +1513,30 @@ void LoopChecker::analyzeBoxes() {
       if (M.Stores[I].TileIdx == TI)
         Mine.push_back(I);
     const std::string Name = name(M.Tiles[TI].Var);
-    if (llvm::any_of(Mine, [&](size_t I) { return !M.Stores[I].Src || M.Stores[I].Fill; })) {
-      No("the copy into " + Name + " is guarded");
-      continue;
+    // A guarded copy: one read where a single guard holds, one fill where it does not. Only a
+    // tensor copy, which fills zeros outside the tensor, may move such a tile whole.
+    const TileStore *FillStore = nullptr;
+    if (llvm::any_of(Mine, [&](size_t I) { return !M.Stores[I].Src || M.Stores[I].Fill || M.Stores[I].Guards; })) {
+      if (Mine.size() == 2 && M.Stores[Mine[1]].Src && !M.Stores[Mine[0]].Src)
+        std::swap(Mine[0], Mine[1]);
+      const TileStore *R = Mine.size() == 2 ? &M.Stores[Mine[0]] : nullptr;
+      const TileStore *Z = Mine.size() == 2 ? &M.Stores[Mine[1]] : nullptr;
+      if (!R || !R->Src || !Z->Fill || R->Guards != 1 || Z->Guards != 1 || R->Guard != Z->Guard ||
+          R->GuardIf != Z->GuardIf || !R->WhenGuardHolds || Z->WhenGuardHolds) {
+        No("the copy into " + Name + " is guarded");
+        continue;
+      }
+      FillStore = Z;
+      B.Guarded = true; // never a block-wide 16-byte copy, which fills no zeros
+      Mine.pop_back();
     }
     if (Mine.size() != 1) {
       No("several stores fill " + Name);
       continue;
     }
     const TileStore &S = M.Stores[Mine.front()];
-    if (!llvm::is_contained(M.CopyPhase, S.Statement)) {
+    B.Replaced = S.GuardIf ? static_cast<const Stmt *>(S.GuardIf) : S.Statement;
+    if (!llvm::is_contained(M.CopyPhase, B.Replaced)) {
       No("the copy into " + Name + " is inside an if or an inner loop");
       continue;
     }
@@ -1547,7 +1585,9 @@ void LoopChecker::analyzeBoxes() {
     B.ThreadDims = Dims;
     for (char D : Dims)
       B.Coefficients.push_back(Coefs[D].Text);
-    analyzeTma(M.Tiles[TI]);
+    if (FillStore)
+      B.WhyNot = "the copy into " + Name + " is guarded";
+    analyzeTma(M.Tiles[TI], FillStore);
   }
 }
 
@@ -1618,7 +1658,7 @@ bool LoopChecker::stepsEvenly(const Expr *E, unsigned Depth) {
   return false;
 }
 
-void LoopChecker::analyzeTma(Tile &T) {
+void LoopChecker::analyzeTma(Tile &T, const TileStore *FillStore) {
   TileBox &B = T.Box;
   auto No = [&](std::string Why) {
     B.Tma = false;
@@ -1666,15 +1706,122 @@ void LoopChecker::analyzeTma(Tile &T) {
               (Words == 2 ? " elements of 16 bytes" : " elements") +
               ") exceeds the 256 elements a tensor copy moves per dimension");
   }
+  // The copy engine moves box rows of whole 16-byte units.
+  const uint64_t ElemBytes = Ctx.getTypeSizeInChars(T.ElementType).getQuantity();
+  if (!Sizes.empty() && Sizes.back() * ElemBytes % 16 != 0)
+    return No("a row of the box of '" + T.Var->getNameAsString() + "' (" + std::to_string(Sizes.back()) + " x " +
+              std::to_string(ElemBytes) + " bytes) is not a multiple of 16 bytes");
   // The leader checks that the first two tiles start on 16 bytes; the others do only if the index
   // moves by a fixed step.
   if (!stepsEvenly(ASE->getIdx()))
     return No("the index '" + text(ASE->getIdx()) +
               "' does not move by a fixed step from tile to tile, so the first tiles' alignment says "
               "nothing of the others");
+  if (FillStore) {
+    // The tensor map fills zero bits where the guard fails: the fill must be a zero of that kind.
+    Expr::EvalResult Z;
+    const Expr *F = FillStore->Fill;
+    bool Zero = T.ElementType->isArithmeticType() && !F->isValueDependent() && F->EvaluateAsRValue(Z, Ctx) &&
+                ((Z.Val.isInt() && Z.Val.getInt().isZero()) || (Z.Val.isFloat() && Z.Val.getFloat().isPosZero()));
+    if (!Zero)
+      return No("the guarded copy into " + name(T.Var) + " fills '" + text(F) +
+                "' where a tensor copy would fill zeros");
+    std::string Why;
+    if (!guardBounds(T, S.Guard, Why))
+      return No(Why);
+  }
   B.Tma = true;
   B.PointerParam = P->getNameAsString();
   B.ExtentText = Extents;
+}
+
+/// Reads a tile copy's guard as one upper bound per box dimension, `Coordinate < Bound` (or <=, or
+/// the mirror), joined by &&: each coordinate an int one step per thread index of its dimension
+/// and moving by a fixed step from tile to tile, each bound an int of kernel parameters and
+/// constants. Then a tensor map whose extents are the bounds zero-fills what the guard excludes.
+/// The leader checks at run time that the index is the coordinates' place in the map (index ==
+/// row * stride + column) and that no coordinate is negative, for the loop's first two tiles.
+bool LoopChecker::guardBounds(Tile &T, const Expr *Guard, std::string &Why) {
+  TileBox &B = T.Box;
+  const std::string G = "the guard '" + text(Guard) + "'";
+  std::vector<const Expr *> Conjuncts, Work{Guard};
+  while (!Work.empty()) {
+    const Expr *E = Work.back()->IgnoreParens();
+    Work.pop_back();
+    if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_LAnd) {
+      Work.push_back(BO->getRHS());
+      Work.push_back(BO->getLHS());
+    } else {
+      Conjuncts.push_back(E);
+    }
+  }
+  const size_t Rank = B.ThreadDims.size();
+  std::vector<std::string> Coords(Rank), Bounds(Rank);
+  std::vector<const Expr *> Saved = CoefExprs;
+  for (const Expr *C : Conjuncts) {
+    const auto *BO = dyn_cast<BinaryOperator>(C);
+    if (!BO || !BO->isRelationalOp()) {
+      Why = G + " is not a conjunction of comparisons";
+      return false;
+    }
+    // In 32 bits: a coordinate past 2^31 is as far out of the map as past the bound. (Unsigned, a
+    // negative bound is a huge one; the launcher then makes no map, as for any bound below 1.)
+    const Expr *L = BO->getLHS(), *R = BO->getRHS();
+    QualType CT = L->getType().getCanonicalType().getUnqualifiedType();
+    if ((!Ctx.hasSameType(CT, Ctx.IntTy) && !Ctx.hasSameType(CT, Ctx.UnsignedIntTy)) ||
+        !Ctx.hasSameType(CT, R->getType().getCanonicalType().getUnqualifiedType())) {
+      Why = "'" + text(C) + "' does not compare ints or unsigned ints";
+      return false;
+    }
+    bool LT = mentionsThread(L), RT = mentionsThread(R);
+    if (LT == RT) {
+      Why = "'" + text(C) + "' does not compare a thread's coordinate with a bound the same in all threads";
+      return false;
+    }
+    BinaryOperatorKind Op = BO->getOpcode();
+    if (RT) { // B > E is E < B
+      std::swap(L, R);
+      Op = Op == BO_GT ? BO_LT : Op == BO_GE ? BO_LE : Op == BO_LT ? BO_GT : BO_GE;
+    }
+    if (Op != BO_LT && Op != BO_LE) {
+      Why = "'" + text(C) + "' bounds a coordinate from below, which a tensor map does not";
+      return false;
+    }
+    std::string BoundText = sourceText(Ctx, R->getSourceRange());
+    if (BoundText.empty() || classify(R).D != Dep::Invariant || !hostVisible(R)) {
+      Why = "the bound '" + text(R) + "' is not made of kernel parameters and constants";
+      return false;
+    }
+    if (Op == BO_LE)
+      BoundText = "(" + BoundText + ") + 1";
+    std::map<char, Coef> Coefs;
+    std::string CoordText = sourceText(Ctx, L->getSourceRange());
+    size_t D = Rank;
+    if (threadAffine(L, Coefs) && Coefs.size() == 1 && Coefs.begin()->second.Const == 1)
+      D = llvm::find(B.ThreadDims, Coefs.begin()->first) - B.ThreadDims.begin();
+    if (CoordText.empty() || D == Rank) {
+      Why = "'" + text(L) + "' is not a coordinate of the box: one step per thread index of one of its dimensions";
+      return false;
+    }
+    if (!Bounds[D].empty()) {
+      Why = G + " bounds a dimension of the box twice";
+      return false;
+    }
+    if (!stepsEvenly(L)) {
+      Why = "'" + text(L) + "' does not move by a fixed step from tile to tile";
+      return false;
+    }
+    Coords[D] = CoordText;
+    Bounds[D] = BoundText;
+  }
+  CoefExprs = Saved;
+  if (llvm::any_of(Bounds, [](const std::string &S) { return S.empty(); })) {
+    Why = G + " does not bound every dimension of the box";
+    return false;
+  }
+  B.Coordinates = Coords;
+  B.Bounds = Bounds;
+  return true;
 }
 
 /// Whether the while-loop induction V is declared with its start just before the loop, in the

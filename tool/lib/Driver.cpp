@@ -455,7 +455,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
                                      llvm::join(M.SourcePointers, ", ")};
       std::vector<std::string> Wide, Narrow, TmaTiles, NoTma;
       for (const Tile &T : M.Tiles) {
-        if (T.Box.Valid)
+        if (T.Box.wide())
           Wide.push_back(T.Var->getNameAsString());
         else
           Narrow.push_back(T.Box.WhyNot);

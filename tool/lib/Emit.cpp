@@ -304,14 +304,13 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   // per-element copy kept for blocks of another shape and unaligned addresses.
   std::string Rank = Names.get("rank"), Threads = Names.get("threads");
   // Tensor copies replace the whole cp.async loop, and only where every tile takes them.
-  std::string Bars, Leader, Bytes, Parities, StageVar, TensorCopies, AlignedVar, Probe;
+  std::string Bars, Leader, TileBytes, Parities, StageVar, TensorCopies, AlignedVar, Probe;
   if (TmaLoop) {
     Bars = Names.get("stage_barriers");
     Leader = Names.get("leader");
     TensorCopies = Names.get("tensor_copies");
     AlignedVar = Names.get("tiles_aligned");
     Probe = Names.get("probe");
-    Bytes = Names.get("tma_bytes");
     Parities = Names.get("parities");
     StageVar = Names.get("s");
   }
@@ -396,40 +395,64 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     AnyWide = true;
     return render(WideCopyTemplate, In, Bl, Ind, Unit);
   };
-  // The copy phase of the tensor-copy loop, run by the leader: each tile's one store (its box)
-  // becomes one call of tilepipe_tma::copy_tile, which issues the tile's copy. In the probe of the
-  // first tiles, the store becomes a test that the tile starts on 16 bytes.
+  // The copy phase of the tensor-copy loop, run by the leader: each tile's copy (its one store, or
+  // the guarded pair of read and zero fill) becomes one call that issues the tile's copy. In the
+  // probe of the first tiles, it becomes a test: that the tile starts on 16 bytes; for a guarded
+  // copy, that its index is its coordinates' place in the map, which are not negative.
   auto TmaEdits = Edits, ProbeEdits = Edits;
-  if (TmaLoop)
+  Lines ProbeState;
+  if (TmaLoop) {
     for (size_t I = 0; I < M.Stores.size(); ++I) {
       const TileStore &S = M.Stores[I];
-      const Tile &T = M.Tiles[S.TileIdx];
-      if (T.Box.Store != I)
+      const TileBox &B = M.Tiles[S.TileIdx].Box;
+      if (B.Store != I && !(B.guarded() && (S.Statement == B.Replaced || S.GuardIf == B.Replaced)))
         return Fail("a tile with a tensor copy has a second store");
-      unsigned B = F.begin(S.Statement), Len = F.afterSemi(S.Statement) - B;
-      std::string First = "(long long)(" + T.Box.Index + ")";
-      std::string Head = Bytes + " += tilepipe_tma::copy_tile(";
-      std::string Args =
-          T.Box.MapName + ", " + T.Var->getName().str() + ", " + T.Box.Pointer + ", " + First + ",";
-      std::string Tail = Bars + "[" + FetchStage + "]);";
-      std::string Ind = F.indentOf(B);
-      // The issue lambda sits two levels deeper than the loop body.
-      std::string Text = Head + Args + " " + Tail;
-      if (Ind.size() + 2 * Unit.size() + Text.size() > 100)
-        Text = Head + Args + "\n" + Ind + std::string(Head.size(), ' ') + Tail;
-      TmaEdits.emplace_back(B, Len, Text);
-      // The probe sits one level deeper than the loop body.
-      std::string Test = AlignedVar + " = " + AlignedVar + " &&";
-      std::string Call = "tilepipe_tma::starts_on_16(" + T.Box.Pointer + ", " + First + ");";
-      ProbeEdits.emplace_back(B, Len,
-                              Ind.size() + Unit.size() + Test.size() + Call.size() + 1 > 100
-                                  ? Test + "\n" + Ind + std::string(AlignedVar.size() + 3, ' ') + Call
-                                  : Test + " " + Call);
     }
+    // Head(Arg, ..., Last); on one line, or Last under the first argument.
+    auto Call = [&](const std::string &Head, const std::vector<std::string> &Args, const std::string &Ind,
+                    size_t Depth) {
+      std::string Init = Head + "(" + llvm::join(ArrayRef(Args).drop_back(), ", ") + ",";
+      std::string Text = Init + " " + Args.back() + ");";
+      if (Ind.size() + Depth * Unit.size() + Text.size() > 100)
+        Text = Init + "\n" + Ind + std::string(Head.size() + 1, ' ') + Args.back() + ");";
+      return Text;
+    };
+    for (const Tile &T : M.Tiles) {
+      const TileBox &Box = T.Box;
+      const std::string V = T.Var->getName().str();
+      unsigned B = F.begin(Box.Replaced), Len = F.afterSemi(Box.Replaced) - B;
+      std::string First = "(long long)(" + Box.Index + ")";
+      std::string Ind = F.indentOf(B);
+      std::string Bar = Bars + "[" + FetchStage + "]";
+      // The issue lambda sits two levels deeper than the loop body, the probe one.
+      auto Test = [&](const std::string &Call) {
+        std::string T = AlignedVar + " = " + AlignedVar + " &&";
+        return Ind.size() + Unit.size() + T.size() + Call.size() + 1 > 100
+                   ? T + "\n" + Ind + std::string(AlignedVar.size() + 3, ' ') + Call
+                   : T + " " + Call;
+      };
+      if (Box.guarded()) {
+        std::string Row = Box.Coordinates.size() == 2 ? Box.Coordinates[0] : "0";
+        TmaEdits.emplace_back(
+            B, Len, Call("tilepipe_tma::copy_box", {Box.MapName, V, Row, Box.Coordinates.back(), Bar}, Ind, 2));
+        std::string Probe = Names.get(V + "_probe");
+        ProbeState.push_back("tilepipe_tma::BoxProbe " + Probe + ";");
+        ProbeEdits.emplace_back(B, Len,
+                                Test(Probe + ".fits(" + Box.MapName + ", " + First + ", " + Row + ", " +
+                                     Box.Coordinates.back() + ");"));
+      } else {
+        TmaEdits.emplace_back(
+            B, Len, Call("tilepipe_tma::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar}, Ind, 2));
+        ProbeEdits.emplace_back(B, Len, Test("tilepipe_tma::starts_on_16(" + Box.Pointer + ", " + First + ");"));
+      }
+      // Every tile of the loop comes whole, once per tile: the barrier expects all their bytes.
+      TileBytes += (TileBytes.empty() ? "" : " + ") + ("sizeof(" + V + ")");
+    }
+  }
   for (size_t I = 0; I < M.Stores.size(); ++I) {
     const TileStore &S = M.Stores[I];
     const Tile &T = M.Tiles[S.TileIdx];
-    if (Pipelined && T.Box.Valid && T.Box.Store == I) {
+    if (Pipelined && T.Box.wide() && T.Box.Store == I) {
       unsigned B = F.begin(S.Statement);
       Edits.emplace_back(B, F.afterSemi(S.Statement) - B, WideCall(T, S));
       continue;
@@ -512,7 +535,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       }
       std::string Decl = editSpan(F, F.begin(T.DeclaredInBody), F.end(T.DeclaredInBody), Renames);
       if (Pipelined && llvm::any_of(M.Tiles, [&](const Tile &U) {
-            return U.DeclaredInBody == T.DeclaredInBody && U.Box.Valid;
+            return U.DeclaredInBody == T.DeclaredInBody && (U.Box.wide() || TmaLoop);
           }))
         Decl = (TmaLoop ? "alignas(128) " : "alignas(16) ") + Decl;
       if (!llvm::is_contained(Hoisted, Decl))
@@ -561,7 +584,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       {"stage", Stage},       {"issue", Issue},
       {"prologue", Prologue}, {"cond", CondText},
       {"loop_header", Header}, {"bars", Bars},
-      {"leader", Leader},     {"bytes", Bytes},
+      {"leader", Leader},     {"tile_bytes", TileBytes},
       {"parities", Parities}, {"s", StageVar},
       {"tensor_copies", TensorCopies}, {"aligned", AlignedVar},
       {"probe", Probe}};
@@ -576,6 +599,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       {"copy_phase", CopyLines},
       {"tma_copy_phase", TmaCopyLines},
       {"probe_phase", ProbeLines},
+      {"probe_state", ProbeState},
       {"increment", single(Increment)},
       {"store_cursors", Stores},
       {"views", Views},
@@ -602,7 +626,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       std::vector<std::string> Shapes;
       for (const Tile &T : M.Tiles) {
         std::string V = StageArray[T.Var] + "[0]";
-        Launch.push_back("tilepipe_tma::takes(" + T.Box.MapName + ", " + V + ")");
+        Launch.push_back("tilepipe_tma::takes(" + T.Box.MapName + ", " + V + (T.Box.guarded() ? ", true)" : ")"));
         for (const std::string &Cond : blockHasShape(V, T.Box.ThreadDims))
           if (!llvm::is_contained(Shapes, Cond))
             Shapes.push_back(Cond);
@@ -652,7 +676,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       // Chunks start on 16 bytes of the shared tile only if the array does.
       SourceLocation Begin = F.SM.getExpansionLoc(T.Var->getBeginLoc());
       // Tensor copies need 128 bytes; the first tile of a declaration decides for all of it.
-      if (T.Box.Valid && Aligned.insert(F.offset(Begin)).second) {
+      if ((T.Box.wide() || TmaLoop) && Aligned.insert(F.offset(Begin)).second) {
         Out.emplace_back(F.SM, Begin, 0, TmaLoop ? "alignas(128) " : "alignas(16) ");
       }
     }
@@ -668,9 +692,14 @@ std::string emitLauncher(const LauncherParts &P) {
     Maps.push_back("tilepipe_tma::TileMap " + B.MapName + " = {};");
     std::string Stride = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.Coefficients[0] + ")";
     std::string Rows = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.ExtentText[0] + ")";
+    // A guarded copy's map ends where its guard's bounds do.
+    std::string Bounds;
+    if (B.guarded())
+      Bounds = std::string(", ") + (B.Bounds.size() == 1 ? "0" : "(long long)(" + B.Bounds[0] + ")") +
+               ", (long long)(" + B.Bounds.back() + ")";
     Encodes.push_back(P.Ok + " = " + P.Ok + " && tilepipe_tma::encode(&" + B.MapName + ", " + B.PointerParam +
                       ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " + Rows + ", (long long)(" +
-                      B.ExtentText.back() + "));");
+                      B.ExtentText.back() + ")" + Bounds + ");");
     Args.push_back(B.MapName);
   }
   Args.push_back(P.Ok);

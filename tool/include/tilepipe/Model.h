@@ -36,6 +36,19 @@ struct TileBox {
   std::string PointerParam;            ///< the kernel parameter the copy reads through
   std::vector<std::string> ExtentText; ///< the tile's extents as written, outermost first
   std::string MapName;                 ///< the kernel parameter that carries its tensor map (plan)
+
+  /// A guarded copy, `G ? Pointer[Index] : 0` or its if/else form: the box is known, but the
+  /// block-wide 16-byte copy does not fill zeros, so only a tensor copy may move it whole. G bounds
+  /// each box dimension d from above, Coordinates[d] < Bounds[d], where Coordinates[d] is the
+  /// element's column (innermost) or row, one step per thread index of that dimension; the tensor
+  /// map's extents are the bounds, so that it zero-fills what G excludes.
+  const clang::Stmt *Replaced = nullptr; ///< the statement a tile copy replaces (the store, or the if)
+  bool Guarded = false;                  ///< the copy is guarded (whether or not a tensor copy may move it)
+  std::vector<std::string> Coordinates;  ///< guarded, with a tensor copy: text, outermost dimension first
+  std::vector<std::string> Bounds;       ///< guarded, with a tensor copy: kernel parameters and constants only
+  bool guarded() const { return Guarded; }
+  /// Whether the block may copy the tile in 16-byte chunks.
+  bool wide() const { return Valid && !guarded(); }
 };
 
 /// A __shared__ array the copy phase fills.
@@ -51,6 +64,10 @@ struct Tile {
 /// One store into a tile inside the copy phase.
 struct TileStore {
   const clang::Stmt *Statement = nullptr; ///< the assignment (BinaryOperator or CXXOperatorCallExpr)
+  const clang::Expr *Guard = nullptr;     ///< the condition of `Guard ? x : y`, or of the if whose branch this is
+  const clang::IfStmt *GuardIf = nullptr; ///< that if, when the guard is one
+  bool WhenGuardHolds = true;             ///< this store is the guard's true branch
+  unsigned Guards = 0;                    ///< conditions around the store (1: Guard alone)
   const clang::Expr *Dst = nullptr;       ///< the tile element written
   const clang::Expr *Src = nullptr;       ///< plain read of global memory, or null for a fill
   const clang::Expr *Fill = nullptr;      ///< value stored when this is a fill
