@@ -174,22 +174,26 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 /// In the leader, over a guarded copy's first two tiles: the element Src[First] is the one at
-/// (Row, Col) in the bounded map M (Row 0 for a 1-D tile), and the coordinates are not negative and
+/// (Row, Col) in the bounded map M (Row 0 for a 1-D tile), it starts on 16 bytes (as the first
+/// element of a tensor copy must: a box off them faults), and the coordinates are not negative and
 /// do not go down. The tool gives tensor copies only where the index and the coordinates move by
 /// fixed steps, so then this holds of every tile, and the map zero-fills exactly what the guard
 /// excludes.
 struct BoxProbe {
   int Last[2] = {0, 0};
-  __device__ bool fits(const TileMap &M, long long First, int Row, int Col) {
-    const bool Ok = First == (long long)Row * M.Stride + Col && Row >= Last[0] && Col >= Last[1];
+  template <class Elem>
+  __device__ bool fits(const TileMap &M, const Elem *Src, long long First, int Row, int Col) {
+    const bool Ok = First == (long long)Row * M.Stride + Col && Row >= Last[0] && Col >= Last[1] &&
+                    starts_on_16(Src, First);
     Last[0] = Row;
     Last[1] = Col;
     return Ok;
   }
 };
 /// In the leader alone: copies into Dst the box of a guarded copy whose first element is at (Row,
-/// Col) of the bounded map M (Row 0 for a 1-D tile), completing on Bar (sizeof(Tile) bytes). The
-/// copy engine fills zeros where the box leaves the map: where the guard fails.
+/// Col) of the bounded map M (Row 0 for a 1-D tile) and starts on 16 bytes (BoxProbe), completing
+/// on Bar (sizeof(Tile) bytes). The copy engine fills zeros where the box leaves the map: where the
+/// guard fails.
 template <class Tile>
 __device__ inline void copy_box(const TileMap &M, Tile &Dst, int Row, int Col,
                                 cuda::barrier<cuda::thread_scope_block> &Bar) {

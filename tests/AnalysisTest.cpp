@@ -728,8 +728,9 @@ void run(float *C, const float *A, const float *B, int M, int N, int K) {
   EXPECT_NE(Out.find("tilepipe_tma::takes(As_tmap, As_stages[0], true) &&"), std::string::npos) << Out;
   // The leader checks the first two tiles' coordinates against the index, then copies by them.
   EXPECT_NE(Out.find("tilepipe_tma::BoxProbe As_probe;"), std::string::npos) << Out;
-  EXPECT_NE(Out.find("As_probe.fits(As_tmap, (long long)(row * K + aCol), row, aCol);"), std::string::npos) << Out;
-  EXPECT_NE(Out.find("Bs_probe.fits(Bs_tmap, (long long)((t * T + threadIdx.y) * N + col), t * T + threadIdx.y, col);"),
+  EXPECT_NE(Out.find("As_probe.fits(As_tmap, A, (long long)(row * K + aCol), row, aCol);"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("Bs_probe.fits(Bs_tmap, B, (long long)((t * T + threadIdx.y) * N + col), t * T + threadIdx.y, "
+                     "col);"),
             std::string::npos)
       << Out;
   EXPECT_NE(Out.find("tilepipe_tma::copy_box(As_tmap, As, row, aCol, stage_barriers[fetch_stage]);"),
@@ -784,7 +785,7 @@ TEST(TensorCopy, GuardedRowOfOneDimension) {
   EXPECT_NE(Out.find("tilepipe_tma::encode(&s_tmap, A, sizeof(float), 0, 0, (long long)(256), 0, (long long)(n));"),
             std::string::npos)
       << Out;
-  EXPECT_NE(Out.find("s_probe.fits(s_tmap, (long long)(i), 0, i);"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("s_probe.fits(s_tmap, A, (long long)(i), 0, i);"), std::string::npos) << Out;
   EXPECT_NE(Out.find("tilepipe_tma::copy_box(s_tmap, s, 0, i, stage_barriers[fetch_stage]);"), std::string::npos)
       << Out;
 }

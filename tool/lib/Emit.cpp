@@ -438,8 +438,8 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
         std::string Probe = Names.get(V + "_probe");
         ProbeState.push_back("tilepipe_tma::BoxProbe " + Probe + ";");
         ProbeEdits.emplace_back(B, Len,
-                                Test(Probe + ".fits(" + Box.MapName + ", " + First + ", " + Row + ", " +
-                                     Box.Coordinates.back() + ");"));
+                                Test(Probe + ".fits(" + Box.MapName + ", " + Box.Pointer + ", " + First + ", " +
+                                     Row + ", " + Box.Coordinates.back() + ");"));
       } else {
         TmaEdits.emplace_back(
             B, Len, Call("tilepipe_tma::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar}, Ind, 2));
