@@ -715,7 +715,7 @@ void run(float *C, const float *A, const float *B, int M, int N, int K) {
   ASSERT_EQ(1u, R.Loops.size());
   std::string M = R.Loops[0].message(), Out = R.Rewritten;
   EXPECT_NE(M.find("As, Bs by tensor copy (TMA)"), std::string::npos) << M;
-  EXPECT_NE(M.find("per element: the copy into 'As' is guarded"), std::string::npos) << M;
+  EXPECT_NE(M.find("in the cp.async loop, per element: the copy into 'As' is guarded"), std::string::npos) << M;
   // The maps end at the bounds: M rows of K columns, K rows of N columns ('<=' counts one more).
   EXPECT_NE(Out.find("tilepipe_tma::encode(&As_tmap, A, sizeof(float), (long long)(K), (long long)(T), "
                      "(long long)(T), (long long)(M), (long long)(K));"),

@@ -479,8 +479,9 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
         Parts.push_back(llvm::join(Wide, ", ") +
                         " in 16-byte chunks over the block where its shape and alignment allow, "
                         "else per element");
+      // With tensor copies, the per-element copies are the cp.async loop's.
       for (const std::string &W : Narrow)
-        Parts.push_back("per element: " + W);
+        Parts.push_back((TmaTiles.empty() ? "per element: " : "in the cp.async loop, per element: ") + W);
       if (!Note.empty())
         Parts.push_back(Note);
       if (!M.NoAliasAssumed.empty())
