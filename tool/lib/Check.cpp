@@ -1528,6 +1528,7 @@ void LoopChecker::analyzeBoxes() {
       }
       FillStore = Z;
       B.Guarded = true; // never a block-wide 16-byte copy, which fills no zeros
+      B.WhyNot = "the copy into " + Name + " is guarded";
       Mine.pop_back();
     }
     if (Mine.size() != 1) {
@@ -1585,8 +1586,6 @@ void LoopChecker::analyzeBoxes() {
     B.ThreadDims = Dims;
     for (char D : Dims)
       B.Coefficients.push_back(Coefs[D].Text);
-    if (FillStore)
-      B.WhyNot = "the copy into " + Name + " is guarded";
     analyzeTma(M.Tiles[TI], FillStore);
   }
 }
@@ -1757,7 +1756,6 @@ bool LoopChecker::guardBounds(Tile &T, const Expr *Guard, std::string &Why) {
   }
   const size_t Rank = B.ThreadDims.size();
   std::vector<std::string> Coords(Rank), Bounds(Rank);
-  std::vector<const Expr *> Saved = CoefExprs;
   for (const Expr *C : Conjuncts) {
     const auto *BO = dyn_cast<BinaryOperator>(C);
     if (!BO || !BO->isRelationalOp()) {
@@ -1814,7 +1812,6 @@ bool LoopChecker::guardBounds(Tile &T, const Expr *Guard, std::string &Why) {
     Coords[D] = CoordText;
     Bounds[D] = BoundText;
   }
-  CoefExprs = Saved;
   if (llvm::any_of(Bounds, [](const std::string &S) { return S.empty(); })) {
     Why = G + " does not bound every dimension of the box";
     return false;

@@ -405,15 +405,15 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     for (size_t I = 0; I < M.Stores.size(); ++I) {
       const TileStore &S = M.Stores[I];
       const TileBox &B = M.Tiles[S.TileIdx].Box;
-      if (B.Store != I && !(B.guarded() && (S.Statement == B.Replaced || S.GuardIf == B.Replaced)))
+      if (B.Store != I && !(B.Guarded && (S.Statement == B.Replaced || S.GuardIf == B.Replaced)))
         return Fail("a tile with a tensor copy has a second store");
     }
-    // Head(Arg, ..., Last); on one line, or Last under the first argument.
-    auto Call = [&](const std::string &Head, const std::vector<std::string> &Args, const std::string &Ind,
-                    size_t Depth) {
+    // Head(Arg, ..., Last); in the issue lambda, two levels deeper than the loop body: on one line,
+    // or Last under the first argument.
+    auto Call = [&](const std::string &Head, const std::vector<std::string> &Args, const std::string &Ind) {
       std::string Init = Head + "(" + llvm::join(ArrayRef(Args).drop_back(), ", ") + ",";
       std::string Text = Init + " " + Args.back() + ");";
-      if (Ind.size() + Depth * Unit.size() + Text.size() > 100)
+      if (Ind.size() + 2 * Unit.size() + Text.size() > 100)
         Text = Init + "\n" + Ind + std::string(Head.size() + 1, ' ') + Args.back() + ");";
       return Text;
     };
@@ -424,25 +424,25 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       std::string First = "(long long)(" + Box.Index + ")";
       std::string Ind = F.indentOf(B);
       std::string Bar = Bars + "[" + FetchStage + "]";
-      // The issue lambda sits two levels deeper than the loop body, the probe one.
+      // The probe sits one level deeper than the loop body.
       auto Test = [&](const std::string &Call) {
         std::string T = AlignedVar + " = " + AlignedVar + " &&";
         return Ind.size() + Unit.size() + T.size() + Call.size() + 1 > 100
                    ? T + "\n" + Ind + std::string(AlignedVar.size() + 3, ' ') + Call
                    : T + " " + Call;
       };
-      if (Box.guarded()) {
+      if (Box.Guarded) {
         std::string Row = Box.Coordinates.size() == 2 ? Box.Coordinates[0] : "0";
         TmaEdits.emplace_back(
-            B, Len, Call("tilepipe_tma::copy_box", {Box.MapName, V, Row, Box.Coordinates.back(), Bar}, Ind, 2));
-        std::string Probe = Names.get(V + "_probe");
-        ProbeState.push_back("tilepipe_tma::BoxProbe " + Probe + ";");
+            B, Len, Call("tilepipe_tma::copy_box", {Box.MapName, V, Row, Box.Coordinates.back(), Bar}, Ind));
+        std::string Tracker = Names.get(V + "_probe");
+        ProbeState.push_back("tilepipe_tma::BoxProbe " + Tracker + ";");
         ProbeEdits.emplace_back(B, Len,
-                                Test(Probe + ".fits(" + Box.MapName + ", " + Box.Pointer + ", " + First + ", " +
+                                Test(Tracker + ".fits(" + Box.MapName + ", " + Box.Pointer + ", " + First + ", " +
                                      Row + ", " + Box.Coordinates.back() + ");"));
       } else {
         TmaEdits.emplace_back(
-            B, Len, Call("tilepipe_tma::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar}, Ind, 2));
+            B, Len, Call("tilepipe_tma::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar}, Ind));
         ProbeEdits.emplace_back(B, Len, Test("tilepipe_tma::starts_on_16(" + Box.Pointer + ", " + First + ");"));
       }
       // Every tile of the loop comes whole, once per tile: the barrier expects all their bytes.
@@ -626,7 +626,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       std::vector<std::string> Shapes;
       for (const Tile &T : M.Tiles) {
         std::string V = StageArray[T.Var] + "[0]";
-        Launch.push_back("tilepipe_tma::takes(" + T.Box.MapName + ", " + V + (T.Box.guarded() ? ", true)" : ")"));
+        Launch.push_back("tilepipe_tma::takes(" + T.Box.MapName + ", " + V + (T.Box.Guarded ? ", true)" : ")"));
         for (const std::string &Cond : blockHasShape(V, T.Box.ThreadDims))
           if (!llvm::is_contained(Shapes, Cond))
             Shapes.push_back(Cond);
@@ -694,7 +694,7 @@ std::string emitLauncher(const LauncherParts &P) {
     std::string Rows = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.ExtentText[0] + ")";
     // A guarded copy's map ends where its guard's bounds do.
     std::string Bounds;
-    if (B.guarded())
+    if (B.Guarded)
       Bounds = std::string(", ") + (B.Bounds.size() == 1 ? "0" : "(long long)(" + B.Bounds[0] + ")") +
                ", (long long)(" + B.Bounds.back() + ")";
     Encodes.push_back(P.Ok + " = " + P.Ok + " && tilepipe_tma::encode(&" + B.MapName + ", " + B.PointerParam +

@@ -46,9 +46,8 @@ struct TileBox {
   bool Guarded = false;                  ///< the copy is guarded (whether or not a tensor copy may move it)
   std::vector<std::string> Coordinates;  ///< guarded, with a tensor copy: text, outermost dimension first
   std::vector<std::string> Bounds;       ///< guarded, with a tensor copy: kernel parameters and constants only
-  bool guarded() const { return Guarded; }
   /// Whether the block may copy the tile in 16-byte chunks.
-  bool wide() const { return Valid && !guarded(); }
+  bool wide() const { return Valid && !Guarded; }
 };
 
 /// A __shared__ array the copy phase fills.
