@@ -378,7 +378,7 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
       __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto k_fetch = k;
-      // Tensor copies where the first two tiles start on 16 bytes, or for a guarded copy where the index
+      // Tensor copies where the first two tiles start on 16 bytes and, for a guarded copy, where the index
       // is the place of its coordinates in the map (so do all, where the indices step evenly); else this
       // block copies by cp.async.
       bool tiles_aligned = true;

@@ -378,7 +378,7 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
       __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto t_fetch = t;
-      // Tensor copies where the first two tiles start on 16 bytes, or for a guarded copy where the index
+      // Tensor copies where the first two tiles start on 16 bytes and, for a guarded copy, where the index
       // is the place of its coordinates in the map (so do all, where the indices step evenly); else this
       // block copies by cp.async.
       bool tiles_aligned = true;
@@ -526,7 +526,7 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
       __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto k0_fetch = k0;
-      // Tensor copies where the first two tiles start on 16 bytes, or for a guarded copy where the index
+      // Tensor copies where the first two tiles start on 16 bytes and, for a guarded copy, where the index
       // is the place of its coordinates in the map (so do all, where the indices step evenly); else this
       // block copies by cp.async.
       bool tiles_aligned = true;
