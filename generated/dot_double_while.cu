@@ -7,8 +7,8 @@
 #include <cuda.h>
 // The stage barriers are shared variables with constructors, set up by one thread.
 #pragma nv_diag_suppress static_var_with_dynamic_init
-// tilepipe: tensor copies. The host encodes tensor maps through the driver entry point that the
-// runtime hands out (no link to libcuda); on the device, one thread issues each tile's copy.
+// tilepipe: tensor and bulk copies. The host encodes tensor maps through the driver entry point that
+// the runtime hands out (no link to libcuda); on the device, one thread issues each tile's copy.
 #include <cstdio>
 #include <cstdlib>
 #include <atomic>
@@ -173,6 +173,20 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
 }
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+/// In the leader alone: copies into Dst, a tile of one dimension, the sizeof(Tile) contiguous bytes
+/// that start at Src[First], with one bulk copy completing on Bar. No tensor map: the tile starts
+/// on 16 bytes, unchecked here, as in copy_tile (the probe of the first two tiles and the fixed step
+/// of the index), and the stage on 128.
+template <class Tile, class Elem>
+__device__ inline void bulk_copy(Tile &Dst, const Elem *Src, long long First,
+                                 cuda::barrier<cuda::thread_scope_block> &Bar) {
+  static_assert(std::rank<Tile>::value == 1, "bulk copies take tiles of one dimension");
+  static_assert(sizeof(typename std::remove_all_extents<Tile>::type) == sizeof(Elem),
+                "the tile holds the source's elements");
+  static_assert(sizeof(Tile) % 16 == 0, "a bulk copy moves whole 16-byte units");
+  cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, &Dst[0], Src + First,
+                           (uint32_t)sizeof(Tile), cuda::device::barrier_native_handle(Bar));
+}
 /// In the leader, over a guarded copy's first two tiles: the element Src[First] is the one at
 /// (Row, Col) in the bounded map M (Row 0 for a 1-D tile), it starts on 16 bytes (as the first
 /// element of a tensor copy must: a box off them faults), and the coordinates are not negative and
@@ -354,7 +368,7 @@ static void closeOutput(FILE* f) {
   }
 }
 
-__global__ void shifted_dots(double* out, const double* x, const double* y, int n, const __grid_constant__ tilepipe_tma::TileMap sa_tmap = tilepipe_tma::TileMap{}, const __grid_constant__ tilepipe_tma::TileMap sb_tmap = tilepipe_tma::TileMap{}, bool tilepipe_tma = false) {
+__global__ void shifted_dots(double* out, const double* x, const double* y, int n) {
   alignas(128) __shared__ double sa_stages[3][256];
   alignas(128) __shared__ double sb_stages[3][256];
   __shared__ double warpSums[8];
@@ -364,23 +378,20 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
   // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline; the copies of the next 2 tiles overlap the compute on this one. On compute
-  // capability 9.0, launched with tensor maps: one tensor copy (TMA) per tile, issued by one thread; else cp.async copies.
+  // capability 9.0, however launched: one bulk copy (cp.async.bulk) per tile, issued by one thread; else cp.async copies.
   {
 #if __CUDA_ARCH__ >= 900
     bool tensor_copies = false;
-    if (tilepipe_tma &&
-        tilepipe_tma::takes(sa_tmap, sa_stages[0]) &&
-        tilepipe_tma::takes(sb_tmap, sb_stages[0]) &&
-        blockDim.x == sizeof(sa_stages[0]) / sizeof(sa_stages[0][0]) &&
+    if (blockDim.x == sizeof(sa_stages[0]) / sizeof(sa_stages[0][0]) &&
         blockDim.x == sizeof(sb_stages[0]) / sizeof(sb_stages[0][0])) {
       // The leader (thread 0, 0, 0) issues the copies; each stage's copies land on its barrier. Its thread
       // indices are 0: each index it computes is that of its tile's first element.
       __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto k_fetch = k;
-      // Tensor copies where the first two tiles start on 16 bytes and, for a guarded copy, where the index
-      // is the place of its coordinates in the map (so do all, where the indices step evenly); else this
-      // block copies by cp.async.
+      // Bulk copies where the first two tiles start on 16 bytes and, for a guarded copy,
+      // where the index is the place of its coordinates in the map (so do all, where the indices step
+      // evenly); else this block copies by cp.async.
       bool tiles_aligned = true;
       if (leader) {
         auto k = k_fetch;
@@ -404,10 +415,8 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
           if (k < n) {
             auto &sa = sa_stages[fetch_stage];
             auto &sb = sb_stages[fetch_stage];
-            tilepipe_tma::copy_tile(sa_tmap, sa, x, (long long)(k + threadIdx.x),
-                                    stage_barriers[fetch_stage]);
-            tilepipe_tma::copy_tile(sb_tmap, sb, y, (long long)(k + threadIdx.x),
-                                    stage_barriers[fetch_stage]);
+            tilepipe_tma::bulk_copy(sa, x, (long long)(k + threadIdx.x), stage_barriers[fetch_stage]);
+            tilepipe_tma::bulk_copy(sb, y, (long long)(k + threadIdx.x), stage_barriers[fetch_stage]);
             (void)cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
                                                   sizeof(sa) + sizeof(sb));
             k += blockDim.x;
@@ -536,21 +545,6 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
   }
 }
 
-// tilepipe: launches shifted_dots with a tensor map for each tile it copies by TMA (compute capability
-// 9.0 and later). Elsewhere, or where a map cannot describe the data (a pointer or a row stride not
-// on 16 bytes), it launches without, and the kernel copies with cp.async as it does when launched directly.
-#define TILEPIPE_LAUNCHER_shifted_dots 1
-static void tilepipe_launch_shifted_dots(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream, double* out, const double* x, const double* y, int n) {
-  tilepipe_tma::TileMap sa_tmap = {};
-  tilepipe_tma::TileMap sb_tmap = {};
-  bool tma = tilepipe_tma::available();
-  tma = tma && tilepipe_tma::encode(&sa_tmap, x, sizeof(double), 0, 0, (long long)(256));
-  tma = tma && tilepipe_tma::encode(&sb_tmap, y, sizeof(double), 0, 0, (long long)(256));
-  static std::atomic<unsigned> traced{0};
-  tilepipe_tma::trace("tilepipe_launch_shifted_dots", tma, traced);
-  shifted_dots<<<grid, block, shared_bytes, stream>>>(out, x, y, n, sa_tmap, sb_tmap, tma);
-}
-
 static void runCase(FILE* f, uint64_t seed, int caseNo, int n, int blocks, bool timeIt) {
   Rng rng(seed, caseNo);
   std::vector<double> hx((size_t)n), hy((size_t)n);
@@ -559,12 +553,12 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int n, int blocks, bool 
   double* dx = toDevice(hx);
   double* dy = toDevice(hy);
   double* dOut = poisonedOutput<double>((size_t)blocks);
-  tilepipe_launch_shifted_dots(blocks, 256, 0, 0, dOut, dx, dy, n);
+  shifted_dots<<<blocks, 256>>>(dOut, dx, dy, n);
   checkLaunch();
   writeOutput(f, dOut, (size_t)blocks);
   printf("case %d: shifted_dots n=%d tiles=%d blocks=%d elements=%d\n", caseNo, n, n / 256, blocks,
          blocks);
-  if (timeIt) timeKernel([&] { tilepipe_launch_shifted_dots(blocks, 256, 0, 0, dOut, dx, dy, n); });
+  if (timeIt) timeKernel([&] { shifted_dots<<<blocks, 256>>>(dOut, dx, dy, n); });
   CK(cudaFree(dx));
   CK(cudaFree(dy));
   CK(cudaFree(dOut));

@@ -7,8 +7,8 @@
 #include <cuda.h>
 // The stage barriers are shared variables with constructors, set up by one thread.
 #pragma nv_diag_suppress static_var_with_dynamic_init
-// tilepipe: tensor copies. The host encodes tensor maps through the driver entry point that the
-// runtime hands out (no link to libcuda); on the device, one thread issues each tile's copy.
+// tilepipe: tensor and bulk copies. The host encodes tensor maps through the driver entry point that
+// the runtime hands out (no link to libcuda); on the device, one thread issues each tile's copy.
 #include <cstdio>
 #include <cstdlib>
 #include <atomic>
@@ -173,6 +173,20 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
 }
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+/// In the leader alone: copies into Dst, a tile of one dimension, the sizeof(Tile) contiguous bytes
+/// that start at Src[First], with one bulk copy completing on Bar. No tensor map: the tile starts
+/// on 16 bytes, unchecked here, as in copy_tile (the probe of the first two tiles and the fixed step
+/// of the index), and the stage on 128.
+template <class Tile, class Elem>
+__device__ inline void bulk_copy(Tile &Dst, const Elem *Src, long long First,
+                                 cuda::barrier<cuda::thread_scope_block> &Bar) {
+  static_assert(std::rank<Tile>::value == 1, "bulk copies take tiles of one dimension");
+  static_assert(sizeof(typename std::remove_all_extents<Tile>::type) == sizeof(Elem),
+                "the tile holds the source's elements");
+  static_assert(sizeof(Tile) % 16 == 0, "a bulk copy moves whole 16-byte units");
+  cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, &Dst[0], Src + First,
+                           (uint32_t)sizeof(Tile), cuda::device::barrier_native_handle(Bar));
+}
 /// In the leader, over a guarded copy's first two tiles: the element Src[First] is the one at
 /// (Row, Col) in the bounded map M (Row 0 for a 1-D tile), it starts on 16 bytes (as the first
 /// element of a tensor copy must: a box off them faults), and the coordinates are not negative and
@@ -391,9 +405,9 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto a_fetch = a;
       auto b_fetch = b;
-      // Tensor copies where the first two tiles start on 16 bytes and, for a guarded copy, where the index
-      // is the place of its coordinates in the map (so do all, where the indices step evenly); else this
-      // block copies by cp.async.
+      // Tensor copies where the first two tiles start on 16 bytes and, for a guarded copy,
+      // where the index is the place of its coordinates in the map (so do all, where the indices step
+      // evenly); else this block copies by cp.async.
       bool tiles_aligned = true;
       if (leader) {
         auto a = a_fetch;

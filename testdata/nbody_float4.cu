@@ -203,7 +203,8 @@ int main(int argc, char** argv) {
   runCase(f, seed, 2, 512, 512, 256, false);        // 2 tiles
   runCase(f, seed, 3, 1024, 768, 256, false);       // 3 tiles
   runCase(f, seed, 4, 2048, 256 * 70, 256, false);  // 70 tiles, few blocks
-  runCase(f, seed, 5, 4096 * 128, 8192, 128, true); // 4096 blocks x 64 tiles (timed)
+  runCase(f, seed, 5, 4096 * 128, 8192, 128, false); // 4096 blocks x 64 tiles of 128 bodies
+  runCase(f, seed, 6, 2048 * 256, 16384, 256, true); // 2048 blocks x 64 tiles of 256 (timed)
   closeOutput(f);
   return 0;
 }

@@ -514,35 +514,36 @@ TEST_P(NoTmaTest, StaysOnCpAsyncAndSaysWhy) {
   std::string M = R.Loops[0].message();
   EXPECT_TRUE(R.Loops[0].transformed()) << M;
   EXPECT_EQ(M.find("by tensor copy"), std::string::npos) << M;
+  EXPECT_EQ(M.find("by bulk copy"), std::string::npos) << M;
   EXPECT_NE(M.find(GetParam().Why), std::string::npos) << M;
   EXPECT_EQ(R.Rewritten.find("CUtensorMap"), std::string::npos);
 }
 
 const NoTmaCase NoTmaCases[] = {
     {"DeviceFunction", R"(
-__device__ void tiles(float *C, const float *A, int nt) {
-  __shared__ float s[64];
+__device__ void tiles(float *C, const float *A, int ld, int nt) {
+  __shared__ float s[16][16];
   float acc = 0;
   for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    s[threadIdx.y][threadIdx.x] = A[threadIdx.y * ld + t * 16 + threadIdx.x];
     __syncthreads();
-    acc += s[63 - threadIdx.x];
+    acc += s[threadIdx.x][threadIdx.y];
     __syncthreads();
   }
   C[threadIdx.x] = acc;
 }
-__global__ void k(float *C, const float *A, int nt) { tiles(C, A, nt); }
+__global__ void k(float *C, const float *A, int ld, int nt) { tiles(C, A, ld, nt); }
 )",
      "in a __device__ function"},
     {"PointerNotAParameter", R"(
-__global__ void k(float *C, const float *A, int nt) {
-  __shared__ float s[64];
-  const float *P = A + blockIdx.x * 64;
+__global__ void k(float *C, const float *A, int ld, int nt) {
+  __shared__ float s[16][16];
+  const float *P = A + blockIdx.x * 16 * ld;
   float acc = 0;
   for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = P[t * 64 + threadIdx.x];
+    s[threadIdx.y][threadIdx.x] = P[threadIdx.y * ld + t * 16 + threadIdx.x];
     __syncthreads();
-    acc += s[63 - threadIdx.x];
+    acc += s[threadIdx.x][threadIdx.y];
     __syncthreads();
   }
   C[threadIdx.x] = acc;
@@ -565,14 +566,14 @@ __global__ void k(float *C, const float *A, int ld, int nt) {
 )",
      "is not made of kernel parameters and constants"},
     {"KernelDeclaredTwice", R"(
-__global__ void k(float *C, const float *A, int nt);
-__global__ void k(float *C, const float *A, int nt) {
-  __shared__ float s[64];
+__global__ void k(float *C, const float *A, int ld, int nt);
+__global__ void k(float *C, const float *A, int ld, int nt) {
+  __shared__ float s[16][16];
   float acc = 0;
   for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    s[threadIdx.y][threadIdx.x] = A[threadIdx.y * ld + t * 16 + threadIdx.x];
     __syncthreads();
-    acc += s[63 - threadIdx.x];
+    acc += s[threadIdx.x][threadIdx.y];
     __syncthreads();
   }
   C[threadIdx.x] = acc;
@@ -594,22 +595,38 @@ __global__ void k(float *C, const float *A, const float *X, int nt) {
   C[threadIdx.x] = acc;
 }
 )",
-     "s without tensor copies: tensor copies take every tile of a loop or none, and 'x' cannot take one "
-     "(the copy into 'x' is inside an if or an inner loop)"},
+     "s without tensor or bulk copies: copies by the copy engine take every tile of a loop or none, and 'x' "
+     "cannot take one (the copy into 'x' is inside an if or an inner loop)"},
     {"BoxTooLarge", R"(
-__global__ void k(float4 *C, const float4 *A, int nt) {
-  __shared__ float4 s[256];
+__global__ void k(float4 *C, const float4 *A, int ld, int nt) {
+  __shared__ float4 s[2][256];
   float4 acc = make_float4(0, 0, 0, 0);
   for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * 256 + threadIdx.x];
+    s[threadIdx.y][threadIdx.x] = A[threadIdx.y * ld + t * 256 + threadIdx.x];
     __syncthreads();
-    acc.x += s[255 - threadIdx.x].x;
+    acc.x += s[1 - threadIdx.y][255 - threadIdx.x].x;
     __syncthreads();
   }
   C[threadIdx.x] = acc;
 }
 )",
-     "the box of 's' (256 elements of 16 bytes) exceeds the 256 elements a tensor copy moves per dimension"},
+     "the box of 's' (2 x 256 elements of 16 bytes) exceeds the 256 elements a tensor copy moves per dimension"},
+    // Bulk copies move whole 16-byte units.
+    {"BulkTileOfOddBytes", R"(
+__global__ void k(float *C, const float *A, int nt) {
+  __shared__ float s[62];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 62 + threadIdx.x];
+    __syncthreads();
+    acc += s[61 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)",
+     "s without tensor or bulk copies: 's' holds 248 bytes, not a whole number of the 16-byte units a bulk "
+     "copy moves"},
     // The leader checks the first two tiles' alignment; here the third may start elsewhere.
     {"IndexDoesNotStepEvenly", R"(
 __global__ void k(float *C, const float *A, int nt, int skew) {
@@ -790,7 +807,8 @@ TEST(TensorCopy, GuardedRowOfOneDimension) {
       << Out;
 }
 
-// An index that moves by a fixed step, through an index variable, a shift and a cast, takes tensor copies.
+// An index that moves by a fixed step, through an index variable, a shift and a cast, takes copies
+// by the copy engine (this tile of one dimension: a bulk copy).
 TEST(TensorCopy, EvenStepsThroughIndexVariables) {
   FileResult R = runWithTensorCopies(R"(
 __global__ void k(float *C, const float *A, int nt, int w) {
@@ -808,7 +826,7 @@ __global__ void k(float *C, const float *A, int nt, int w) {
 )");
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
-  EXPECT_NE(R.Loops[0].message().find("s by tensor copy (TMA)"), std::string::npos) << R.Loops[0].message();
+  EXPECT_NE(R.Loops[0].message().find("s by bulk copy (cp.async.bulk)"), std::string::npos) << R.Loops[0].message();
 }
 
 // By default (--mode=auto), tensor copies go only to loops whose stage holds at least 2 KiB: the
@@ -818,7 +836,7 @@ TEST(TensorCopy, SmallStagesKeepCpAsync) {
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
   std::string M = R.Loops[0].message();
-  EXPECT_NE(M.find("s without tensor copies: a stage holds 1024 bytes, below --tma-min-stage-bytes=2048"),
+  EXPECT_NE(M.find("s without tensor or bulk copies: a stage holds 1024 bytes, below --tma-min-stage-bytes=2048"),
             std::string::npos)
       << M;
   EXPECT_NE(M.find("the original loop below compute capability 8.0"), std::string::npos) << M;
@@ -858,6 +876,137 @@ __global__ void k(float *C, const float *A, int nt, int passes) {
   size_t Barrier = Out.find("__syncthreads(); // the buffers may be refilled", Teardown);
   size_t Else = Out.find("if (!tensor_copies)\n#endif");
   EXPECT_TRUE(Barrier != std::string::npos && Barrier < Else) << Out;
+}
+
+// A tile of one dimension is one contiguous piece: one bulk copy (cp.async.bulk) moves it, with
+// no tensor map, so neither the kernel's parameters nor its launches change, and the kernel takes
+// the bulk copies however it is launched.
+const char *BulkKernel = R"(
+__global__ void k(float4 *C, const float4 *A, int nt) {
+  __shared__ float4 s[256];
+  float4 acc = make_float4(0, 0, 0, 0);
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 256 + threadIdx.x];
+    __syncthreads();
+    acc.x += s[255 - threadIdx.x].x;
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+void run(float4 *C, const float4 *A, int nt) { k<<<8, 256>>>(C, A, nt); }
+)";
+
+TEST(BulkCopy, OneDimensionalTileNeedsNoLauncher) {
+  FileResult R = runOnCode(BulkKernel); // the default mode, at the default stage threshold (4 KiB here)
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  std::string M = R.Loops[0].message(), Out = R.Rewritten;
+  EXPECT_NE(M.find("s by bulk copy (cp.async.bulk) on compute capability 9.0, however launched"),
+            std::string::npos)
+      << M;
+  EXPECT_EQ(M.find("launch site"), std::string::npos) << M;
+  EXPECT_NE(Out.find("__global__ void k(float4 *C, const float4 *A, int nt) {"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("k<<<8, 256>>>(C, A, nt);"), std::string::npos) << Out;
+  EXPECT_EQ(Out.find("TILEPIPE_LAUNCHER_k"), std::string::npos) << Out;
+  // Taken where the block has the tile's shape and the leader finds the first two tiles on 16 bytes.
+  size_t Dispatch = Out.find("if (blockDim.x == sizeof(s_stages[0]) / sizeof(s_stages[0][0])) {");
+  ASSERT_NE(Dispatch, std::string::npos) << Out;
+  size_t Else = Out.find("if (!tensor_copies)\n#endif", Dispatch);
+  ASSERT_NE(Else, std::string::npos) << Out;
+  std::string Loop = Out.substr(Dispatch, Else - Dispatch);
+  EXPECT_EQ(Loop.find("takes("), std::string::npos) << Loop;
+  EXPECT_NE(Loop.find("tilepipe_tma::starts_on_16(A, (long long)(t * 256 + threadIdx.x));"), std::string::npos)
+      << Loop;
+  size_t Copy = Loop.find("tilepipe_tma::bulk_copy(s, A, (long long)(t * 256 + threadIdx.x),\n" +
+                          std::string(36, ' ') + "stage_barriers[fetch_stage]);");
+  size_t Arrive = Loop.find("sizeof(s));", Copy);
+  EXPECT_TRUE(Copy != std::string::npos && Arrive != std::string::npos) << Loop;
+  EXPECT_EQ(Loop.find("pipe."), std::string::npos) << Loop;
+  EXPECT_NE(Out.find("// capability 9.0, however launched: one bulk copy (cp.async.bulk) per tile, issued by one "
+                     "thread; else cp.async copies."),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("alignas(128) __shared__ float4 s_stages[3][256];"), std::string::npos) << Out;
+  // Below the stage threshold it stays on cp.async.
+  ToolOptions O = defaultOptions();
+  O.TmaMinStageBytes = 4097;
+  FileResult Small = runOnCode(BulkKernel, O);
+  ASSERT_EQ(1u, Small.Loops.size());
+  EXPECT_NE(Small.Loops[0].message().find("s without tensor or bulk copies: a stage holds 4096 bytes"),
+            std::string::npos)
+      << Small.Loops[0].message();
+  EXPECT_EQ(Small.Rewritten.find("tilepipe_tma"), std::string::npos);
+}
+
+// A __device__ function cannot be handed a tensor map, but needs none for bulk copies.
+TEST(BulkCopy, InADeviceFunction) {
+  FileResult R = runWithTensorCopies(R"(
+__device__ void tiles(float *C, const float *A, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[63 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+__global__ void k(float *C, const float *A, int nt) { tiles(C, A, nt); }
+)");
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_NE(R.Loops[0].message().find("s by bulk copy (cp.async.bulk)"), std::string::npos) << R.Loops[0].message();
+  EXPECT_NE(R.Rewritten.find("tilepipe_tma::bulk_copy(s, A, (long long)(t * 64 + threadIdx.x),"), std::string::npos)
+      << R.Rewritten;
+  EXPECT_NE(R.Rewritten.find("__global__ void k(float *C, const float *A, int nt) { tiles(C, A, nt); }"),
+            std::string::npos);
+  // The function may run again: the barriers are torn down at its end.
+  EXPECT_NE(R.Rewritten.find(".~barrier();"), std::string::npos) << R.Rewritten;
+}
+
+// A loop with a tile of two dimensions (a tensor copy, through its map) and one of one dimension (a
+// bulk copy): the launch needs the map of the first only.
+TEST(BulkCopy, BesideATensorCopy) {
+  FileResult R = runWithTensorCopies(R"(
+#define T 16
+__global__ void k(float *C, const float *A, const float *X, int ld, int nt) {
+  __shared__ float s[T][T];
+  __shared__ float x[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = A[(blockIdx.y * T + threadIdx.y) * ld + t * T + threadIdx.x];
+    x[threadIdx.x] = X[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x][threadIdx.y] * x[threadIdx.y];
+    __syncthreads();
+  }
+  C[(blockIdx.y * T + threadIdx.y) * T + threadIdx.x] = acc;
+}
+void run(float *C, const float *A, const float *X, int ld, int nt) { k<<<dim3(1, 4), dim3(T, T)>>>(C, A, X, ld, nt); }
+)");
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  std::string M = R.Loops[0].message(), Out = R.Rewritten;
+  EXPECT_NE(M.find("s by tensor copy (TMA) on compute capability 9.0 when launched through tilepipe_launch_k"),
+            std::string::npos)
+      << M;
+  EXPECT_NE(M.find("x by bulk copy (cp.async.bulk)"), std::string::npos) << M;
+  EXPECT_NE(Out.find("int nt, const __grid_constant__ tilepipe_tma::TileMap s_tmap = tilepipe_tma::TileMap{}, "
+                     "bool tilepipe_tma = false)"),
+            std::string::npos)
+      << Out;
+  EXPECT_EQ(Out.find("x_tmap"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("if (tilepipe_tma &&\n        tilepipe_tma::takes(s_tmap, s_stages[0]) &&\n        blockDim.y =="),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("tilepipe_tma::bulk_copy(x, X, (long long)(t * T + threadIdx.x),\n" + std::string(36, ' ') +
+                     "stage_barriers[fetch_stage]);"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("sizeof(s) + sizeof(x));"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("// Tensor and bulk copies where the first two tiles start on 16 bytes"), std::string::npos);
+  EXPECT_NE(Out.find("tilepipe_launch_k(dim3(1, 4), dim3(T, T), 0, 0, C, A, X, ld, nt);"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(TensorCopy, NoTmaTest, testing::ValuesIn(NoTmaCases),

@@ -67,8 +67,8 @@ INSTANTIATE_TEST_SUITE_P(Generated, Nvcc, ::testing::ValuesIn(cases()),
 TEST(Nvcc, EnoughProgramsAreRewritten) { EXPECT_GE(rewrittenNames().size(), 12u); }
 
 // --mode=auto: one output for every GPU. Its PTX has, per target, the copies the remark promises:
-// tensor copies (cp.async.bulk.tensor) on sm_90, 16-byte cp.async on sm_80 and later, and on sm_75
-// the original loop (no cp.async at all).
+// tensor copies (cp.async.bulk.tensor) and bulk copies (cp.async.bulk) on sm_90, 16-byte cp.async
+// on sm_80 and later, and on sm_75 the original loop (no cp.async at all).
 class NvccAuto : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(NvccAuto, EachTargetGetsItsCopies) {
@@ -83,6 +83,7 @@ TEST_P(NvccAuto, EachTargetGetsItsCopies) {
   for (const tilepipe::LoopRecord &L : R.Loops)
     Remarks += L.message() + "\n";
   const bool Tma = Remarks.find("by tensor copy (TMA)") != std::string::npos;
+  const bool Bulk = Remarks.find("by bulk copy (cp.async.bulk)") != std::string::npos;
   const bool Wide = Remarks.find("in 16-byte chunks over the block") != std::string::npos;
   std::string Dir = tempDir();
   writeFile(Dir + "/auto.cu", R.Rewritten);
@@ -103,6 +104,12 @@ TEST_P(NvccAuto, EachTargetGetsItsCopies) {
       EXPECT_NE(Ptx.find("cp.async.cg.shared.global"), std::string::npos) << A << ": no 16-byte cp.async";
     const bool HasTensor = Ptx.find("cp.async.bulk.tensor") != std::string::npos;
     EXPECT_EQ(Tma && A == "sm_90", HasTensor) << A << ": tensor copies in the PTX: " << HasTensor;
+    // Bulk copies (the tensor copies' row-by-row fallback has them too).
+    const bool HasBulk = Ptx.find("cp.async.bulk.shared::cluster.global") != std::string::npos;
+    if (Bulk && A == "sm_90")
+      EXPECT_TRUE(HasBulk) << A << ": no bulk copy in the PTX";
+    if (A != "sm_90" || (!Tma && !Bulk))
+      EXPECT_FALSE(HasBulk) << A << ": a bulk copy in the PTX";
   }
 }
 

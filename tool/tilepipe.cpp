@@ -38,15 +38,16 @@ static cl::opt<CopyMode> ModeOpt(
                           "cuda::pipeline + cuda::memcpy_async (cp.async, sm_80 and newer): whole "
                           "tiles in 16-byte chunks where the block and alignment allow, else per element"),
                clEnumValN(CopyMode::Tma, "tma",
-                          "as pipeline, plus one tensor copy (TMA) per tile on sm_90 when launched "
-                          "through the launcher tilepipe writes beside the kernel"),
+                          "as pipeline, plus on sm_90 one copy per tile issued by one thread: a "
+                          "tensor copy (TMA) when launched through the launcher tilepipe writes "
+                          "beside the kernel, or a bulk copy (cp.async.bulk) of a 1-D tile"),
                clEnumValN(CopyMode::Auto, "auto",
                           "as tma, and the original loop below sm_80: one output for every GPU "
                           "(the default)")),
     cl::init(CopyMode::Auto), cl::cat(Category));
 static cl::opt<unsigned> TmaMinStageBytes(
     "tma-min-stage-bytes",
-    cl::desc("Tensor copies only for loops whose tiles hold at least this many bytes per stage "
+    cl::desc("Tensor and bulk copies only for loops whose tiles hold at least this many bytes per stage "
              "(default 2048; smaller stages keep cp.async, which measured faster there)"),
     cl::init(2048), cl::cat(Category));
 static cl::opt<std::string> Report("report", cl::desc("Write a JSON report of every candidate loop"),

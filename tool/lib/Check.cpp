@@ -340,6 +340,7 @@ private:
   std::map<std::string, unsigned> NameCounts; ///< declarations per name in the function, once read
   std::vector<const Expr *> CoefExprs; ///< the uniform factors threadAffine multiplied by
   void analyzeTma(Tile &T, const TileStore *FillStore);
+  void analyzeBulk(Tile &T);
   bool guardBounds(Tile &T, const Expr *Guard, std::string &Why);
   bool stepsEvenly(const Expr *E, unsigned Depth = 0);
   bool hostVisible(const Expr *E);
@@ -1587,6 +1588,7 @@ void LoopChecker::analyzeBoxes() {
     for (char D : Dims)
       B.Coefficients.push_back(Coefs[D].Text);
     analyzeTma(M.Tiles[TI], FillStore);
+    analyzeBulk(M.Tiles[TI]);
   }
 }
 
@@ -1732,6 +1734,31 @@ void LoopChecker::analyzeTma(Tile &T, const TileStore *FillStore) {
   B.Tma = true;
   B.PointerParam = P->getNameAsString();
   B.ExtentText = Extents;
+}
+
+void LoopChecker::analyzeBulk(Tile &T) {
+  TileBox &B = T.Box;
+  auto No = [&](std::string Why) {
+    B.Bulk = false;
+    B.BulkWhyNot = std::move(Why);
+  };
+  if (B.Guarded)
+    return No("the copy into " + name(T.Var) + " is guarded, and a bulk copy fills no zeros");
+  if (B.ThreadDims.size() != 1)
+    return No(name(T.Var) + " has more than one dimension, so it is not one contiguous piece");
+  if (T.Bytes % 16 != 0)
+    return No(name(T.Var) + " holds " + std::to_string(T.Bytes) +
+              " bytes, not a whole number of the 16-byte units a bulk copy moves");
+  // The leader checks that the first two tiles start on 16 bytes; the others do only if the
+  // pointer stays and the index moves by a fixed step.
+  const auto *ASE = cast<ArraySubscriptExpr>(stripNoOps(M.Stores[B.Store].Src));
+  if (classify(ASE->getBase()).D != Dep::Invariant)
+    return No("the pointer '" + text(ASE->getBase()) + "' changes from tile to tile");
+  if (!stepsEvenly(ASE->getIdx()))
+    return No("the index '" + text(ASE->getIdx()) +
+              "' does not move by a fixed step from tile to tile, so the first tiles' alignment says "
+              "nothing of the others");
+  B.Bulk = true;
 }
 
 /// Reads a tile copy's guard as one upper bound per box dimension, `Coordinate < Bound` (or <=, or

@@ -267,6 +267,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     std::unique_ptr<FreshNames> Names;
   };
   std::map<const FunctionDecl *, TmaKernel> TmaKernels;
+  bool EngineUsed = false; // some loop of the main file copies by tensor or bulk copies
   auto PatternOf = [](const FunctionDecl *FD) {
     const FunctionDecl *P = FD->getTemplateInstantiationPattern();
     return P ? P : FD;
@@ -329,68 +330,91 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
               Other.Model.Tiles[T].Box.Valid = false;
               Other.Model.Tiles[T].Box.WhyNot = LR.Model.Tiles[T].Box.WhyNot;
             }
-    // Tensor copies: every instantiation must allow them, and the kernel must take the maps.
+    // Copies by the copy engine (sm_90): per tile, a bulk copy (a contiguous tile: no map, no host
+    // change) or a tensor copy (the kernel must take the tile's map); every instantiation must
+    // allow it.
     EmitOptions EOpts;
     EOpts.ArchGuard = Opts.Mode == CopyMode::Auto;
     std::string TmaProblem;
     if (Opts.Mode != CopyMode::Pipeline && !Refused) {
       TmaProblem = TmaKernelProblem(Results.front().Function);
-      TmaKernel &K = TmaKernels[PatternOf(Results.front().Function)];
-      K.Pattern = PatternOf(Results.front().Function);
-      if (TmaProblem.empty()) {
-        if (!K.Names)
-          K.Names = std::make_unique<FreshNames>(Ctx, K.Pattern);
-        auto Fresh = [&](const std::string &Name) { return K.Names->get(Name); };
-        if (K.Flag.empty())
-          K.Flag = Fresh("tilepipe_tma");
-        EOpts.Tma = true;
-        EOpts.TmaFlag = K.Flag;
-        // The tensor-copy loop replaces the cp.async one whole: every tile of the loop must take
-        // a tensor copy, in every instantiation.
-        const std::vector<Tile> &Tiles0 = Results.front().Model.Tiles;
-        std::string Blocker;
-        for (size_t T = 0; T < Tiles0.size() && Blocker.empty(); ++T)
-          for (const LoopResult &LR : Results) {
-            if (T >= LR.Model.Tiles.size() || LR.Model.Tiles.size() != Tiles0.size()) {
-              Blocker = "the instantiations differ in their tiles";
-              break;
-            }
-            const TileBox &B = LR.Model.Tiles[T].Box;
-            if (!B.Valid || !B.Tma) {
-              Blocker = "tensor copies take every tile of a loop or none, and '" +
-                        Tiles0[T].Var->getNameAsString() + "' cannot take one (" +
-                        (!B.Valid ? B.WhyNot : B.TmaWhyNot) + ")";
-              if (Results.size() > 1)
-                Blocker += " in some instantiation";
-              break;
-            }
+      const std::vector<Tile> &Tiles0 = Results.front().Model.Tiles;
+      // The loop replaces its cp.async loop whole: every tile of the loop must take one copy.
+      std::string Blocker;
+      std::vector<bool> Bulk(Tiles0.size(), true);
+      bool NeedsMaps = false;
+      for (size_t T = 0; T < Tiles0.size() && Blocker.empty(); ++T) {
+        for (const LoopResult &LR : Results) {
+          if (T >= LR.Model.Tiles.size() || LR.Model.Tiles.size() != Tiles0.size()) {
+            Blocker = "the instantiations differ in their tiles";
+            break;
           }
-        // One tensor copy per tile pays only for stages big enough to hide its fixed cost.
-        if (Blocker.empty())
-          for (const LoopResult &LR : Results) {
-            uint64_t StageBytes = 0;
-            for (const Tile &T : LR.Model.Tiles)
-              StageBytes += T.Bytes;
-            if (StageBytes < Opts.TmaMinStageBytes) {
-              Blocker = "a stage holds " + std::to_string(StageBytes) + " bytes, below --tma-min-stage-bytes=" +
-                        std::to_string(Opts.TmaMinStageBytes);
-              if (Results.size() > 1)
-                Blocker += " in some instantiation";
-              break;
-            }
-          }
-        for (size_t T = 0; T < Tiles0.size(); ++T) {
-          std::string Map = Blocker.empty() ? Fresh(Tiles0[T].Var->getNameAsString() + "_tmap") : "";
-          for (LoopResult &LR : Results)
-            if (T < LR.Model.Tiles.size()) {
-              TileBox &B = LR.Model.Tiles[T].Box;
-              B.MapName = Map;
-              if (!Blocker.empty() && B.Tma) {
-                B.Tma = false;
-                B.TmaWhyNot = Blocker;
-              }
-            }
+          const TileBox &B = LR.Model.Tiles[T].Box;
+          // Bulk copies need the runtime, which the main file gets.
+          Bulk[T] = Bulk[T] && B.Valid && B.Bulk && Off.first == Main;
         }
+        if (Bulk[T] || !Blocker.empty())
+          continue;
+        NeedsMaps = true;
+        for (const LoopResult &LR : Results) {
+          const TileBox &B = LR.Model.Tiles[T].Box;
+          std::string Why = !B.Valid  ? B.WhyNot
+                            : B.Tma   ? TmaProblem
+                            : B.Bulk  ? (Off.first != Main ? "the loop is in a header" : B.TmaWhyNot)
+                            : B.ThreadDims.size() == 1 && !B.Guarded ? B.BulkWhyNot
+                                      : B.TmaWhyNot;
+          if (!Why.empty()) {
+            Blocker = "copies by the copy engine take every tile of a loop or none, and '" +
+                      Tiles0[T].Var->getNameAsString() + "' cannot take one (" + Why + ")";
+            if (Results.size() > 1)
+              Blocker += " in some instantiation";
+            break;
+          }
+        }
+      }
+      // One copy per tile pays only for stages big enough to hide its fixed cost.
+      if (Blocker.empty())
+        for (const LoopResult &LR : Results) {
+          uint64_t StageBytes = 0;
+          for (const Tile &T : LR.Model.Tiles)
+            StageBytes += T.Bytes;
+          if (StageBytes < Opts.TmaMinStageBytes) {
+            Blocker = "a stage holds " + std::to_string(StageBytes) + " bytes, below --tma-min-stage-bytes=" +
+                      std::to_string(Opts.TmaMinStageBytes);
+            if (Results.size() > 1)
+              Blocker += " in some instantiation";
+            break;
+          }
+        }
+      TmaKernel *K = nullptr;
+      if (Blocker.empty()) {
+        EOpts.Tma = true;
+        if (NeedsMaps) {
+          K = &TmaKernels[PatternOf(Results.front().Function)];
+          K->Pattern = PatternOf(Results.front().Function);
+          if (!K->Names)
+            K->Names = std::make_unique<FreshNames>(Ctx, K->Pattern);
+          if (K->Flag.empty())
+            K->Flag = K->Names->get("tilepipe_tma");
+          EOpts.TmaFlag = K->Flag;
+        }
+      }
+      for (size_t T = 0; T < Tiles0.size(); ++T) {
+        std::string Map =
+            Blocker.empty() && !Bulk[T] ? K->Names->get(Tiles0[T].Var->getNameAsString() + "_tmap") : "";
+        for (LoopResult &LR : Results)
+          if (T < LR.Model.Tiles.size()) {
+            TileBox &B = LR.Model.Tiles[T].Box;
+            B.MapName = Map;
+            B.BulkCopy = Blocker.empty() && Bulk[T];
+            // Why a tile without a copy of the engine has none: the loop's blocker where the
+            // tile itself could take one; for a contiguous tile, why no bulk copy moves it.
+            if (!Blocker.empty() && (B.Tma || B.Bulk))
+              B.TmaWhyNot = Blocker;
+            else if (!B.Tma && B.ThreadDims.size() == 1 && !B.Guarded)
+              B.TmaWhyNot = B.BulkWhyNot;
+            B.Tma = B.Tma && Blocker.empty() && !Bulk[T];
+          }
       }
     }
     // Every instantiation must ask for the same text.
@@ -453,17 +477,21 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
         TileNames.push_back(T.Var->getNameAsString());
       std::vector<std::string> Parts{"tiles " + llvm::join(TileNames, ", ") + " copied from " +
                                      llvm::join(M.SourcePointers, ", ")};
-      std::vector<std::string> Wide, Narrow, TmaTiles, NoTma;
+      std::vector<std::string> Wide, Narrow, TmaTiles, BulkTiles, NoTma;
       for (const Tile &T : M.Tiles) {
         if (T.Box.wide())
           Wide.push_back(T.Var->getNameAsString());
         else
           Narrow.push_back(T.Box.WhyNot);
-        if (EOpts.Tma && T.Box.Valid && T.Box.Tma && !T.Box.MapName.empty()) {
+        if (EOpts.Tma && T.Box.Valid && T.Box.BulkCopy) {
+          BulkTiles.push_back(T.Var->getNameAsString());
+          EngineUsed = true;
+        } else if (EOpts.Tma && T.Box.Valid && T.Box.Tma && !T.Box.MapName.empty()) {
           TmaTiles.push_back(T.Var->getNameAsString());
           TmaKernels[PatternOf(Results.front().Function)].Tiles.push_back(&T);
+          EngineUsed = true;
         } else if (Opts.Mode != CopyMode::Pipeline && T.Box.Valid) {
-          NoTma.push_back(T.Var->getNameAsString() + " without tensor copies: " +
+          NoTma.push_back(T.Var->getNameAsString() + " without tensor or bulk copies: " +
                           (T.Box.TmaWhyNot.empty() ? TmaProblem : T.Box.TmaWhyNot));
         }
       }
@@ -471,6 +499,9 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
         Parts.push_back(llvm::join(TmaTiles, ", ") +
                         " by tensor copy (TMA) on compute capability 9.0 when launched through "
                         "tilepipe_launch_" + Rec.Kernel);
+      if (!BulkTiles.empty())
+        Parts.push_back(llvm::join(BulkTiles, ", ") +
+                        " by bulk copy (cp.async.bulk) on compute capability 9.0, however launched");
       for (const std::string &W : NoTma)
         Parts.push_back(W);
       if (EOpts.ArchGuard)
@@ -481,7 +512,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
                         "else per element");
       // With tensor copies, the per-element copies are the cp.async loop's.
       for (const std::string &W : Narrow)
-        Parts.push_back((TmaTiles.empty() ? "per element: " : "in the cp.async loop, per element: ") + W);
+        Parts.push_back((TmaTiles.empty() && BulkTiles.empty() ? "per element: " : "in the cp.async loop, per element: ") + W);
       if (!Note.empty())
         Parts.push_back(Note);
       if (!M.NoAliasAssumed.empty())
@@ -513,7 +544,6 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
   if (llvm::any_of(TmaKernels, [](const auto &KV) { return !KV.second.Tiles.empty(); }))
     Found.TraverseDecl(Ctx.getTranslationUnitDecl());
   // Kernels with tensor copies: map parameters, a launcher beside the kernel, launch sites.
-  std::vector<std::string> RuntimeNeeded;
   for (auto &[Key, K] : TmaKernels) {
     if (K.Tiles.empty())
       continue;
@@ -660,7 +690,6 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
             L.Edits.push_back(E);
         First = false;
       }
-    RuntimeNeeded.push_back(Name);
   }
   for (auto &[Off, LoopAndFn] : Uninstantiated) {
     LoopRecord Rec = Record(LoopAndFn.first, LoopAndFn.second);
@@ -674,7 +703,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
   for (auto &[FID, Edits] : All) {
     if (Edits.empty())
       continue;
-    if (auto Inc = pipelineInclude(SM, FID, FID == Main && !RuntimeNeeded.empty()
+    if (auto Inc = pipelineInclude(SM, FID, FID == Main && EngineUsed
                                                 ? std::string(TmaRuntimeTemplate)
                                                 : std::string())) {
       if (llvm::Error Err = Edits.add(*Inc)) {

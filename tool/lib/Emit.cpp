@@ -237,8 +237,9 @@ std::vector<std::string> blockHasShape(const std::string &V, const std::vector<c
 llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const LoopModel &M,
                                                       unsigned Stages, const EmitOptions &Opts) {
   const bool Pipelined = Opts.Kind == EmitKind::Pipeline;
+  // A tile moved by the copy engine: one bulk copy, or one tensor copy through its map.
   auto UsesTma = [&](const Tile &T) {
-    return Pipelined && Opts.Tma && T.Box.Valid && T.Box.Tma && !T.Box.MapName.empty();
+    return Pipelined && Opts.Tma && T.Box.Valid && (T.Box.BulkCopy || (T.Box.Tma && !T.Box.MapName.empty()));
   };
   const bool TmaLoop = !M.Tiles.empty() && llvm::all_of(M.Tiles, UsesTma);
   FileText F(Ctx, Ctx.getSourceManager().getFileID(
@@ -440,6 +441,9 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
         ProbeEdits.emplace_back(B, Len,
                                 Test(Tracker + ".fits(" + Box.MapName + ", " + Box.Pointer + ", " + First + ", " +
                                      Row + ", " + Box.Coordinates.back() + ");"));
+      } else if (Box.BulkCopy) {
+        TmaEdits.emplace_back(B, Len, Call("tilepipe_tma::bulk_copy", {V, Box.Pointer, First, Bar}, Ind));
+        ProbeEdits.emplace_back(B, Len, Test("tilepipe_tma::starts_on_16(" + Box.Pointer + ", " + First + ");"));
       } else {
         TmaEdits.emplace_back(
             B, Len, Call("tilepipe_tma::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar}, Ind));
@@ -622,17 +626,31 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     Blocks["cp_async_loop"] = Section("cp_async_loop");
     if (TmaLoop) {
       // Launch-uniform: the kernel got maps for this loop's tiles, and the block has their shape.
-      std::vector<std::string> Launch{Opts.TmaFlag};
+      // Bulk copies need neither: only the block's shape.
+      std::vector<std::string> Launch;
+      if (!Opts.TmaFlag.empty())
+        Launch.push_back(Opts.TmaFlag);
       std::vector<std::string> Shapes;
+      bool AnyBulk = false, AnyTensor = false;
       for (const Tile &T : M.Tiles) {
         std::string V = StageArray[T.Var] + "[0]";
-        Launch.push_back("tilepipe_tma::takes(" + T.Box.MapName + ", " + V + (T.Box.Guarded ? ", true)" : ")"));
+        AnyBulk |= T.Box.BulkCopy;
+        AnyTensor |= !T.Box.BulkCopy;
+        if (!T.Box.BulkCopy)
+          Launch.push_back("tilepipe_tma::takes(" + T.Box.MapName + ", " + V + (T.Box.Guarded ? ", true)" : ")"));
         for (const std::string &Cond : blockHasShape(V, T.Box.ThreadDims))
           if (!llvm::is_contained(Shapes, Cond))
             Shapes.push_back(Cond);
       }
       Launch.insert(Launch.end(), Shapes.begin(), Shapes.end());
       Inline["tma_launch"] = llvm::join(Launch, " &&\n    ");
+      if (AnyTensor && Opts.TmaFlag.empty())
+        return Fail("a tile with a tensor copy in a loop without the launch flag");
+      Inline["engine_copies"] = AnyBulk ? AnyTensor ? "Tensor and bulk copies" : "Bulk copies" : "Tensor copies";
+      Inline["how"] = !AnyBulk ? "launched with tensor maps: one tensor copy (TMA) per tile"
+                      : AnyTensor ? "launched with tensor maps: one tensor copy (TMA) or bulk copy\n// "
+                                    "(cp.async.bulk) per tile"
+                                  : "however launched: one bulk copy (cp.async.bulk) per tile";
       Blocks["invalidate"] =
           M.NestedInLoop ? Lines{"if (" + Leader + ") // set up again when this block runs again",
                                  Unit + "for (int " + StageVar + " = 0; " + StageVar + " < " +
