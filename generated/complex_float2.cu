@@ -496,8 +496,9 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
                                  cuda::aligned_size_t<16>(16), pipe);
             }
           } else {
-            cuda::memcpy_async(&As[threadIdx.y][threadIdx.x], &A[row * K + k0 + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
+            if (threadIdx.z == 0) // the others copy the same elements
+              cuda::memcpy_async(&As[threadIdx.y][threadIdx.x], &A[row * K + k0 + threadIdx.x],
+                                 cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
           }
           using Bs_index = decltype(+((k0 + threadIdx.y) * N + col));
           const Bs_index Bs_base = (Bs_index)((k0 + threadIdx.y) * N + col)
@@ -518,8 +519,9 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
                                  cuda::aligned_size_t<16>(16), pipe);
             }
           } else {
-            cuda::memcpy_async(&Bs[threadIdx.y][threadIdx.x], &B[(k0 + threadIdx.y) * N + col],
-                               cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
+            if (threadIdx.z == 0) // the others copy the same elements
+              cuda::memcpy_async(&Bs[threadIdx.y][threadIdx.x], &B[(k0 + threadIdx.y) * N + col],
+                                 cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
           }
           k0 += T;
           k0_fetch = k0;

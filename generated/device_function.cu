@@ -172,8 +172,9 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
                                cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
-          cuda::memcpy_async(&sa[threadIdx.x], &a[row * lda + t * T + threadIdx.x],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+            cuda::memcpy_async(&sa[threadIdx.x], &a[row * lda + t * T + threadIdx.x],
+                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         using sb_index = decltype(+(t * T + threadIdx.x));
         const sb_index sb_base = (sb_index)(t * T + threadIdx.x) - (sb_index)threadIdx.x;
@@ -189,8 +190,9 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
                                cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
-          cuda::memcpy_async(&sb[threadIdx.x], &b[t * T + threadIdx.x],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+            cuda::memcpy_async(&sb[threadIdx.x], &b[t * T + threadIdx.x],
+                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;

@@ -473,8 +473,9 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
                                  cuda::aligned_size_t<16>(16), pipe);
             }
           } else {
-            cuda::memcpy_async(&sa[threadIdx.x], &x[k + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              cuda::memcpy_async(&sa[threadIdx.x], &x[k + threadIdx.x],
+                                 cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
           }
           using sb_index = decltype(+(k + threadIdx.x));
           const sb_index sb_base = (sb_index)(k + threadIdx.x) - (sb_index)threadIdx.x;
@@ -490,8 +491,9 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
                                  cuda::aligned_size_t<16>(16), pipe);
             }
           } else {
-            cuda::memcpy_async(&sb[threadIdx.x], &y[k + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              cuda::memcpy_async(&sb[threadIdx.x], &y[k + threadIdx.x],
+                                 cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
           }
           k += blockDim.x;
           k_fetch = k;

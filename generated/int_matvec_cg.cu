@@ -184,8 +184,9 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
                                cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
-          cuda::memcpy_async(&as[threadIdx.y][threadIdx.x], &A[row * lda + t * TX + threadIdx.x],
-                             cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
+          if (threadIdx.z == 0) // the others copy the same elements
+            cuda::memcpy_async(&as[threadIdx.y][threadIdx.x], &A[row * lda + t * TX + threadIdx.x],
+                               cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
         }
         if (threadIdx.y == 0) cuda::memcpy_async(&xs[threadIdx.x], &x[t * TX + threadIdx.x],
                            cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);

@@ -501,8 +501,9 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
                                  cuda::aligned_size_t<16>(16), pipe);
             }
           } else {
-            cuda::memcpy_async(&As[ty][tx], &A[a + wA * ty + tx],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            if (threadIdx.z == 0) // the others copy the same elements
+              cuda::memcpy_async(&As[ty][tx], &A[a + wA * ty + tx],
+                                 cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
           using Bs_index = decltype(+(b + wB * ty + tx));
           const Bs_index Bs_base = (Bs_index)(b + wB * ty + tx)
@@ -523,8 +524,9 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
                                  cuda::aligned_size_t<16>(16), pipe);
             }
           } else {
-            cuda::memcpy_async(&Bs[ty][tx], &B[b + wB * ty + tx],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            if (threadIdx.z == 0) // the others copy the same elements
+              cuda::memcpy_async(&Bs[ty][tx], &B[b + wB * ty + tx],
+                                 cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
           a += aStep, b += bStep;
           a_fetch = a;

@@ -489,8 +489,9 @@ __global__ void rows_times_vector(float* out, const float* A, const float* x, in
                                  cuda::aligned_size_t<16>(16), pipe);
             }
           } else {
-            cuda::memcpy_async(&As[ty][tx], &A[row * lda + t * T + tx],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            if (threadIdx.z == 0) // the others copy the same elements
+              cuda::memcpy_async(&As[ty][tx], &A[row * lda + t * T + tx],
+                                 cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
           using xs_index = decltype(+(t * T + tx));
           const xs_index xs_base = (xs_index)(t * T + tx) - (xs_index)threadIdx.x;
@@ -506,8 +507,9 @@ __global__ void rows_times_vector(float* out, const float* A, const float* x, in
                                  cuda::aligned_size_t<16>(16), pipe);
             }
           } else {
-            cuda::memcpy_async(&xs[tx], &x[t * T + tx],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              cuda::memcpy_async(&xs[tx], &x[t * T + tx],
+                                 cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
           ++t;
           t_fetch = t;

@@ -175,8 +175,9 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
                                cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
-          cuda::memcpy_async(&rs[threadIdx.x], &P[b * cols1 + t * T + threadIdx.x],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+            cuda::memcpy_async(&rs[threadIdx.x], &P[b * cols1 + t * T + threadIdx.x],
+                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -300,8 +301,9 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
                                cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
-          cuda::memcpy_async(&us[threadIdx.x], &u[blockIdx.x * shift + t * T2 + threadIdx.x],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+            cuda::memcpy_async(&us[threadIdx.x], &u[blockIdx.x * shift + t * T2 + threadIdx.x],
+                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         using ws_index = decltype(+(t * T2 + threadIdx.x));
         const ws_index ws_base = (ws_index)(t * T2 + threadIdx.x) - (ws_index)threadIdx.x;
@@ -317,8 +319,9 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
                                cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
-          cuda::memcpy_async(&ws[threadIdx.x], &w[t * T2 + threadIdx.x],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+            cuda::memcpy_async(&ws[threadIdx.x], &w[t * T2 + threadIdx.x],
+                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;

@@ -478,8 +478,9 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
                                  cuda::aligned_size_t<16>(16), pipe);
             }
           } else {
-            cuda::memcpy_async(&sh[threadIdx.x], &sources[tile * blockDim.x + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(float4)>(sizeof(float4)), pipe);
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              cuda::memcpy_async(&sh[threadIdx.x], &sources[tile * blockDim.x + threadIdx.x],
+                                 cuda::aligned_size_t<sizeof(float4)>(sizeof(float4)), pipe);
           }
           ++tile;
           tile_fetch = tile;

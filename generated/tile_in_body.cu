@@ -174,8 +174,9 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
                                cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
-          cuda::memcpy_async(&tile[threadIdx.x], &a[blockIdx.x * shift + t * T + threadIdx.x],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+            cuda::memcpy_async(&tile[threadIdx.x], &a[blockIdx.x * shift + t * T + threadIdx.x],
+                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         using vt_index = decltype(+(t * T + threadIdx.x));
         const vt_index vt_base = (vt_index)(t * T + threadIdx.x) - (vt_index)threadIdx.x;
@@ -191,8 +192,9 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
                                cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
-          cuda::memcpy_async(&vt[threadIdx.x], &v[t * T + threadIdx.x],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+            cuda::memcpy_async(&vt[threadIdx.x], &v[t * T + threadIdx.x],
+                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;

@@ -178,8 +178,9 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int step, int n
                                cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
-          cuda::memcpy_async(&tile[ty][tx], &A[(blockIdx.x * TR + ty) * ld + t * step + tx],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          if (threadIdx.z == 0) // the others copy the same elements
+            cuda::memcpy_async(&tile[ty][tx], &A[(blockIdx.x * TR + ty) * ld + t * step + tx],
+                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;

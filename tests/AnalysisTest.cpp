@@ -152,6 +152,48 @@ TEST(WideCopy, OneDimensionalTile) {
   EXPECT_NE(Out.find("% 16 == 0"), std::string::npos);
 }
 
+// Threads that differ only in an index the tile does not span copy the same elements to the same
+// places: as asynchronous copies that is a race (racecheck reports it; the original's plain stores
+// of equal values it does not), so in the per-element copy only the first of them copies.
+TEST(WideCopy, PerElementCopyByOneThreadOfThoseThatRepeatIt) {
+  std::string Out;
+  std::string M = wideOutcome(kernel(Simple), &Out);
+  EXPECT_TRUE(isWide(M)) << M;
+  EXPECT_NE(Out.find("if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements\n" +
+                     std::string(12, ' ') + "cuda::memcpy_async(&s[threadIdx.x], &A[t * T + threadIdx.x],"),
+            std::string::npos)
+      << Out;
+  // A tile of two dimensions: the block's z index alone repeats it.
+  std::string Out2;
+  wideOutcome(kernel(R"(
+  __shared__ float s[16][16];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = A[(t * 16 + threadIdx.y) * 16 + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x][threadIdx.y];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)"),
+              &Out2);
+  EXPECT_NE(Out2.find("if (threadIdx.z == 0) // the others copy the same elements\n"), std::string::npos) << Out2;
+  // A guarded copy (no whole-tile copy) keeps every thread's own copy, as written.
+  FileResult Guarded = runOnCode(kernel(R"(
+  __shared__ float s[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = t * T + threadIdx.x < nt ? A[t * T + threadIdx.x] : 0.0f;
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)"));
+  ASSERT_EQ(1u, Guarded.Loops.size());
+  EXPECT_TRUE(Guarded.Loops[0].transformed()) << Guarded.Loops[0].message();
+  EXPECT_NE(Guarded.Rewritten.find("cuda::memcpy_async(&s[threadIdx.x]"), std::string::npos) << Guarded.Rewritten;
+  EXPECT_EQ(Guarded.Rewritten.find("the others copy the same"), std::string::npos) << Guarded.Rewritten;
+}
+
 TEST(WideCopy, RowsThroughLocalsAndAStrideParameter) {
   std::string Out;
   std::string M = wideOutcome(kernel(R"(

@@ -389,10 +389,20 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     Lines Call{Head + " " + Mid + " " + Tail};
     if (Ind2.size() + Call[0].size() > 100)
       Call = {Head, std::string(19, ' ') + Mid, std::string(19, ' ') + Tail};
+    // Per element, the threads that differ only in an index the tile does not span copy the same
+    // elements to the same places: the first of them copies, the others would only race with it.
+    std::vector<std::string> Others;
+    for (char Dim : {'x', 'y', 'z'})
+      if (!llvm::is_contained(B.ThreadDims, Dim))
+        Others.push_back(std::string("threadIdx.") + Dim + " == 0");
+    Lines PerElement{CopyCall(S, Unit) + ";"};
+    if (!Others.empty())
+      PerElement = {"if (" + llvm::join(Others, " && ") + ") // the others copy the same elements",
+                    Unit + CopyCall(S, Unit + Unit) + ";"};
     std::map<std::string, Lines> Bl = {{"base", BaseDecl},
                                        {"coordinates", Coords},
                                        {"copy", Call},
-                                       {"per_element", {CopyCall(S, Unit) + ";"}}};
+                                       {"per_element", PerElement}};
     AnyWide = true;
     return render(WideCopyTemplate, In, Bl, Ind, Unit);
   };
