@@ -343,6 +343,7 @@ private:
   void analyzeBulk(Tile &T);
   bool guardBounds(Tile &T, const Expr *Guard, std::string &Why);
   bool stepsEvenly(const Expr *E, unsigned Depth = 0);
+  std::string unevenStep(const Expr *Index);
   bool hostVisible(const Expr *E);
   bool isGlobalPointer(const VarDecl *V, unsigned Depth);
   const VarDecl *pointerBase(const Expr *E);
@@ -1659,6 +1660,16 @@ bool LoopChecker::stepsEvenly(const Expr *E, unsigned Depth) {
   return false;
 }
 
+/// Why the copy engine may not take a tile read at Index, or "": the leader checks that the first
+/// two tiles start on 16 bytes, and the others do only if the index moves by a fixed step.
+std::string LoopChecker::unevenStep(const Expr *Index) {
+  if (stepsEvenly(Index))
+    return "";
+  return "the index '" + text(Index) +
+         "' does not move by a fixed step from tile to tile, so the first tiles' alignment says nothing of "
+         "the others";
+}
+
 void LoopChecker::analyzeTma(Tile &T, const TileStore *FillStore) {
   TileBox &B = T.Box;
   auto No = [&](std::string Why) {
@@ -1712,12 +1723,8 @@ void LoopChecker::analyzeTma(Tile &T, const TileStore *FillStore) {
   if (!Sizes.empty() && Sizes.back() * ElemBytes % 16 != 0)
     return No("a row of the box of '" + T.Var->getNameAsString() + "' (" + std::to_string(Sizes.back()) + " x " +
               std::to_string(ElemBytes) + " bytes) is not a multiple of 16 bytes");
-  // The leader checks that the first two tiles start on 16 bytes; the others do only if the index
-  // moves by a fixed step.
-  if (!stepsEvenly(ASE->getIdx()))
-    return No("the index '" + text(ASE->getIdx()) +
-              "' does not move by a fixed step from tile to tile, so the first tiles' alignment says "
-              "nothing of the others");
+  if (std::string Why = unevenStep(ASE->getIdx()); !Why.empty())
+    return No(Why);
   if (FillStore) {
     // The tensor map fills zero bits where the guard fails: the fill must be a zero of that kind.
     Expr::EvalResult Z;
@@ -1749,15 +1756,12 @@ void LoopChecker::analyzeBulk(Tile &T) {
   if (T.Bytes % 16 != 0)
     return No(name(T.Var) + " holds " + std::to_string(T.Bytes) +
               " bytes, not a whole number of the 16-byte units a bulk copy moves");
-  // The leader checks that the first two tiles start on 16 bytes; the others do only if the
-  // pointer stays and the index moves by a fixed step.
+  // The leader's probe of the first two tiles speaks for the others only if the pointer stays.
   const auto *ASE = cast<ArraySubscriptExpr>(stripNoOps(M.Stores[B.Store].Src));
   if (classify(ASE->getBase()).D != Dep::Invariant)
     return No("the pointer '" + text(ASE->getBase()) + "' changes from tile to tile");
-  if (!stepsEvenly(ASE->getIdx()))
-    return No("the index '" + text(ASE->getIdx()) +
-              "' does not move by a fixed step from tile to tile, so the first tiles' alignment says "
-              "nothing of the others");
+  if (std::string Why = unevenStep(ASE->getIdx()); !Why.empty())
+    return No(Why);
   B.Bulk = true;
 }
 

@@ -341,6 +341,11 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
       const std::vector<Tile> &Tiles0 = Results.front().Model.Tiles;
       // The loop replaces its cp.async loop whole: every tile of the loop must take one copy.
       std::string Blocker;
+      // Why a tile itself takes no copy of the engine: for a contiguous tile (one dimension,
+      // unguarded), why no bulk copy moves it; else why no tensor copy does.
+      auto OwnWhyNot = [](const TileBox &B) {
+        return B.ThreadDims.size() == 1 && !B.Guarded ? B.BulkWhyNot : B.TmaWhyNot;
+      };
       std::vector<bool> Bulk(Tiles0.size(), true);
       bool NeedsMaps = false;
       for (size_t T = 0; T < Tiles0.size() && Blocker.empty(); ++T) {
@@ -358,11 +363,10 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
         NeedsMaps = true;
         for (const LoopResult &LR : Results) {
           const TileBox &B = LR.Model.Tiles[T].Box;
-          std::string Why = !B.Valid  ? B.WhyNot
-                            : B.Tma   ? TmaProblem
-                            : B.Bulk  ? (Off.first != Main ? "the loop is in a header" : B.TmaWhyNot)
-                            : B.ThreadDims.size() == 1 && !B.Guarded ? B.BulkWhyNot
-                                      : B.TmaWhyNot;
+          std::string Why = !B.Valid ? B.WhyNot
+                            : B.Tma  ? TmaProblem
+                            : B.Bulk ? (Off.first != Main ? "the loop is in a header" : B.TmaWhyNot)
+                                     : OwnWhyNot(B);
           if (!Why.empty()) {
             Blocker = "copies by the copy engine take every tile of a loop or none, and '" +
                       Tiles0[T].Var->getNameAsString() + "' cannot take one (" + Why + ")";
@@ -408,11 +412,11 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
             B.MapName = Map;
             B.BulkCopy = Blocker.empty() && Bulk[T];
             // Why a tile without a copy of the engine has none: the loop's blocker where the
-            // tile itself could take one; for a contiguous tile, why no bulk copy moves it.
+            // tile itself could take one.
             if (!Blocker.empty() && (B.Tma || B.Bulk))
               B.TmaWhyNot = Blocker;
-            else if (!B.Tma && B.ThreadDims.size() == 1 && !B.Guarded)
-              B.TmaWhyNot = B.BulkWhyNot;
+            else if (!B.Tma)
+              B.TmaWhyNot = OwnWhyNot(B);
             B.Tma = B.Tma && Blocker.empty() && !Bulk[T];
           }
       }

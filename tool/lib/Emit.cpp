@@ -451,12 +451,11 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
         ProbeEdits.emplace_back(B, Len,
                                 Test(Tracker + ".fits(" + Box.MapName + ", " + Box.Pointer + ", " + First + ", " +
                                      Row + ", " + Box.Coordinates.back() + ");"));
-      } else if (Box.BulkCopy) {
-        TmaEdits.emplace_back(B, Len, Call("tilepipe_tma::bulk_copy", {V, Box.Pointer, First, Bar}, Ind));
-        ProbeEdits.emplace_back(B, Len, Test("tilepipe_tma::starts_on_16(" + Box.Pointer + ", " + First + ");"));
       } else {
-        TmaEdits.emplace_back(
-            B, Len, Call("tilepipe_tma::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar}, Ind));
+        TmaEdits.emplace_back(B, Len,
+                              Box.BulkCopy
+                                  ? Call("tilepipe_tma::bulk_copy", {V, Box.Pointer, First, Bar}, Ind)
+                                  : Call("tilepipe_tma::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar}, Ind));
         ProbeEdits.emplace_back(B, Len, Test("tilepipe_tma::starts_on_16(" + Box.Pointer + ", " + First + ");"));
       }
       // Every tile of the loop comes whole, once per tile: the barrier expects all their bytes.
