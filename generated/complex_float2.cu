@@ -400,9 +400,8 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
       __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto k0_fetch = k0;
-      // Tensor copies where the first two tiles start on 16 bytes and, for a guarded copy,
-      // where the index is the place of its coordinates in the map (so do all, where the indices step
-      // evenly); else this block copies by cp.async.
+      // Tensor copies where the first two tiles start on 16 bytes (so do all, where the indices
+      // step evenly); else this block copies by cp.async.
       bool tiles_aligned = true;
       if (leader) {
         auto k0 = k0_fetch;

@@ -389,9 +389,8 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
       __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto k_fetch = k;
-      // Bulk copies where the first two tiles start on 16 bytes and, for a guarded copy,
-      // where the index is the place of its coordinates in the map (so do all, where the indices step
-      // evenly); else this block copies by cp.async.
+      // Bulk copies where the first two tiles start on 16 bytes (so do all, where the indices
+      // step evenly); else this block copies by cp.async.
       bool tiles_aligned = true;
       if (leader) {
         auto k = k_fetch;

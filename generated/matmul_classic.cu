@@ -405,9 +405,8 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto a_fetch = a;
       auto b_fetch = b;
-      // Tensor copies where the first two tiles start on 16 bytes and, for a guarded copy,
-      // where the index is the place of its coordinates in the map (so do all, where the indices step
-      // evenly); else this block copies by cp.async.
+      // Tensor copies where the first two tiles start on 16 bytes (so do all, where the indices
+      // step evenly); else this block copies by cp.async.
       bool tiles_aligned = true;
       if (leader) {
         auto a = a_fetch;

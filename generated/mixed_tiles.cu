@@ -398,9 +398,8 @@ __global__ void rows_times_vector(float* out, const float* A, const float* x, in
       __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto t_fetch = t;
-      // Tensor and bulk copies where the first two tiles start on 16 bytes and, for a guarded copy,
-      // where the index is the place of its coordinates in the map (so do all, where the indices step
-      // evenly); else this block copies by cp.async.
+      // Tensor and bulk copies where the first two tiles start on 16 bytes (so do all, where the indices
+      // step evenly); else this block copies by cp.async.
       bool tiles_aligned = true;
       if (leader) {
         auto t = t_fetch;

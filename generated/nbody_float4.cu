@@ -390,9 +390,8 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
       __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto tile_fetch = tile;
-      // Bulk copies where the first two tiles start on 16 bytes and, for a guarded copy,
-      // where the index is the place of its coordinates in the map (so do all, where the indices step
-      // evenly); else this block copies by cp.async.
+      // Bulk copies where the first two tiles start on 16 bytes (so do all, where the indices
+      // step evenly); else this block copies by cp.async.
       bool tiles_aligned = true;
       if (leader) {
         auto tile = tile_fetch;

@@ -655,7 +655,15 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       Inline["tma_launch"] = llvm::join(Launch, " &&\n    ");
       if (AnyTensor && Opts.TmaFlag.empty())
         return Fail("a tile with a tensor copy in a loop without the launch flag");
-      Inline["engine_copies"] = AnyBulk ? AnyTensor ? "Tensor and bulk copies" : "Bulk copies" : "Tensor copies";
+      // What the leader's probe of the first two tiles decides; the guarded clause only where a tile is.
+      std::string Engine = AnyBulk ? AnyTensor ? "Tensor and bulk copies" : "Bulk copies" : "Tensor copies";
+      Blocks["probe_comment"] =
+          llvm::any_of(M.Tiles, [](const Tile &T) { return T.Box.Guarded; })
+              ? Lines{"// " + Engine + " where the first two tiles start on 16 bytes and, for a guarded copy,",
+                      "// where the index is the place of its coordinates in the map (so do all, where the indices step",
+                      "// evenly); else this block copies by cp.async."}
+              : Lines{"// " + Engine + " where the first two tiles start on 16 bytes (so do all, where the indices",
+                      "// step evenly); else this block copies by cp.async."};
       Inline["how"] = !AnyBulk ? "launched with tensor maps: one tensor copy (TMA) per tile"
                       : AnyTensor ? "launched with tensor maps: one tensor copy (TMA) or bulk copy\n// "
                                     "(cp.async.bulk) per tile"
