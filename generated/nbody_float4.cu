@@ -121,6 +121,15 @@ __device__ inline bool takes(const TileMap &M, const Tile &Stage0, bool Guarded 
          M.Cols == (unsigned)std::extent<Tile, Rank - 1>::value && sizeof(Tile) % 128 == 0 &&
          __cvta_generic_to_shared(&Stage0) % 128 == 0;
 }
+/// In every thread: waits until the phase of Bar with parity Parity has completed (acquiring, at
+/// block scope, what the copies wrote). A bare loop on mbarrier.try_wait, which suspends the thread
+/// in hardware until the phase completes or a time limit passes: cuda::barrier::wait_parity also
+/// reads the global timer on each call and backs off by sleeping, which cost a 4096-cube matmul
+/// 1.5 % at 32 x 32 tiles (docs/verify-record.md).
+__device__ inline void wait_phase(cuda::barrier<cuda::thread_scope_block> &Bar, unsigned Parity) {
+  while (!cuda::ptx::mbarrier_try_wait_parity(cuda::device::barrier_native_handle(Bar), Parity)) {
+  }
+}
 /// In the leader: whether the element Src[First] starts on 16 bytes, as the first element of a
 /// tensor copy must.
 template <class Elem>
@@ -429,7 +438,7 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
         unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage = 0;
         for (; tile < numTiles; ++tile) {
-          stage_barriers[stage].wait_parity(parities >> stage & 1u); // the current tile has landed
+          tilepipe_tma::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
           parities ^= 1u << stage;
           __syncthreads(); // no thread still reads the buffer refilled next
           if (leader)

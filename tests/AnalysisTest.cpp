@@ -454,7 +454,7 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
                                std::string(12 + 38, ' ') + "sizeof(s));");
   EXPECT_TRUE(Copy != std::string::npos && Copy < Arrive && Arrive != std::string::npos) << TmaLoop;
   EXPECT_NE(TmaLoop.find("if (leader)\n            issue_tile();"), std::string::npos) << TmaLoop;
-  EXPECT_NE(TmaLoop.find("stage_barriers[stage].wait_parity(parities >> stage & 1u);"), std::string::npos);
+  EXPECT_NE(TmaLoop.find("tilepipe_tma::wait_phase(stage_barriers[stage], parities >> stage & 1u);"), std::string::npos);
   // Not nested in another loop: the barriers are not torn down.
   EXPECT_EQ(TmaLoop.find("~barrier()"), std::string::npos);
   EXPECT_NE(Out.find("alignas(128) __shared__ float s_stages[3][T][T];"), std::string::npos) << Out;

@@ -48,7 +48,7 @@ static cl::opt<CopyMode> ModeOpt(
 static cl::opt<unsigned> TmaMinStageBytes(
     "tma-min-stage-bytes",
     cl::desc("Tensor and bulk copies only for loops whose tiles hold at least this many bytes per stage "
-             "(default 2048; smaller stages keep cp.async, which measured faster there)"),
+             "(default 2048; smaller stages keep cp.async: there neither measured faster throughout)"),
     cl::init(2048), cl::cat(Category));
 static cl::opt<std::string> Report("report", cl::desc("Write a JSON report of every candidate loop"),
                                    cl::value_desc("file.json"), cl::cat(Category));
