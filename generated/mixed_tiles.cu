@@ -41,43 +41,60 @@ inline bool available() {
 /// place in it without dividing: Q = X / Stride is (X * Mul) >> (32 + Shift) for 0 <= X < 2^31.
 struct TileMap {
   CUtensorMap Map;
-  long long Stride; // elements from one row of the source to the next (2-D maps)
-  unsigned Rows;    // the box: Rows x Cols elements (Rows == 0: a 1-D tile of Cols elements)
+  long long Stride;    // elements from one row of the source to the next (2-D and 3-D maps)
+  long long Plane;     // elements from one plane of the source to the next (3-D maps)
+  unsigned Planes;     // the box: Planes x Rows x Cols elements (Planes == 0: a tile of one or two
+  unsigned Rows;       // dimensions; Rows == 0 too: a 1-D tile of Cols elements)
   unsigned Cols;
-  unsigned Mul;     // 0 when Stride is 1
+  unsigned Mul;        // 0 when Stride is 1
   unsigned Shift;
-  unsigned Bounded; // 1: the map's extents are a guarded copy's bounds (outside them it reads zeros)
+  unsigned PlaneRows;  // 3-D maps: the whole rows in a plane (the map's second extent)
+  unsigned PlaneMul;   // 3-D maps: the divider for Plane
+  unsigned PlaneShift;
+  unsigned Bounded;    // 1: the map's extents are a guarded copy's bounds (outside them it reads zeros)
 };
-/// X / Map.Stride, for 0 <= X < 2^31 and 1 <= Stride < 2^31 (the round-up method of Granlund and
-/// Montgomery: Mul = ceil(2^(31 + L) / Stride) with L = ceil(log2(Stride))).
-__host__ __device__ inline unsigned quotient(const TileMap &M, unsigned X) {
-  return M.Mul ? (unsigned)((unsigned long long)X * M.Mul >> 32) >> M.Shift : X;
+/// X / D for 0 <= X < 2^31, given D's divider (make_divider): the round-up method of Granlund and
+/// Montgomery, Mul = ceil(2^(31 + L) / D) with L = ceil(log2(D)), and Mul == 0 for D == 1.
+__host__ __device__ inline unsigned divide(unsigned X, unsigned Mul, unsigned Shift) {
+  return Mul ? (unsigned)((unsigned long long)X * Mul >> 32) >> Shift : X;
+}
+/// X / Map.Stride, for 0 <= X < 2^31 and 1 <= Stride < 2^31.
+__host__ __device__ inline unsigned quotient(const TileMap &M, unsigned X) { return divide(X, M.Mul, M.Shift); }
+/// The divider for D (divide); false outside 1 <= D < 2^31.
+inline bool make_divider(long long D, unsigned *Mul, unsigned *Shift) {
+  if (D < 1 || D >= 0x80000000LL)
+    return false;
+  *Mul = *Shift = 0;
+  if (D > 1) {
+    unsigned L = 0;
+    while ((1ull << L) < (unsigned long long)D)
+      ++L;
+    *Mul = (unsigned)(((1ull << (31 + L)) + (unsigned long long)D - 1) / (unsigned long long)D);
+    *Shift = L - 1;
+  }
+  return true;
 }
 /// Sets M's divider for Stride; false outside 1 <= Stride < 2^31.
 inline bool set_divider(TileMap *M, long long Stride) {
-  if (Stride < 1 || Stride >= 0x80000000LL)
+  if (!make_divider(Stride, &M->Mul, &M->Shift))
     return false;
   M->Stride = Stride;
-  M->Mul = M->Shift = 0;
-  if (Stride > 1) {
-    unsigned L = 0;
-    while ((1ull << L) < (unsigned long long)Stride)
-      ++L;
-    M->Mul = (unsigned)(((1ull << (31 + L)) + (unsigned long long)Stride - 1) / (unsigned long long)Stride);
-    M->Shift = L - 1;
-  }
   return true;
 }
 /// A map of Rows x Cols boxes (Rows == 0: a 1-D tile of Cols elements) over the elements of Elem
 /// bytes at Base, Stride elements apart from row to row. Unguarded (BoundRows == BoundCols == 0),
 /// the map runs on far past any tile. For a guarded copy it has the guard's bounds as extents:
 /// BoundCols columns, within a row (at most Stride), and BoundRows rows, and reads zeros outside.
+/// With Planes > 0 (unguarded only), boxes of Planes x Rows x Cols over planes Plane elements
+/// apart: the map's rows run on to the last whole row of a plane, its planes far past any tile.
 /// False where TMA cannot describe them.
 inline bool encode(TileMap *M, const void *Base, size_t Elem, long long Stride, long long Rows,
-                   long long Cols, long long BoundRows = 0, long long BoundCols = 0) {
+                   long long Cols, long long BoundRows = 0, long long BoundCols = 0, long long Plane = 0,
+                   long long Planes = 0) {
   const long long Words = Elem == 16 ? 2 : 1; // 16-byte elements travel as two 8-byte ones
   if (!Base || reinterpret_cast<unsigned long long>(Base) % 16 != 0 || (Elem != 4 && Elem != 8 && Elem != 16) ||
-      Cols < 1 || Cols * Words > 256 || Cols * (long long)Elem % 16 != 0 || Rows < 0 || Rows > 256)
+      Cols < 1 || Cols * Words > 256 || Cols * (long long)Elem % 16 != 0 || Rows < 0 || Rows > 256 ||
+      Planes < 0 || Planes > 256 || (Planes != 0 && (Rows < 1 || BoundRows != 0 || BoundCols != 0)))
     return false;
   const CUtensorMapDataType Type = Elem == 4 ? CU_TENSOR_MAP_DATA_TYPE_UINT32 : CU_TENSOR_MAP_DATA_TYPE_UINT64;
   const cuuint64_t Far = 0x7fffffffull; // the kernel keeps every box below this many rows or elements
@@ -85,12 +102,15 @@ inline bool encode(TileMap *M, const void *Base, size_t Elem, long long Stride, 
   if (Bounded && (BoundCols < 1 || BoundCols * Words > 0x7fffffffLL || (Rows != 0 && BoundRows < 1) ||
                   BoundRows > 0x7fffffffLL))
     return false;
-  cuuint64_t Dims[2], Strides[1];
-  cuuint32_t Box[2], ElementStrides[2] = {1, 1};
-  cuuint32_t Rank = Rows == 0 ? 1 : 2;
+  cuuint64_t Dims[3], Strides[2];
+  cuuint32_t Box[3], ElementStrides[3] = {1, 1, 1};
+  cuuint32_t Rank = Rows == 0 ? 1 : Planes == 0 ? 2 : 3;
+  M->Planes = (unsigned)Planes;
   M->Rows = (unsigned)Rows;
   M->Cols = (unsigned)Cols;
   M->Bounded = Bounded;
+  M->Plane = 0;
+  M->PlaneRows = M->PlaneMul = M->PlaneShift = 0;
   if (Rank == 1) {
     M->Stride = 0;
     M->Mul = M->Shift = 0;
@@ -105,6 +125,20 @@ inline bool encode(TileMap *M, const void *Base, size_t Elem, long long Stride, 
     Strides[0] = (cuuint64_t)(Stride * (long long)Elem);
     Box[0] = (cuuint32_t)(Cols * Words);
     Box[1] = (cuuint32_t)Rows;
+    if (Rank == 3) {
+      // A box must lie within the rows of one plane: the kernel checks that it does, and else
+      // copies the tile row by row.
+      const long long PlaneRows = Plane / Stride;
+      if (PlaneRows < Rows || Plane * (long long)Elem % 16 != 0 ||
+          !make_divider(Plane, &M->PlaneMul, &M->PlaneShift))
+        return false;
+      M->Plane = Plane;
+      M->PlaneRows = (unsigned)PlaneRows;
+      Dims[1] = (cuuint64_t)PlaneRows;
+      Dims[2] = Far;
+      Strides[1] = (cuuint64_t)(Plane * (long long)Elem);
+      Box[2] = (cuuint32_t)Planes;
+    }
   }
   return encoder()(&M->Map, Type, Rank, const_cast<void *>(Base), Dims, Strides, Box, ElementStrides,
                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
@@ -116,8 +150,10 @@ inline bool encode(TileMap *M, const void *Base, size_t Elem, long long Stride, 
 template <class Tile>
 __device__ inline bool takes(const TileMap &M, const Tile &Stage0, bool Guarded = false) {
   constexpr unsigned Rank = std::rank<Tile>::value;
-  static_assert(Rank == 1 || Rank == 2, "tensor copies take tiles of one or two dimensions");
-  return M.Bounded == (unsigned)Guarded && M.Rows == (Rank == 1 ? 0u : (unsigned)std::extent<Tile, 0>::value) &&
+  static_assert(Rank >= 1 && Rank <= 3, "tensor copies take tiles of one to three dimensions");
+  constexpr unsigned Planes = Rank == 3 ? std::extent<Tile, 0>::value : 0;
+  constexpr unsigned Rows = Rank == 1 ? 0 : std::extent<Tile, Rank - 2>::value;
+  return M.Bounded == (unsigned)Guarded && M.Planes == Planes && M.Rows == Rows &&
          M.Cols == (unsigned)std::extent<Tile, Rank - 1>::value && sizeof(Tile) % 128 == 0 &&
          __cvta_generic_to_shared(&Stage0) % 128 == 0;
 }
@@ -147,11 +183,25 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
   using E = typename std::remove_all_extents<Tile>::type;
   static_assert(sizeof(E) == sizeof(Elem), "the tile holds the source's elements");
   constexpr unsigned Rank = std::rank<Tile>::value;
-  constexpr unsigned Rows = Rank == 1 ? 1 : std::extent<Tile, 0>::value;
+  constexpr unsigned Planes = Rank == 3 ? std::extent<Tile, 0>::value : 1;
+  constexpr unsigned Rows = Rank == 1 ? 1 : std::extent<Tile, Rank - 2>::value;
   constexpr unsigned Cols = std::extent<Tile, Rank - 1>::value;
   constexpr long long Words = sizeof(E) == 16 ? 2 : 1;
   E *D = reinterpret_cast<E *>(&Dst);
-  if (Rank == 1) {
+  if (Rank == 3) {
+    if (First >= 0 && First < 0x80000000LL) {
+      // In 32 bits: the map keeps Plane and Stride * Words below 2^31 (encode).
+      const unsigned Plane = (unsigned)M.Plane, Stride = (unsigned)M.Stride;
+      const unsigned Z = divide((unsigned)First, M.PlaneMul, M.PlaneShift), InPlane = (unsigned)First - Z * Plane;
+      const unsigned Row = quotient(M, InPlane), Col = InPlane - Row * Stride;
+      if (Col + Cols <= Stride && Row + Rows <= M.PlaneRows && Z + Planes <= 0x7fffffffu) {
+        const int32_t Coords[3] = {(int32_t)(Col * Words), (int32_t)Row, (int32_t)Z};
+        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
+                                        cuda::device::barrier_native_handle(Bar));
+        return;
+      }
+    }
+  } else if (Rank == 1) {
     if (First >= 0 && (First + Cols) * Words <= 0x7fffffffLL) {
       const int32_t Coords[1] = {(int32_t)(First * Words)};
       cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
@@ -169,13 +219,27 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
       return;
     }
   }
-  // The box would run past the end of a row of the map: one bulk copy per tile row (encode made
-  // sure that a tile row is a multiple of 16 bytes, and so is the row pitch).
+  // The box would run past the end of a row of the map (or of a plane's rows): one bulk copy per
+  // tile row (encode made sure that a tile row is a multiple of 16 bytes, and so are the row and
+  // plane pitches).
   if (Cols * sizeof(E) % 16 == 0) {
-    for (unsigned R = 0; R < Rows; ++R)
-      cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + R * Cols,
-                               Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
-                               cuda::device::barrier_native_handle(Bar));
+    if (Rank == 3) {
+      // Not unrolled: this path is rare, and a brick's copies unrolled would hold registers that
+      // the whole kernel pays for (39 instead of 29 in brick_tiles).
+#pragma unroll 1
+      for (unsigned P = 0; P < Planes; ++P)
+#pragma unroll 1
+        for (unsigned R = 0; R < Rows; ++R)
+          cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + (P * Rows + R) * Cols,
+                                   Src + First + P * M.Plane + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
+                                   cuda::device::barrier_native_handle(Bar));
+    } else {
+      // Unrolled: kept in a loop, it costs the 2-D matmul 7 registers more (39 instead of 32).
+      for (unsigned R = 0; R < Rows; ++R)
+        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + R * Cols,
+                                 Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
+                                 cuda::device::barrier_native_handle(Bar));
+    }
   } else {
     __trap(); // unreachable: takes() refuses a map made for tiles of another shape
   }
@@ -221,6 +285,7 @@ template <class Tile>
 __device__ inline void copy_box(const TileMap &M, Tile &Dst, int Row, int Col,
                                 cuda::barrier<cuda::thread_scope_block> &Bar) {
   using E = typename std::remove_all_extents<Tile>::type;
+  static_assert(std::rank<Tile>::value <= 2, "guarded tensor copies take tiles of one or two dimensions");
   constexpr unsigned Words = sizeof(E) == 16 ? 2 : 1;
   // Past 2^31 the coordinate wraps to a negative one: outside the map all the same.
   const int32_t C = (int32_t)((unsigned)Col * Words);

@@ -577,6 +577,21 @@ __device__ void tiles(float *C, const float *A, int ld, int nt) {
 __global__ void k(float *C, const float *A, int ld, int nt) { tiles(C, A, ld, nt); }
 )",
      "in a __device__ function"},
+    {"GuardedThreeDimensions", R"(
+__global__ void k(float *C, const float *V, int pitch, int plane, int n, int nt) {
+  __shared__ float s[4][4][32];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    const int x = t * 32 + threadIdx.x;
+    s[threadIdx.z][threadIdx.y][threadIdx.x] = x < n ? V[threadIdx.z * plane + threadIdx.y * pitch + x] : 0.0f;
+    __syncthreads();
+    acc += s[3 - threadIdx.z][3 - threadIdx.y][31 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)",
+     "is guarded and has three dimensions; guarded tensor copies take one or two"},
     {"PointerNotAParameter", R"(
 __global__ void k(float *C, const float *A, int ld, int nt) {
   __shared__ float s[16][16];
@@ -847,6 +862,62 @@ TEST(TensorCopy, GuardedRowOfOneDimension) {
   EXPECT_NE(Out.find("s_probe.fits(s_tmap, A, (long long)(i), 0, i);"), std::string::npos) << Out;
   EXPECT_NE(Out.find("tilepipe_tma::copy_box(s_tmap, s, 0, i, stage_barriers[fetch_stage]);"), std::string::npos)
       << Out;
+}
+
+// A kernel that reads 4 x 4 x 32 bricks of a volume, rows `pitch` and planes `plane` elements apart.
+const char *BrickKernel = R"(
+__global__ void k(float *C, const float *V, int pitch, int plane, int nt) {
+  __shared__ float s[4][4][32];
+  const int base = blockIdx.y * 4 * plane + blockIdx.x * 4 * pitch;
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.z][threadIdx.y][threadIdx.x] = V[base + threadIdx.z * plane + threadIdx.y * pitch + t * 32 + threadIdx.x];
+    __syncthreads();
+    acc += s[3 - threadIdx.z][3 - threadIdx.y][31 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+void launch(float *C, const float *V, int pitch, int plane, int nt) {
+  k<<<dim3(8, 8), dim3(32, 4, 4)>>>(C, V, pitch, plane, nt);
+}
+)";
+
+// With --tma-3d-tiles, a tile of three dimensions whose box the thread indices span takes one tensor
+// copy of three dimensions: the launcher's map has the row stride, the plane stride and the extents.
+TEST(TensorCopy, ThreeDimensionalTileTakesAThreeDimensionalMap) {
+  ToolOptions O = defaultOptions();
+  O.Mode = CopyMode::Tma;
+  O.TmaMinStageBytes = 0;
+  O.TmaThreeDimensions = true;
+  FileResult R = runOnCode(BrickKernel, O);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_NE(R.Loops[0].message().find("s by tensor copy (TMA)"), std::string::npos) << R.Loops[0].message();
+  const std::string &Out = R.Rewritten;
+  EXPECT_NE(Out.find("tilepipe_tma::encode(&s_tmap, V, sizeof(float), (long long)(pitch), (long long)(4), "
+                     "(long long)(32), 0, 0, (long long)(plane), (long long)(4));"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("blockDim.z == sizeof(s_stages[0]) / sizeof(s_stages[0][0])"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("tilepipe_tma::copy_tile(s_tmap, s, V,"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("tilepipe_launch_k(dim3(8, 8), dim3(32, 4, 4), 0, 0, C, V, pitch, plane, nt);"),
+            std::string::npos)
+      << Out;
+}
+
+// By default the same tile keeps its 16-byte cp.async copies, and the remark says why.
+TEST(TensorCopy, ThreeDimensionalTileKeepsCpAsyncByDefault) {
+  FileResult R = runWithTensorCopies(BrickKernel);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  const std::string M = R.Loops[0].message();
+  EXPECT_EQ(M.find("by tensor copy"), std::string::npos) << M;
+  EXPECT_NE(M.find("'s' has three dimensions, whose tensor copies measured slower than the 16-byte cp.async "
+                   "copies (--tma-3d-tiles takes them)"),
+            std::string::npos)
+      << M;
+  EXPECT_EQ(R.Rewritten.find("CUtensorMap"), std::string::npos);
 }
 
 // An index that moves by a fixed step, through an index variable, a shift and a cast, takes copies

@@ -1678,8 +1678,9 @@ void LoopChecker::analyzeTma(Tile &T, const TileStore *FillStore) {
   };
   if (!M.Function->hasAttr<CUDAGlobalAttr>())
     return No("the copy is in a __device__ function, which the host cannot hand a tensor map");
-  if (B.ThreadDims.size() > 2)
-    return No("the tile has more than two dimensions");
+  if (B.ThreadDims.size() == 3 && FillStore)
+    return No("the copy into " + name(T.Var) +
+              " is guarded and has three dimensions; guarded tensor copies take one or two");
   const TileStore &S = M.Stores[B.Store];
   const auto *ASE = cast<ArraySubscriptExpr>(stripNoOps(S.Src));
   const Expr *Ptr = ASE->getBase()->IgnoreParenImpCasts();
@@ -1710,7 +1711,7 @@ void LoopChecker::analyzeTma(Tile &T, const TileStore *FillStore) {
   for (const ConstantArrayType *A = Ctx.getAsConstantArrayType(T.Var->getType()); A;
        A = Ctx.getAsConstantArrayType(A->getElementType()))
     Sizes.push_back(A->getSize().getZExtValue());
-  if (!Sizes.empty() && (Sizes.back() * Words > 256 || Sizes.front() > 256)) {
+  if (!Sizes.empty() && (Sizes.back() * Words > 256 || llvm::any_of(Sizes, [](uint64_t E) { return E > 256; }))) {
     std::vector<std::string> Dims;
     for (uint64_t E : Sizes)
       Dims.push_back(std::to_string(E));

@@ -725,16 +725,21 @@ std::string emitLauncher(const LauncherParts &P) {
   for (const Tile *T : P.Tiles) {
     const TileBox &B = T->Box;
     Maps.push_back("tilepipe_tma::TileMap " + B.MapName + " = {};");
-    std::string Stride = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.Coefficients[0] + ")";
-    std::string Rows = B.ExtentText.size() == 1 ? "0" : "(long long)(" + B.ExtentText[0] + ")";
-    // A guarded copy's map ends where its guard's bounds do.
+    // Rows and planes: the tile's next-to-innermost and outermost dimensions, with their strides.
+    const size_t N = B.ExtentText.size();
+    auto Long = [](const std::string &E) { return "(long long)(" + E + ")"; };
+    std::string Stride = N == 1 ? "0" : Long(B.Coefficients[N - 2]);
+    std::string Rows = N == 1 ? "0" : Long(B.ExtentText[N - 2]);
+    // A guarded copy's map ends where its guard's bounds do (Check gives those one or two
+    // dimensions); the planes of a tile of three follow the bounds.
     std::string Bounds;
     if (B.Guarded)
-      Bounds = std::string(", ") + (B.Bounds.size() == 1 ? "0" : "(long long)(" + B.Bounds[0] + ")") +
-               ", (long long)(" + B.Bounds.back() + ")";
+      Bounds = std::string(", ") + (B.Bounds.size() == 1 ? "0" : Long(B.Bounds[0])) + ", " + Long(B.Bounds.back());
+    else if (N == 3)
+      Bounds = ", 0, 0, " + Long(B.Coefficients[0]) + ", " + Long(B.ExtentText[0]);
     Encodes.push_back(P.Ok + " = " + P.Ok + " && tilepipe_tma::encode(&" + B.MapName + ", " + B.PointerParam +
-                      ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " + Rows + ", (long long)(" +
-                      B.ExtentText.back() + ")" + Bounds + ");");
+                      ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " + Rows + ", " + Long(B.ExtentText.back()) +
+                      Bounds + ");");
     Args.push_back(B.MapName);
   }
   Args.push_back(P.Ok);

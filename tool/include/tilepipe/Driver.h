@@ -18,6 +18,9 @@ struct ToolOptions {
   /// Tensor copies only for loops whose stage (all their tiles) holds at least this many bytes:
   /// below, the cp.async copies spread over the block measured faster (docs/verify-record.md).
   uint64_t TmaMinStageBytes = 2048;
+  /// Tensor copies for tiles of three dimensions too: off by default, since on the one kernel
+  /// measured (brick_tiles) they ran slower than the 16-byte cp.async copies (docs/verify-record.md).
+  bool TmaThreeDimensions = false;
   unsigned Stages = 3;
   bool AssumeNoAlias = true;
   std::string GpuArch = "sm_90";
