@@ -105,6 +105,14 @@ struct LoopModel {
   std::vector<std::string> NoAliasAssumed; ///< pointers stored to that are assumed not to overlap sources
   std::vector<std::string> SourcePointers;  ///< the pointers the copies read, for messages
   bool NestedInLoop = false;                ///< the loop may run again (outer loop, or a __device__ function)
+  /// The compute phase may write memory that another thread can read after the loop (shared or
+  /// global memory, or a local whose address escapes). The original's last trailing barrier
+  /// ordered those writes before the code after the loop; the rewrite then keeps a barrier there.
+  bool ComputeWritesMemory = true;
+  /// Every thread of the block provably reaches the loop (no thread left the kernel before it),
+  /// so copies spread over the whole block, or issued by one thread for all, copy what the
+  /// original's threads did. When false, each thread copies its own elements.
+  bool AllThreadsReachLoop = false;
   uint64_t OtherSharedBytes = 0;            ///< static shared memory of the function outside these tiles
 };
 
