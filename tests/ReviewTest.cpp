@@ -169,7 +169,7 @@ TEST(Annotations, AssumeNoAliasPerLoop) {
   std::string Code = R"(#define T 64
 __global__ void k(const float *A, float *C, int nt) {
   __shared__ float s[T];
-  // tilepipe: assume-noalias=false
+  // tilepipe: assume-noalias=true
   for (int t = 0; t < nt; ++t) {
     s[threadIdx.x] = A[t * T + threadIdx.x];
     __syncthreads();
@@ -181,7 +181,15 @@ __global__ void k(const float *A, float *C, int nt) {
   FileResult R = runOnCode(Code);
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
-  EXPECT_EQ("store-may-alias", reasonInfo(R.Loops[0].Code).Id.str());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  // The run's option says true; the loop's annotation says false: the annotation wins.
+  ToolOptions Assume = defaultOptions();
+  Assume.AssumeNoAlias = true;
+  std::string Strict = Code;
+  Strict.replace(Strict.find("assume-noalias=true"), 19, "assume-noalias=false");
+  FileResult S = runOnCode(Strict, Assume);
+  ASSERT_EQ(1u, S.Loops.size());
+  EXPECT_EQ("store-may-alias", reasonInfo(S.Loops[0].Code).Id.str());
 }
 
 TEST(Annotations, MalformedIsAnError) {

@@ -64,8 +64,9 @@ static cl::opt<std::string> GpuArch("gpu-arch", cl::desc("GPU architecture for p
 static cl::opt<bool> AssumeNoAlias(
     "assume-noalias",
     cl::desc("Rewrite loops that store through pointers other than the ones their tiles are "
-             "copied from, assuming they do not overlap (default true; =false refuses them)"),
-    cl::init(true), cl::cat(Category));
+             "copied from, assuming they do not overlap the copied data (default false: such "
+             "loops are left alone unless every pointer involved is __restrict__)"),
+    cl::init(false), cl::cat(Category));
 static cl::opt<bool> Quiet("quiet", cl::desc("Print no remarks and no summary"), cl::cat(Category));
 static cl::list<std::string> KernelNames("kernel", cl::desc("Only look at loops in these kernels or device functions (repeatable)"),
                                          cl::value_desc("name"), cl::cat(Category));

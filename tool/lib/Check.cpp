@@ -7,6 +7,7 @@
 // no store of the loop can change what a future copy reads. This file proves those facts or refuses.
 #include "tilepipe/Check.h"
 #include "tilepipe/AstUtil.h"
+#include "tilepipe/Effects.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
@@ -118,110 +119,11 @@ static bool isBuiltinIndexRead(const Expr *E, std::string *Name = nullptr) {
   return false;
 }
 
-/// Functions whose result depends only on their arguments.
-static bool isPureFunction(const FunctionDecl *FD) {
-  if (!FD || !FD->getIdentifier())
-    return false;
-  static const char *Names[] = {"min",   "max",    "umin",   "umax",  "llmin", "llmax",
-                                "ullmin", "ullmax", "__mul24", "__umul24", "abs", "fminf",
-                                "fmaxf", "__popc", "__clz",  "__ffs"};
-  for (const char *N : Names)
-    if (FD->getName() == N)
-      return true;
-  return FD->isConstexpr();
-}
-
 //===----------------------------------------------------------------------===//
 // Mutations
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Variables a statement may change: assigned, incremented, bound to a non-const reference,
-/// used as the object of a non-const member call, or whose address is taken.
-class MutationScanner : public RecursiveASTVisitor<MutationScanner> {
-public:
-  llvm::SmallPtrSet<const VarDecl *, 16> Mutated;
-  llvm::SmallPtrSet<const VarDecl *, 16> AddressTaken;
-  llvm::SmallPtrSet<const VarDecl *, 16> Declared;
-  bool HasLambda = false;
-
-  bool shouldVisitLambdaBody() const { return true; }
-
-  void markLHS(const Expr *E, bool Address = false) {
-    E = E->IgnoreParenImpCasts();
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-      if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()))
-        (Address ? AddressTaken : Mutated).insert(V);
-      return;
-    }
-    if (const auto *ME = dyn_cast<MemberExpr>(E)) {
-      if (!ME->isArrow())
-        markLHS(ME->getBase(), Address);
-      return;
-    }
-    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
-      // An element of a local array (not of memory behind a pointer) changes the array.
-      const Expr *Base = ASE->getBase()->IgnoreParenImpCasts();
-      if (Base->getType()->isArrayType() || isa<ArraySubscriptExpr>(Base) ||
-          (isa<DeclRefExpr>(Base) && Base->getType()->isArrayType()))
-        markLHS(Base, Address);
-      else if (const auto *ICE = dyn_cast<ImplicitCastExpr>(ASE->getBase()))
-        if (ICE->getCastKind() == CK_ArrayToPointerDecay)
-          markLHS(ICE->getSubExpr(), Address);
-    }
-  }
-  bool VisitBinaryOperator(BinaryOperator *BO) {
-    if (BO->isAssignmentOp())
-      markLHS(BO->getLHS());
-    return true;
-  }
-  bool VisitUnaryOperator(UnaryOperator *UO) {
-    if (UO->isIncrementDecrementOp())
-      markLHS(UO->getSubExpr());
-    if (UO->getOpcode() == UO_AddrOf)
-      markLHS(UO->getSubExpr(), /*Address=*/true);
-    return true;
-  }
-  bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *CE) {
-    OverloadedOperatorKind K = CE->getOperator();
-    if (CE->getNumArgs() > 0 && (CE->isAssignmentOp() || K == OO_PlusPlus || K == OO_MinusMinus))
-      markLHS(CE->getArg(0));
-    return true;
-  }
-  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *CE) {
-    if (const CXXMethodDecl *MD = CE->getMethodDecl())
-      if (!MD->isConst())
-        if (const Expr *Obj = CE->getImplicitObjectArgument())
-          markLHS(Obj);
-    return true;
-  }
-  bool VisitCallExpr(CallExpr *CE) {
-    const FunctionDecl *FD = CE->getDirectCallee();
-    for (unsigned I = 0; I < CE->getNumArgs(); ++I) {
-      QualType PT;
-      if (FD && I < FD->getNumParams())
-        PT = FD->getParamDecl(I)->getType();
-      if (PT.isNull() || (PT->isReferenceType() && !PT.getNonReferenceType().isConstQualified()))
-        markLHS(CE->getArg(I));
-      if (!PT.isNull() && PT->isPointerType() && !PT->getPointeeType().isConstQualified())
-        if (const auto *ICE = dyn_cast<ImplicitCastExpr>(CE->getArg(I)))
-          if (ICE->getCastKind() == CK_ArrayToPointerDecay)
-            markLHS(ICE->getSubExpr());
-    }
-    return true;
-  }
-  bool VisitVarDecl(VarDecl *V) {
-    Declared.insert(V);
-    if (V->getType()->isReferenceType() && V->getInit() &&
-        !V->getType().getNonReferenceType().isConstQualified())
-      markLHS(V->getInit());
-    return true;
-  }
-  bool VisitLambdaExpr(LambdaExpr *) {
-    HasLambda = true;
-    return true;
-  }
-};
 
 enum class Dep { Invariant, Iteration, Bad };
 
@@ -255,7 +157,8 @@ class LoopChecker {
 public:
   LoopChecker(ASTContext &Ctx, const TranslationUnitIndex &Index, const Candidate &C,
               const CheckOptions &Opts, LoopModel &M)
-      : Ctx(Ctx), SM(Ctx.getSourceManager()), Index(Index), Opts(Opts), M(M) {
+      : Ctx(Ctx), SM(Ctx.getSourceManager()), Index(Index), Opts(Opts), M(M),
+        Effects(Ctx, Index) {
     M.Loop = C.Loop;
     M.Function = C.Function;
   }
@@ -269,12 +172,13 @@ private:
   const CheckOptions &Opts;
   LoopModel &M;
 
-  MutationScanner InLoop;   // mutations inside the loop statement
-  MutationScanner InFunction;
+  LocalFacts InLoop;   // mutations inside the loop statement
+  LocalFacts InFunction;
   llvm::DenseMap<const VarDecl *, DepResult> IndexDeclDeps;
   llvm::SmallPtrSet<const VarDecl *, 4> InnerVars; // variables of inner copy loops
   llvm::DenseMap<const VarDecl *, size_t> TileIndex;
-  std::vector<const VarDecl *> SourceRoots;
+  RootSet SourceRoots; ///< where the pointers the copies read may point
+  EffectsAnalyzer Effects;
   struct StoreSite {
     const Expr *Dst;
     unsigned TileIdx;
@@ -333,7 +237,7 @@ private:
   bool threadAffine(const Expr *E, std::map<char, Coef> &Out, unsigned Depth = 0);
   bool visibleAtLoop(const Expr *E);
   bool changes(const VarDecl *V) const {
-    return InFunction.Mutated.contains(V) || InFunction.AddressTaken.contains(V);
+    return InFunction.Mutated.contains(V) || InFunction.Escaped.contains(V);
   }
   bool setOnceLocal(const VarDecl *V) const;
   bool unchangedParam(const VarDecl *V) const;
@@ -347,8 +251,7 @@ private:
   bool hostVisible(const Expr *E);
   bool isGlobalPointer(const VarDecl *V, unsigned Depth);
   const VarDecl *pointerBase(const Expr *E);
-  const VarDecl *rootOf(const VarDecl *V);
-  Verdict classifyStoreTarget(const Expr *Ptr, const Stmt *Where);
+  Verdict classifyStoreTarget(const RootSet &Target, const Stmt *Where);
 };
 
 DepResult LoopChecker::classifyVar(const VarDecl *V) {
@@ -378,7 +281,7 @@ DepResult LoopChecker::classifyVar(const VarDecl *V) {
     return DepResult::bad(name(V) + " is computed inside the loop");
   if (InLoop.Mutated.contains(V))
     return DepResult::bad(name(V) + " is modified in the loop");
-  if (InFunction.AddressTaken.contains(V))
+  if (InFunction.Escaped.contains(V))
     return DepResult::bad("the address of " + name(V) + " is taken");
   return {};
 }
@@ -449,7 +352,7 @@ DepResult LoopChecker::classify(const Expr *E) {
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
     if (isa<CXXOperatorCallExpr>(Call) || isa<CXXMemberCallExpr>(Call))
       return DepResult::bad("calls " + text(Call->getCallee()));
-    if (!isPureFunction(Call->getDirectCallee()))
+    if (!Effects.isPure(Call->getDirectCallee()))
       return DepResult::bad("calls " + text(Call->getCallee()));
     DepResult R;
     for (const Expr *A : Call->arguments())
@@ -705,17 +608,17 @@ Verdict LoopChecker::collectInductions() {
     if (Verdict V = addIncrement(cast<Expr>(S)); !V.ok())
       return V;
   // Inductions may change only in their increments.
-  MutationScanner Rest;
-  Rest.TraverseStmt(const_cast<Expr *>(M.Cond));
+  LocalFacts Rest;
+  Rest.scan(M.Cond);
   for (const Stmt *S : M.CopyPhase)
-    Rest.TraverseStmt(const_cast<Stmt *>(S));
+    Rest.scan(S);
   for (const Stmt *S : M.ComputePhase)
-    Rest.TraverseStmt(const_cast<Stmt *>(S));
+    Rest.scan(S);
   for (const VarDecl *V : M.Inductions) {
     if (Rest.Mutated.contains(V))
       return Verdict::refuse(Reason::InductionStep,
                              name(V) + " is also modified outside the increment");
-    if (InFunction.AddressTaken.contains(V))
+    if (InFunction.Escaped.contains(V))
       return Verdict::refuse(Reason::InductionStep, "the address of " + name(V) + " is taken");
   }
   // A step may not name another induction variable (classify saw them before all were known).
@@ -759,18 +662,6 @@ const VarDecl *LoopChecker::pointerBase(const Expr *E) {
   return nullptr;
 }
 
-const VarDecl *LoopChecker::rootOf(const VarDecl *V) {
-  for (unsigned I = 0; I < 8 && V && !isa<ParmVarDecl>(V) && V->getInit() &&
-                       !InFunction.Mutated.contains(V);
-       ++I) {
-    const VarDecl *Next = pointerBase(V->getInit());
-    if (!Next)
-      break;
-    V = Next;
-  }
-  return V;
-}
-
 bool LoopChecker::isGlobalPointer(const VarDecl *V, unsigned Depth) {
   if (!V || Depth > 6 || !V->getType()->isPointerType() || isShared(V))
     return false;
@@ -800,13 +691,13 @@ bool LoopChecker::isGlobalPointer(const VarDecl *V, unsigned Depth) {
   const auto *F = dyn_cast<FunctionDecl>(V->getDeclContext());
   if (!F)
     return false;
-  MutationScanner Caller;
-  const MutationScanner *Whole = &InFunction;
+  LocalFacts Caller;
+  const LocalFacts *Whole = &InFunction;
   if (F != M.Function) {
-    Caller.TraverseStmt(F->getBody());
+    Caller.scan(F->getBody());
     Whole = &Caller;
   }
-  if (Whole->Mutated.contains(V) || Whole->AddressTaken.contains(V))
+  if (Whole->Mutated.contains(V) || Whole->Escaped.contains(V))
     return false;
   return isGlobalPointer(pointerBase(V->getInit()), Depth + 1);
 }
@@ -936,11 +827,13 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
                            "cannot prove that '" + text(Ptr) + "' points to global memory");
   if (!editable(Dst) || !editable(Plain))
     return Verdict::refuse(Reason::Macro, "the copy '" + text(S) + "' is written in a macro");
-  const VarDecl *Root = rootOf(Base);
-  if (!llvm::is_contained(SourceRoots, Root)) {
-    SourceRoots.push_back(Root);
-    M.SourcePointers.push_back(Root->getNameAsString());
-  }
+  RootSet Roots = Effects.rootsOf(M.Function, Ptr);
+  for (const VarDecl *Root : Roots.Roots)
+    if (!llvm::is_contained(SourceRoots.Roots, Root))
+      M.SourcePointers.push_back(Root->getNameAsString());
+  if (Roots.Unknown && !SourceRoots.Unknown)
+    M.SourcePointers.push_back(text(Ptr));
+  SourceRoots.join(Roots);
   Store.Src = V;
   M.Stores.push_back(Store);
   return {};
@@ -1076,9 +969,9 @@ Verdict LoopChecker::checkCopyStmt(const Stmt *S) {
     }
     // The increment assigns its own variable, which classify would call a side effect: check that
     // only it changes the variable, then judge the bound and the step.
-    MutationScanner IncScan, BodyScan;
-    IncScan.TraverseStmt(const_cast<Expr *>(For->getInc()));
-    BodyScan.TraverseStmt(const_cast<Stmt *>(For->getBody()));
+    LocalFacts IncScan, BodyScan;
+    IncScan.scan(For->getInc());
+    BodyScan.scan(For->getBody());
     for (const VarDecl *V : Declared)
       if (BodyScan.Mutated.contains(V) || !IncScan.Mutated.contains(V))
         return Verdict::refuse(Reason::LoadPhase,
@@ -1284,101 +1177,62 @@ Verdict LoopChecker::checkTiles() {
   return {};
 }
 
-Verdict LoopChecker::classifyStoreTarget(const Expr *Ptr, const Stmt *Where) {
-  const VarDecl *Base = pointerBase(Ptr);
-  if (!Base)
-    return Verdict::refuse(Reason::Unsupported,
-                           "stores through '" + text(Ptr) + "', which tilepipe cannot follow");
-  const VarDecl *Root = rootOf(Base);
-  if (llvm::is_contained(SourceRoots, Root))
-    return Verdict::refuse(Reason::StoreAliasesLoad,
-                           "'" + text(Where).substr(0, 60) + "' writes through " + name(Root) +
-                               ", which the copies read");
-  bool Restrict = Root->getType().isRestrictQualified() &&
-                  llvm::all_of(SourceRoots, [](const VarDecl *S) {
-                    return S->getType().isRestrictQualified();
-                  });
-  if (Restrict)
-    return {};
-  if (!Opts.AssumeNoAlias)
-    return Verdict::refuse(Reason::StoreMayAlias, "stores through " + name(Root));
-  if (!llvm::is_contained(M.NoAliasAssumed, Root->getNameAsString()))
-    M.NoAliasAssumed.push_back(Root->getNameAsString());
+Verdict LoopChecker::classifyStoreTarget(const RootSet &Target, const Stmt *Where) {
+  std::string What = "'" + text(Where).substr(0, 60) + "'";
+  if (Target.Unknown)
+    return Verdict::refuse(Reason::UnknownEffects,
+                           What + " stores where tilepipe cannot follow: " + Target.Why);
+  for (const VarDecl *Root : Target.Roots)
+    if (llvm::is_contained(SourceRoots.Roots, Root))
+      return Verdict::refuse(Reason::StoreAliasesLoad,
+                             What + " writes through " + name(Root) + ", which the copies read");
+  for (const VarDecl *Root : Target.Roots) {
+    // __shared__ memory and this thread's own variables are never the copied global memory.
+    if (isShared(Root) || (Root->hasLocalStorage() && !isa<ParmVarDecl>(Root)) ||
+        (isa<ParmVarDecl>(Root) && !Root->getType()->isPointerType() &&
+         !Root->getType()->isReferenceType()))
+      continue;
+    if (SourceRoots.Unknown)
+      return Verdict::refuse(Reason::UnknownEffects,
+                             What + " stores through " + name(Root) +
+                                 ", and tilepipe cannot follow where the copies read: " +
+                                 SourceRoots.Why);
+    bool Restrict = Root->getType().isRestrictQualified() &&
+                    llvm::all_of(SourceRoots.Roots, [](const VarDecl *S) {
+                      return S->getType().isRestrictQualified();
+                    });
+    if (Restrict)
+      continue;
+    if (!Opts.AssumeNoAlias)
+      return Verdict::refuse(Reason::StoreMayAlias,
+                             What + " stores through " + name(Root) +
+                                 ", which may overlap what the copies read (" +
+                                 llvm::join(M.SourcePointers, ", ") + ")");
+    if (!llvm::is_contained(M.NoAliasAssumed, Root->getNameAsString()))
+      M.NoAliasAssumed.push_back(Root->getNameAsString());
+  }
   return {};
 }
 
 Verdict LoopChecker::checkStores() {
-  // Every store of the compute phase into memory behind a pointer, and every pointer handed to a
-  // call that may write through it.
-  struct Stores : RecursiveASTVisitor<Stores> {
-    std::vector<std::pair<const Expr *, const Stmt *>> Targets; // pointer expr, statement
-    std::vector<const Stmt *> Unknown;
-    void lhs(const Expr *E, const Stmt *Where) {
-      E = E->IgnoreParenImpCasts();
-      if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
-        if (ASE->getBase()->getType()->isPointerType()) {
-          const auto *ICE = dyn_cast<ImplicitCastExpr>(ASE->getBase()->IgnoreParens());
-          if (ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
-            return lhs(ICE->getSubExpr(), Where); // element of an array variable
-          Targets.push_back({ASE->getBase(), Where});
-        }
-        return;
-      }
-      if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->getOpcode() == UO_Deref)
-        return Targets.push_back({UO->getSubExpr(), Where});
-      if (const auto *ME = dyn_cast<MemberExpr>(E)) {
-        if (ME->isArrow())
-          return Targets.push_back({ME->getBase(), Where});
-        return lhs(ME->getBase(), Where);
-      }
-    }
-    bool VisitBinaryOperator(BinaryOperator *BO) {
-      if (BO->isAssignmentOp())
-        lhs(BO->getLHS(), BO);
-      return true;
-    }
-    bool VisitUnaryOperator(UnaryOperator *UO) {
-      if (UO->isIncrementDecrementOp())
-        lhs(UO->getSubExpr(), UO);
-      return true;
-    }
-    bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr *CE) {
-      if (CE->getNumArgs() > 0 && (CE->isAssignmentOp() || CE->getOperator() == OO_PlusPlus ||
-                                   CE->getOperator() == OO_MinusMinus))
-        lhs(CE->getArg(0), CE);
-      return true;
-    }
-    bool VisitCallExpr(CallExpr *CE) {
-      for (const Expr *A : CE->arguments()) {
-        QualType T = A->getType();
-        if (T->isPointerType() && !T->getPointeeType().isConstQualified()) {
-          const auto *ICE = dyn_cast<ImplicitCastExpr>(A->IgnoreParens());
-          if (ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
-            continue; // a local or shared array: not the copied memory
-          Targets.push_back({A, CE});
-        }
-      }
-      return true;
-    }
-    bool VisitGCCAsmStmt(GCCAsmStmt *S) {
-      Unknown.push_back(S);
-      return true;
-    }
-  } Finder;
-  for (const Stmt *S : M.ComputePhase)
-    Finder.TraverseStmt(const_cast<Stmt *>(S));
-  for (const Stmt *S : M.IndexDecls)
-    Finder.TraverseStmt(const_cast<Stmt *>(S));
-  if (!Finder.Unknown.empty())
-    return Verdict::refuse(Reason::Unsupported, "the loop has inline assembly");
-  for (auto &[Ptr, Where] : Finder.Targets) {
-    // Stores into tiles are judged by checkTiles; stores into other __shared__ arrays are local.
-    const Expr *P = Ptr->IgnoreParenImpCasts();
-    if (const VarDecl *V = varOf(P); V && (isShared(V) || V->getType()->isArrayType()))
-      continue;
-    if (Verdict V = classifyStoreTarget(Ptr, Where); !V.ok())
+  // Every store the loop's compute phase and index declarations make, through the calls, lambdas
+  // and pointer copies they hold, with each store's memory named by where its pointer comes from.
+  std::vector<const Stmt *> Region(M.ComputePhase.begin(), M.ComputePhase.end());
+  Region.insert(Region.end(), M.IndexDecls.begin(), M.IndexDecls.end());
+  RegionEffects Fx = Effects.effectsOf(M.Function, Region);
+  if (Fx.UnknownAt)
+    return Verdict::refuse(Reason::UnknownEffects,
+                           "'" + text(Fx.UnknownAt).substr(0, 60) + "' " +
+                               (StringRef(Fx.UnknownWhy).starts_with("calls") ? "" : "has ") +
+                               Fx.UnknownWhy);
+  for (const MemoryWrite &W : Fx.Writes)
+    if (Verdict V = classifyStoreTarget(W.Target, W.Where); !V.ok())
       return V;
-  }
+  // What the compute phase reads or writes besides its tiles may be read or written after the
+  // loop by another thread: then the barrier that ended the original's last iteration stays.
+  M.ComputeWritesMemory = Fx.Touched.Unknown || llvm::any_of(Fx.Touched.Roots, [&](const VarDecl *V) {
+                            return !TileIndex.count(V);
+                          });
   return {};
 }
 
@@ -1858,7 +1712,7 @@ bool LoopChecker::guardBounds(Tile &T, const Expr *Guard, std::string &Why) {
 bool LoopChecker::startSetJustBefore(const VarDecl *V) {
   if (const auto *InitDS = dyn_cast_or_null<DeclStmt>(M.Init))
     return llvm::is_contained(InitDS->decls(), V);
-  if (M.Init || !V->getInit() || InFunction.AddressTaken.contains(V))
+  if (M.Init || !V->getInit() || InFunction.Escaped.contains(V))
     return false;
   DynTypedNodeList P = Ctx.getParents(*M.Loop);
   const auto *Block = P.empty() ? nullptr : P[0].get<CompoundStmt>();
@@ -1873,9 +1727,9 @@ bool LoopChecker::startSetJustBefore(const VarDecl *V) {
       continue;
     }
     if (Seen) {
-      MutationScanner Between;
-      Between.TraverseStmt(const_cast<Stmt *>(S));
-      if (Between.Mutated.contains(V) || Between.AddressTaken.contains(V))
+      LocalFacts Between;
+      Between.scan(S);
+      if (Between.Mutated.contains(V) || Between.Escaped.contains(V))
         return false;
     }
   }
@@ -2024,8 +1878,8 @@ Verdict LoopChecker::run() {
   for (const DynTypedNode &P : Ctx.getParents(*M.Loop))
     if (P.get<AttributedStmt>())
       return Verdict::refuse(Reason::Unsupported, "a #pragma or attribute applies to the loop");
-  InFunction.TraverseStmt(M.Function->getBody());
-  InLoop.TraverseStmt(const_cast<Stmt *>(M.Loop));
+  InFunction.scan(M.Function->getBody());
+  InLoop.scan(M.Loop);
   if (Verdict V = checkShape(); !V.ok())
     return V;
   if (InLoop.HasLambda)
@@ -2050,6 +1904,27 @@ Verdict LoopChecker::run() {
   }
   M.OtherSharedBytes = sharedBytesOutside(Ctx, M.Function, M.Tiles);
   analyzeBoxes();
+  // Copies of whole tiles (16-byte chunks spread over the block's thread ranks, or one thread
+  // issuing for all) stand in for every thread's own copy: they need every thread at the loop.
+  std::string Why;
+  M.AllThreadsReachLoop = allThreadsReach(Ctx, Index, Effects, M.Function, M.Loop, Why);
+  if (!M.AllThreadsReachLoop)
+    for (Tile &T : M.Tiles) {
+      TileBox &B = T.Box;
+      std::string Because = "not every thread of the block provably reaches the loop: " + Why;
+      if (B.Valid) {
+        B.Valid = false;
+        B.WhyNot = Because;
+      }
+      if (B.Tma) {
+        B.Tma = false;
+        B.TmaWhyNot = Because;
+      }
+      if (B.Bulk) {
+        B.Bulk = false;
+        B.BulkWhyNot = Because;
+      }
+    }
   return {};
 }
 

@@ -531,7 +531,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
       if (!M.NoAliasAssumed.empty())
         Parts.push_back("assumes " + llvm::join(M.NoAliasAssumed, ", ") + " does not overlap " +
                         llvm::join(M.SourcePointers, ", ") +
-                        " (--assume-noalias=false refuses such loops)");
+                        " (as --assume-noalias or the loop's annotation says)");
       Rec.Detail = llvm::join(Parts, "; ");
     }
     R.Loops.push_back(Rec);

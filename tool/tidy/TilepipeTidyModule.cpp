@@ -2,7 +2,7 @@
 //   clang-tidy-22 -load=<libTilepipeTidy.so> -checks=-*,tilepipe-* file.cu -- <CUDA flags>
 // One diagnostic per candidate loop (a warning with fix-its where tilepipe rewrites it, a remark
 // naming the reason where it does not), from the same analysis as the tilepipe program.
-// Options: tilepipe-pipeline.Stages (default 3), tilepipe-pipeline.AssumeNoAlias (default true).
+// Options: tilepipe-pipeline.Stages (default 3), tilepipe-pipeline.AssumeNoAlias (default false).
 #include "tilepipe/Driver.h"
 #include "clang-tidy/ClangTidyCheck.h"
 #include "clang-tidy/ClangTidyModule.h"
@@ -24,8 +24,8 @@ public:
     StringRef S = Options.get("Stages", "3");
     if (S.getAsInteger(10, Stages) || Stages < 2 || Stages > 8)
       Stages = 3;
-    StringRef A = Options.get("AssumeNoAlias", "true");
-    AssumeNoAlias = !(A == "false" || A == "0");
+    StringRef A = Options.get("AssumeNoAlias", "false");
+    AssumeNoAlias = A == "true" || A == "1";
   }
 
   void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override {

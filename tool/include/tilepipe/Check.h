@@ -10,7 +10,8 @@ namespace tilepipe {
 
 struct CheckOptions {
   /// Stores through pointers other than the copied ones are assumed not to overlap the copied data.
-  bool AssumeNoAlias = true;
+  /// Off by default: nothing in the source says so, and a wrong guess changes results silently.
+  bool AssumeNoAlias = false;
 };
 
 /// Facts about the whole translation unit that single loops need: who calls each __device__ function.

@@ -22,7 +22,7 @@ struct ToolOptions {
   /// measured (brick_tiles) they ran slower than the 16-byte cp.async copies (docs/verify-record.md).
   bool TmaThreeDimensions = false;
   unsigned Stages = 3;
-  bool AssumeNoAlias = true;
+  bool AssumeNoAlias = false; ///< see CheckOptions::AssumeNoAlias
   std::string GpuArch = "sm_90";
   std::vector<std::string> ParseArgs; ///< from cudaParseArgs
   std::vector<std::string> Kernels;   ///< when not empty, only loops in functions of these names

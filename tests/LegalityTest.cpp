@@ -1,0 +1,314 @@
+// The legality analysis against adversarial but legal programs: for every rule, the program that
+// would break it (a reference, a lambda, a device function, a pointer copy, an aliasing argument,
+// an early return) is refused or narrowed with its reason, beside a close safe form that is still
+// rewritten. docs/legality.md lists the proof obligations these cases exercise.
+#include "TestSupport.h"
+#include <gtest/gtest.h>
+
+using namespace tilepipe;
+using namespace tilepipe::test;
+
+namespace {
+
+struct Case {
+  const char *Name;
+  const char *Expected; ///< reason ID
+  const char *Code;     ///< a whole translation unit
+  bool AssumeNoAlias = false;
+};
+
+std::ostream &operator<<(std::ostream &OS, const Case &C) { return OS << C.Name; }
+
+class LegalityTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(LegalityTest, Outcome) {
+  const Case &C = GetParam();
+  ToolOptions Opts = defaultOptions();
+  Opts.AssumeNoAlias = C.AssumeNoAlias;
+  FileResult R = runOnCode(C.Code, Opts);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size()) << R.Rewritten;
+  EXPECT_EQ(C.Expected, reasonInfo(R.Loops[0].Code).Id.str()) << R.Loops[0].message();
+  if (std::string(C.Expected) != "pipelined")
+    EXPECT_EQ(R.Original, R.Rewritten) << "a refused loop must stay byte-identical";
+}
+
+// The shape every case shares: a 64-element tile copied from A, a compute phase given by the case.
+#define LOOP(COPY_INDEX, COMPUTE)                                                                  \
+  "  __shared__ float s[64];\n"                                                                    \
+  "  float acc = 0;\n"                                                                             \
+  "  for (int t = 0; t < nt; ++t) {\n"                                                             \
+  "    s[threadIdx.x] = A[" COPY_INDEX "];\n"                                                      \
+  "    __syncthreads();\n"                                                                         \
+  "    " COMPUTE "\n"                                                                              \
+  "    __syncthreads();\n"                                                                         \
+  "  }\n"                                                                                          \
+  "  C[blockIdx.x * 64 + threadIdx.x] = acc;\n"
+
+#define IDX "(blockIdx.x * nt + t) * 64 + threadIdx.x"
+#define NEXT "(blockIdx.x * nt + t + 1) * 64 + threadIdx.x"
+
+const Case Stores[] = {
+    // 1. Another pointer that may be the copied one: nothing in the source says it is not.
+    {"StoreThroughOtherParameter", "store-may-alias",
+     "__global__ void k(const float *A, float *C, float *D, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; D[" NEXT "] = acc;") "}\n"},
+    {"StoreThroughOtherParameterUnderAssumeNoAlias", "pipelined",
+     "__global__ void k(const float *A, float *C, float *D, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; D[" NEXT "] = acc;") "}\n",
+     true},
+    {"StoreThroughRestrictParameters", "pipelined",
+     "__global__ void k(const float *__restrict__ A, float *C, float *__restrict__ D, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; D[" NEXT "] = acc;") "}\n"},
+    // 2. Stores the analysis must see through: a lambda, a pointer copy, a device function, a
+    // reference, an atomic, a global pointer, a function defined elsewhere.
+    {"LambdaStoresIntoSource", "store-aliases-load",
+     "__global__ void k(float *A, float *C, int nt) {\n"
+     "  auto put = [&](int i, float x) { A[i] = x; };\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; put(" NEXT ", acc);") "}\n"},
+    {"LambdaStoresIntoRestrictOutput", "pipelined",
+     "__global__ void k(const float *__restrict__ A, float *C, float *__restrict__ D, int nt) {\n"
+     "  auto put = [&](int i, float x) { D[i] = x; };\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; put(" NEXT ", acc);") "}\n"},
+    {"PointerCopyOfSource", "store-aliases-load",
+     "__global__ void k(float *A, float *C, int nt) {\n"
+     "  float *w;\n"
+     "  w = A;\n" LOOP(IDX, "acc += s[threadIdx.x]; w[" NEXT "] = acc;") "}\n"},
+    {"PointerArithmeticCopyOfSource", "store-aliases-load",
+     "__global__ void k(float *A, float *C, int nt) {\n"
+     "  float *w = C;\n"
+     "  if (nt > 3) w = A + 64;\n" LOOP(IDX, "acc += s[threadIdx.x]; w[" IDX "] = acc;") "}\n"},
+    {"DeviceFunctionStoresThroughItsParameter", "store-aliases-load",
+     "__device__ void put(float *p, int i, float v) { p[i] = v; }\n"
+     "__global__ void k(float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; put(A, " NEXT ", acc);") "}\n"},
+    {"DeviceFunctionStoresThroughGlobalPointer", "unknown-effects",
+     "__device__ float *gp;\n"
+     "__device__ void keep(int i, float v) { gp[i] = v; }\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; keep(" NEXT ", acc);") "}\n"},
+    {"FunctionDefinedElsewhere", "unknown-effects",
+     "__device__ void record(float v);\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; record(acc);") "}\n"},
+    {"ReferenceIntoSource", "store-aliases-load",
+     "__global__ void k(float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; float &r = A[" NEXT "]; r = acc;") "}\n"},
+    {"AtomicIntoSource", "store-aliases-load",
+     "__global__ void k(float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; atomicAdd(&A[" NEXT "], acc);") "}\n"},
+    {"DeviceFunctionWithPureBody", "pipelined",
+     "__device__ float twice(float v) { return 2.0f * v; }\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += twice(s[threadIdx.x]);") "}\n"},
+    {"StoreIntoOtherSharedArray", "pipelined",
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  __shared__ float red[64];\n"
+     "  red[threadIdx.x] = 0;\n" LOOP(IDX, "red[threadIdx.x] += s[(threadIdx.x + 1) % 64];") "}\n"},
+};
+INSTANTIATE_TEST_SUITE_P(Stores, LegalityTest, ::testing::ValuesIn(Stores),
+                         [](const auto &I) { return std::string(I.param.Name); });
+
+const Case Variables[] = {
+    // 3. Loop variables, offsets and bounds changed behind the analysis's back.
+    {"InductionThroughReference", "induction-step",
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  int t = 0;\n"
+     "  int &tr = t;\n"
+     "  __shared__ float s[64];\n"
+     "  float acc = 0;\n"
+     "  for (; t < nt; ++t) {\n"
+     "    s[threadIdx.x] = A[" IDX "];\n"
+     "    __syncthreads();\n"
+     "    acc += s[threadIdx.x];\n"
+     "    if (acc > 100.0f) tr += 1;\n"
+     "    __syncthreads();\n"
+     "  }\n"
+     "  C[threadIdx.x] = acc;\n"
+     "}\n"},
+    {"BoundThroughReference", "loop-condition",
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  int lim = nt;\n"
+     "  int &lr = lim;\n"
+     "  __shared__ float s[64];\n"
+     "  float acc = 0;\n"
+     "  for (int t = 0; t < lim; ++t) {\n"
+     "    s[threadIdx.x] = A[" IDX "];\n"
+     "    __syncthreads();\n"
+     "    acc += s[threadIdx.x];\n"
+     "    if (acc > 100.0f) lr -= 1;\n"
+     "    __syncthreads();\n"
+     "  }\n"
+     "  C[threadIdx.x] = acc;\n"
+     "}\n"},
+    {"OffsetThroughPointer", "address-not-invariant",
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  int off = 0;\n"
+     "  int *po = &off;\n" LOOP("(blockIdx.x * nt + t) * 64 + off + threadIdx.x",
+                               "acc += s[threadIdx.x]; *po = acc > 1.0f;") "}\n"},
+    {"InductionThroughLambda", "induction-step",
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  int t = 0;\n"
+     "  auto bump = [&] { ++t; };\n"
+     "  __shared__ float s[64];\n"
+     "  float acc = 0;\n"
+     "  for (; t < nt; ++t) {\n"
+     "    s[threadIdx.x] = A[" IDX "];\n"
+     "    __syncthreads();\n"
+     "    acc += s[threadIdx.x];\n"
+     "    if (acc > 100.0f) bump();\n"
+     "    __syncthreads();\n"
+     "  }\n"
+     "  C[threadIdx.x] = acc;\n"
+     "}\n"},
+    {"BoundThroughLambda", "loop-condition",
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  auto shrink = [&] { --nt; };\n" LOOP(IDX, "acc += s[threadIdx.x]; if (acc > 9.0f) shrink();") "}\n"},
+    {"InductionThroughDeviceFunctionReference", "induction-step",
+     "__device__ void inc(int &x) { x += 1; }\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  int t = 0;\n"
+     "  int &tr = t;\n"
+     "  __shared__ float s[64];\n"
+     "  float acc = 0;\n"
+     "  for (; t < nt; ++t) {\n"
+     "    s[threadIdx.x] = A[" IDX "];\n"
+     "    __syncthreads();\n"
+     "    acc += s[threadIdx.x];\n"
+     "    if (acc > 100.0f) inc(tr);\n"
+     "    __syncthreads();\n"
+     "  }\n"
+     "  C[threadIdx.x] = acc;\n"
+     "}\n"},
+    {"OffsetKeptByDeviceFunction", "address-not-invariant",
+     "__device__ int *kept;\n"
+     "__device__ void keep(int &x) { kept = &x; }\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  int off = 0;\n"
+     "  keep(off);\n" LOOP("(blockIdx.x * nt + t) * 64 + off + threadIdx.x",
+                           "acc += s[threadIdx.x];") "}\n"},
+    {"OffsetReadThroughConstReferenceIsSafe", "pipelined",
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  int off = 3;\n"
+     "  const int &co = off;\n"
+     "  float bias = co;\n" LOOP("(blockIdx.x * nt + t) * 64 + off + threadIdx.x",
+                                "acc += s[threadIdx.x] + bias;") "}\n"},
+    {"LambdaCapturingByValueIsSafe", "pipelined",
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  int off = 3;\n"
+     "  auto scale = [=](float v) { return v * off; };\n" LOOP(
+         "(blockIdx.x * nt + t) * 64 + off + threadIdx.x", "acc += scale(s[threadIdx.x]);") "}\n"},
+    // Purity is decided from the body, not the name: a constexpr function or one named like a
+    // builtin that reads memory is not a pure index.
+    {"ConstexprFunctionThatReadsMemory", "address-not-invariant",
+     "__device__ constexpr int get(const int *p, int i) { return p[i]; }\n"
+     "__global__ void k(const float *A, float *C, const int *idx, int nt) {\n" LOOP(
+         "get(idx, t) * 64 + threadIdx.x", "acc += s[threadIdx.x];") "}\n"},
+    {"FunctionNamedMaxThatReadsMemory", "address-not-invariant",
+     "__device__ int *table;\n"
+     "__device__ int max(int a, long b) { return a > table[b] ? a : table[b]; }\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
+         "max(t, 2L) * 64 + threadIdx.x", "acc += s[threadIdx.x];") "}\n"},
+    {"PureFunctionInIndex", "pipelined",
+     "__device__ int twice(int i) { return 2 * i; }\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
+         "(blockIdx.x * nt + twice(t) / 2) * 64 + threadIdx.x", "acc += s[threadIdx.x];") "}\n"},
+    {"ToolkitMinInIndex", "pipelined",
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
+         "(blockIdx.x * nt + min(t, nt - 1)) * 64 + threadIdx.x", "acc += s[threadIdx.x];") "}\n"},
+};
+INSTANTIATE_TEST_SUITE_P(Variables, LegalityTest, ::testing::ValuesIn(Variables),
+                         [](const auto &I) { return std::string(I.param.Name); });
+
+// 5. Whole-tile copies stand in for every thread's copy: they need every thread at the loop.
+struct Reach {
+  const char *Name;
+  const char *Before; ///< statements before the loop
+  bool Whole;         ///< whole-tile copies expected
+};
+
+class ReachTest : public ::testing::TestWithParam<Reach> {};
+
+TEST_P(ReachTest, WholeTileCopiesOnlyWhenEveryThreadArrives) {
+  const Reach &C = GetParam();
+  std::string Code = std::string("__global__ void k(const float *A, float *C, int nt, int nb) {\n") +
+                     C.Before +
+                     "  __shared__ float s[16][16];\n"
+                     "  float acc = 0;\n"
+                     "  for (int t = 0; t < nt; ++t) {\n"
+                     "    s[threadIdx.y][threadIdx.x] = A[((blockIdx.x * nt + t) * 16 + "
+                     "threadIdx.y) * 16 + threadIdx.x];\n"
+                     "    __syncthreads();\n"
+                     "    acc += s[threadIdx.y][(threadIdx.x + 1) % 16];\n"
+                     "    __syncthreads();\n"
+                     "  }\n"
+                     "  C[(blockIdx.x * 16 + threadIdx.y) * 16 + threadIdx.x] = acc;\n"
+                     "}\n"
+                     "void launch(const float *A, float *C, int nt, int nb) {\n"
+                     "  k<<<nb, dim3(16, 16)>>>(A, C, nt, nb);\n"
+                     "}\n";
+  FileResult R = runOnCode(Code);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  ASSERT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  const std::string M = R.Loops[0].message();
+  bool Wide = M.find("in 16-byte chunks over the block") != std::string::npos;
+  EXPECT_EQ(C.Whole, Wide) << M;
+  if (!C.Whole) {
+    EXPECT_NE(M.find("not every thread of the block provably reaches the loop"), std::string::npos)
+        << M;
+    EXPECT_EQ(R.Rewritten.find("cp.async.bulk"), std::string::npos);
+    EXPECT_EQ(R.Rewritten.find("tilepipe_launch_k"), std::string::npos) << "no tensor copies";
+  }
+}
+
+const Reach Reaches[] = {
+    {"NothingBefore", "", true},
+    {"ThreadsReturnBefore", "  if (threadIdx.y < 8) return;\n", false},
+    {"ThreadsReturnThroughLocal", "  int row = threadIdx.y;\n  if (row < 8) { return; }\n", false},
+    {"ThreadsReturnInsideLoopBefore",
+     "  for (int i = 0; i < 4; ++i)\n    if (threadIdx.x == i) return;\n", false},
+    {"BlockReturnsTogether", "  if (blockIdx.x >= nb) return;\n", true},
+    {"InlineAssemblyBefore", "  asm volatile(\"\");\n", false},
+};
+INSTANTIATE_TEST_SUITE_P(Reach, ReachTest, ::testing::ValuesIn(Reaches),
+                         [](const auto &I) { return std::string(I.param.Name); });
+
+TEST(Reach, LoopUnderThreadDependentIfOrInDeviceFunction) {
+  const char *Body = "  __shared__ float s[16][16];\n"
+                     "  float acc = 0;\n"
+                     "  for (int t = 0; t < nt; ++t) {\n"
+                     "    s[threadIdx.y][threadIdx.x] = A[(t * 16 + threadIdx.y) * 16 + threadIdx.x];\n"
+                     "    __syncthreads();\n"
+                     "    acc += s[threadIdx.y][(threadIdx.x + 1) % 16];\n"
+                     "    __syncthreads();\n"
+                     "  }\n"
+                     "  C[threadIdx.y * 16 + threadIdx.x] = acc;\n";
+  // A device function called from a kernel by every thread: whole tiles.
+  FileResult All = runOnCode(std::string("__device__ void body(const float *A, float *C, int nt) {\n") +
+                             Body + "}\n__global__ void k(const float *A, float *C, int nt) {\n"
+                                    "  body(A, C, nt);\n}\n");
+  ASSERT_EQ(1u, All.Loops.size());
+  EXPECT_NE(All.Loops[0].message().find("in 16-byte chunks over the block"), std::string::npos)
+      << All.Loops[0].message();
+  // Called only by some threads: per element.
+  FileResult Some = runOnCode(std::string("__device__ void body(const float *A, float *C, int nt) {\n") +
+                              Body + "}\n__global__ void k(const float *A, float *C, int nt) {\n"
+                                     "  if (threadIdx.y >= 4) body(A, C, nt);\n}\n");
+  ASSERT_EQ(1u, Some.Loops.size());
+  ASSERT_TRUE(Some.Loops[0].transformed()) << Some.Loops[0].message();
+  EXPECT_NE(Some.Loops[0].message().find("not every thread of the block provably reaches"),
+            std::string::npos)
+      << Some.Loops[0].message();
+  // A device function that executes `exit` before the call.
+  FileResult Exit = runOnCode(std::string("__device__ void leave() { asm volatile(\"exit;\"); }\n"
+                                          "__global__ void k(const float *A, float *C, int nt) {\n"
+                                          "  if (threadIdx.x == 3) leave();\n") +
+                              Body + "}\n");
+  ASSERT_EQ(1u, Exit.Loops.size());
+  EXPECT_NE(Exit.Loops[0].message().find("not every thread of the block provably reaches"),
+            std::string::npos)
+      << Exit.Loops[0].message();
+}
+
+} // namespace
