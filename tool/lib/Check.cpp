@@ -282,7 +282,8 @@ DepResult LoopChecker::classifyVar(const VarDecl *V) {
   if (InLoop.Mutated.contains(V))
     return DepResult::bad(name(V) + " is modified in the loop");
   if (InFunction.Escaped.contains(V))
-    return DepResult::bad("the address of " + name(V) + " is taken");
+    return DepResult::bad(name(V) + " escapes: its address is taken, or a reference or a lambda "
+                                    "that may change it is bound to it");
   return {};
 }
 
@@ -619,7 +620,9 @@ Verdict LoopChecker::collectInductions() {
       return Verdict::refuse(Reason::InductionStep,
                              name(V) + " is also modified outside the increment");
     if (InFunction.Escaped.contains(V))
-      return Verdict::refuse(Reason::InductionStep, "the address of " + name(V) + " is taken");
+      return Verdict::refuse(Reason::InductionStep,
+                             name(V) + " escapes: its address is taken, or a reference or a "
+                                       "lambda that may change it is bound to it");
   }
   // A step may not name another induction variable (classify saw them before all were known).
   if (M.Inc)
