@@ -1,0 +1,218 @@
+// LocalFacts: which variables of a function may change, and which escape. See tilepipe/Effects.h.
+#include "tilepipe/Effects.h"
+#include "EffectsUtil.h"
+#include "tilepipe/Check.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+
+using namespace clang;
+
+namespace tilepipe {
+
+//===----------------------------------------------------------------------===//
+// LocalFacts
+//===----------------------------------------------------------------------===//
+
+namespace {
+class LocalScanner : public RecursiveASTVisitor<LocalScanner> {
+public:
+  explicit LocalScanner(LocalFacts &F) : F(F) {}
+  LocalFacts &F;
+  bool shouldVisitLambdaBody() const { return true; }
+
+  /// The variable whose storage the lvalue E names (through members and array elements of
+  /// variables, not through pointers).
+  static const VarDecl *storageOf(const Expr *E) {
+    while (true) {
+      E = E->IgnoreParenImpCasts();
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+        return dyn_cast<VarDecl>(DRE->getDecl());
+      if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+        if (ME->isArrow())
+          return nullptr;
+        E = ME->getBase();
+        continue;
+      }
+      if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
+        const Expr *Base = ASE->getBase()->IgnoreParens();
+        const auto *ICE = dyn_cast<ImplicitCastExpr>(Base);
+        if (!ICE || ICE->getCastKind() != CK_ArrayToPointerDecay)
+          return nullptr;
+        E = ICE->getSubExpr();
+        continue;
+      }
+      if (const auto *CO = dyn_cast<ConditionalOperator>(E)) {
+        // Either side may be the one bound: both are marked by the caller through markBoth.
+        (void)CO;
+        return nullptr;
+      }
+      return nullptr;
+    }
+  }
+  void mark(const Expr *E, bool Escapes) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *CO = dyn_cast<ConditionalOperator>(E)) {
+      mark(CO->getTrueExpr(), Escapes);
+      mark(CO->getFalseExpr(), Escapes);
+      return;
+    }
+    if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Comma)
+      return mark(BO->getRHS(), Escapes);
+    if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->isAssignmentOp()) {
+      // `(a = b)` is the lvalue a.
+      return mark(BO->getLHS(), Escapes);
+    }
+    if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->isPrefix() &&
+                                                      UO->isIncrementDecrementOp())
+      return mark(UO->getSubExpr(), Escapes);
+    if (const VarDecl *V = storageOf(E)) {
+      F.Mutated.insert(V);
+      if (Escapes)
+        F.Escaped.insert(V);
+    }
+  }
+  /// Binding E to a reference (or a pointer parameter of an array) of non-const type.
+  void bindNonConst(const Expr *E) { mark(E, /*Escapes=*/true); }
+
+  bool VisitBinaryOperator(BinaryOperator *BO) {
+    if (BO->isAssignmentOp())
+      mark(BO->getLHS(), false);
+    return true;
+  }
+  bool VisitUnaryOperator(UnaryOperator *UO) {
+    if (UO->isIncrementDecrementOp())
+      mark(UO->getSubExpr(), false);
+    if (UO->getOpcode() == UO_AddrOf)
+      bindNonConst(UO->getSubExpr());
+    return true;
+  }
+  llvm::SmallPtrSet<const Expr *, 16> Subscripted; ///< array decays that are only indexed
+  bool VisitArraySubscriptExpr(ArraySubscriptExpr *ASE) {
+    Subscripted.insert(ASE->getBase()->IgnoreParens());
+    return true;
+  }
+  bool VisitImplicitCastExpr(ImplicitCastExpr *ICE) {
+    // An array that decays to a pointer of non-const elements can be written through it
+    // (`a[i] = x` is a store into a's element, seen by the assignment).
+    if (ICE->getCastKind() == CK_ArrayToPointerDecay && !Subscripted.contains(ICE) &&
+        !ICE->getType()->getPointeeType().isConstQualified())
+      bindNonConst(ICE->getSubExpr());
+    return true;
+  }
+  bool VisitCXXConstCastExpr(CXXConstCastExpr *CE) {
+    bindNonConst(CE->getSubExpr());
+    return true;
+  }
+  void args(const FunctionDecl *FD, llvm::ArrayRef<const Expr *> Args, unsigned Skip) {
+    for (unsigned I = 0; I < Args.size(); ++I) {
+      QualType PT;
+      if (FD && I >= Skip && I - Skip < FD->getNumParams())
+        PT = FD->getParamDecl(I - Skip)->getType();
+      if (PT.isNull()) {
+        // Unknown callee or variadic part: an lvalue argument may be bound to anything.
+        if (Args[I]->isGLValue())
+          bindNonConst(Args[I]);
+        continue;
+      }
+      if (PT->isReferenceType() && !PT.getNonReferenceType().isConstQualified())
+        bindNonConst(Args[I]);
+    }
+  }
+  bool VisitCallExpr(CallExpr *CE) {
+    const FunctionDecl *FD = CE->getDirectCallee();
+    unsigned Skip = 0;
+    if (const auto *MD = dyn_cast_or_null<CXXMethodDecl>(FD);
+        MD && isa<CXXOperatorCallExpr>(CE) && MD->isInstance())
+      Skip = 1; // argument 0 is the object
+    llvm::SmallVector<const Expr *, 4> A(CE->arguments());
+    args(FD, A, Skip);
+    if (Skip == 1 && CE->getNumArgs() > 0 && !cast<CXXMethodDecl>(FD)->isConst())
+      bindNonConst(CE->getArg(0));
+    return true;
+  }
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *CE) {
+    if (const CXXMethodDecl *MD = CE->getMethodDecl(); MD && !MD->isConst())
+      if (const Expr *Obj = CE->getImplicitObjectArgument(); Obj && Obj->isGLValue())
+        bindNonConst(Obj);
+    return true;
+  }
+  bool VisitCXXConstructExpr(CXXConstructExpr *CE) {
+    llvm::SmallVector<const Expr *, 4> A(CE->arguments());
+    args(CE->getConstructor(), A, 0);
+    return true;
+  }
+  bool VisitVarDecl(VarDecl *V) {
+    F.Declared.insert(V);
+    if (V->getType()->isReferenceType() && V->getInit() &&
+        !V->getType().getNonReferenceType().isConstQualified())
+      bindNonConst(V->getInit());
+    return true;
+  }
+  bool VisitInitListExpr(InitListExpr *ILE) {
+    // Aggregate members of reference type bind their initializers.
+    const auto *RD = ILE->getType()->getAsRecordDecl();
+    if (!RD)
+      return true;
+    unsigned I = 0;
+    for (const FieldDecl *FD : RD->fields()) {
+      if (I >= ILE->getNumInits())
+        break;
+      const Expr *Init = ILE->getInit(I++);
+      if (FD->getType()->isReferenceType() &&
+          !FD->getType().getNonReferenceType().isConstQualified())
+        bindNonConst(Init);
+    }
+    return true;
+  }
+  bool VisitLambdaExpr(LambdaExpr *LE) {
+    F.HasLambda = true;
+    // A variable captured by reference is changed wherever the lambda is called, which may be
+    // anywhere: if the body may change it (or pass it on), it is as good as escaped. One the
+    // body only reads stays an ordinary variable.
+    LocalFacts Body;
+    Body.scan(LE->getBody());
+    for (const LambdaCapture &C : LE->captures())
+      if (C.capturesVariable() && C.getCaptureKind() == LCK_ByRef)
+        if (const auto *V = dyn_cast<VarDecl>(C.getCapturedVar()); V && Body.changes(V)) {
+          F.Mutated.insert(V);
+          F.Escaped.insert(V);
+        }
+    return true;
+  }
+};
+} // namespace
+
+void LocalFacts::scan(const Stmt *S) {
+  if (!S)
+    return;
+  LocalScanner Scan(*this);
+  Scan.TraverseStmt(const_cast<Stmt *>(S));
+}
+
+const LocalFacts &EffectsAnalyzer::localFacts(const FunctionDecl *F) {
+  auto It = Facts.find(F);
+  if (It != Facts.end())
+    return It->second;
+  LocalFacts &LF = Facts[F];
+  LF.scan(F->getBody());
+  return LF;
+}
+
+const FunctionDecl *enclosingFunction(ASTContext &Ctx, const Stmt *S) {
+  DynTypedNodeList P = Ctx.getParents(*S);
+  for (unsigned I = 0; I < 64 && !P.empty(); ++I) {
+    if (const auto *FD = P[0].get<FunctionDecl>())
+      return FD;
+    if (const auto *LE = P[0].get<LambdaExpr>())
+      return LE->getCallOperator();
+    P = Ctx.getParents(P[0]);
+  }
+  return nullptr;
+}
+
+} // namespace tilepipe
