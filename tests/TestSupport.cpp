@@ -33,10 +33,26 @@ FileResult runOnFile(const std::string &Path, const ToolOptions &Opts) {
   return processFile(DB, Path, Opts);
 }
 
+namespace {
+/// The folders tempDir made, removed when the test program ends.
+struct TempDirs {
+  std::vector<std::string> Dirs;
+  ~TempDirs() {
+    for (const std::string &D : Dirs)
+      llvm::sys::fs::remove_directories(D, /*IgnoreErrors=*/true);
+  }
+};
+TempDirs &tempDirs() {
+  static TempDirs All;
+  return All;
+}
+} // namespace
+
 std::string tempDir() {
   llvm::SmallString<128> Dir;
   if (llvm::sys::fs::createUniqueDirectory("tilepipe-test", Dir))
     ADD_FAILURE() << "cannot create a temporary folder";
+  tempDirs().Dirs.push_back(Dir.str().str());
   return Dir.str().str();
 }
 
