@@ -8,16 +8,106 @@
 
 namespace tilepipe {
 
-llvm::Error writeAtomically(llvm::StringRef Path, llvm::StringRef Content) {
-  auto OldPerms = llvm::sys::fs::getPermissions(Path);
-  if (llvm::Error E = llvm::writeToOutput(Path, [&](llvm::raw_ostream &OS) {
-        OS << Content;
-        return llvm::Error::success();
-      }))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   Path + ": error: cannot write: " + llvm::toString(std::move(E)));
-  if (OldPerms)
-    (void)llvm::sys::fs::setPermissions(Path, *OldPerms);
+namespace {
+llvm::Error cannotWrite(const llvm::Twine &Path, const llvm::Twine &Why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 Path + ": error: cannot write: " + Why);
+}
+
+/// Writes to an open stream (stdout, stderr, a device or a fifo) and reports what failed, so that
+/// the stream's own error never ends the program later.
+llvm::Error writeStream(llvm::raw_fd_ostream &OS, llvm::StringRef Path, llvm::StringRef Content,
+                        bool Close) {
+  OS << Content;
+  if (Close)
+    OS.close();
+  else
+    OS.flush();
+  if (std::error_code EC = OS.error()) {
+    OS.clear_error();
+    return cannotWrite(Path, EC.message());
+  }
+  return llvm::Error::success();
+}
+
+/// Whether S is the file behind descriptor FD.
+bool isOpenAs(const llvm::sys::fs::file_status &S, int FD) {
+  llvm::sys::fs::file_status Open;
+  return !llvm::sys::fs::status(FD, Open) && llvm::sys::fs::equivalent(S, Open);
+}
+} // namespace
+
+llvm::Error writeOutput(llvm::StringRef Path, llvm::StringRef Content, bool InPlace) {
+  namespace fs = llvm::sys::fs;
+  if (Path == "-")
+    return writeStream(llvm::outs(), "<stdout>", Content, false);
+  fs::file_status Status;
+  if (std::error_code EC = fs::status(Path, Status, /*Follow=*/true)) {
+    if (EC != std::errc::no_such_file_or_directory)
+      return cannotWrite(Path, EC.message());
+    fs::file_status Link;
+    // Not there yet; or a symbolic link to a file not there yet, written through the link.
+    Status = fs::file_status(fs::status(Path, Link, /*Follow=*/false) ? fs::file_type::file_not_found
+                                                                      : fs::file_type::symlink_file);
+  }
+  // Our own stdout or stderr under another name (/dev/stdout, /proc/self/fd/1, the file stdout is
+  // redirected to): written through the stream, after what it already holds.
+  if (fs::exists(Status) && isOpenAs(Status, 1))
+    return writeStream(llvm::outs(), Path, Content, false);
+  if (fs::exists(Status) && isOpenAs(Status, 2))
+    return writeStream(llvm::errs(), Path, Content, false);
+  switch (Status.type()) {
+  case fs::file_type::directory_file:
+    return cannotWrite(Path, "it is a directory");
+  case fs::file_type::regular_file:
+  case fs::file_type::file_not_found:
+    break;
+  default: {
+    // A device, a fifo, a socket, or a link to a file yet to be made: written where it is. A
+    // rename would put a regular file in the place of the device.
+    if (InPlace)
+      return cannotWrite(Path, "not a regular file");
+    std::error_code EC;
+    llvm::raw_fd_ostream OS(Path, EC, fs::OF_None);
+    if (EC)
+      return cannotWrite(Path, EC.message());
+    return writeStream(OS, Path, Content, true);
+  }
+  }
+  // A regular file, or one that does not exist yet: written to a temporary file beside the file
+  // itself (a symbolic link is followed, and stays a link) and renamed over it, so a failure
+  // leaves the old file or the new one, never a mix.
+  llvm::SmallString<256> Target(Path);
+  if (fs::exists(Status)) {
+    if (std::error_code EC = fs::real_path(Path, Target))
+      return cannotWrite(Path, EC.message());
+    if (InPlace) {
+      // Root may write any file: the mode bits say whether the user meant it to change.
+      if ((Status.permissions() & fs::all_write) == 0 ||
+          fs::access(Target, fs::AccessMode::Write))
+        return cannotWrite(Path, "the file is read-only; make it writable to rewrite it in place");
+    }
+  }
+  auto Temp = fs::TempFile::create(Target + ".tilepipe-%%%%%%");
+  if (!Temp) {
+    std::string Why = llvm::errorToErrorCode(Temp.takeError()).message();
+    llvm::StringRef Parent = llvm::sys::path::parent_path(Target);
+    if (!Parent.empty() && !fs::is_directory(Parent))
+      Why = "there is no folder " + Parent.str();
+    return cannotWrite(Path, Why);
+  }
+  llvm::Error Written = [&] {
+    llvm::raw_fd_ostream OS(Temp->FD, /*shouldClose=*/false);
+    return writeStream(OS, Path, Content, false);
+  }();
+  if (Written) {
+    llvm::consumeError(Temp->discard());
+    return Written;
+  }
+  if (fs::exists(Status))
+    (void)fs::setPermissions(Temp->FD, Status.permissions());
+  if (llvm::Error E = Temp->keep(Target))
+    return cannotWrite(Path, llvm::toString(std::move(E)));
   return llvm::Error::success();
 }
 

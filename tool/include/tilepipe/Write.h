@@ -6,9 +6,16 @@
 
 namespace tilepipe {
 
-/// Writes Content to Path through a temporary file in the same folder and a rename, so a failure
-/// leaves either the old file or the new one, never a mix. An existing file keeps its permissions.
-llvm::Error writeAtomically(llvm::StringRef Path, llvm::StringRef Content);
+/// Writes Content to Path; every file the tool writes goes through here. A regular file (or a
+/// path where nothing is yet) is written to a temporary file beside it and renamed over it, so a
+/// failure leaves either the old file or the new one, never a mix; a symbolic link is followed
+/// (the file it names is replaced, the link stays), and an existing file keeps its permissions.
+/// Anything else (a device such as /dev/full or /dev/null, a fifo) is written directly, and
+/// stdout or stderr under any name ("-", /dev/stdout, the file stdout is redirected to) through
+/// the program's own stream. Every failure (ENOSPC included) is an error "<path>: error: cannot
+/// write: <why>". InPlace: Path is a source being rewritten, which must be a regular file and,
+/// by its mode bits, writable (checked even for root).
+llvm::Error writeOutput(llvm::StringRef Path, llvm::StringRef Content, bool InPlace = false);
 
 /// A unified diff (3 lines of context) of the edits of one file, with a/ and b/ path prefixes.
 std::string unifiedDiff(const FileResult &R);
