@@ -285,6 +285,40 @@ TEST(CliOutputs, InPlaceRefusesAReadOnlyFile) {
   EXPECT_TRUE(readFile(sourceDir() + "/generated/conv2d_halo.cu") == readFile(Other));
 }
 
+TEST(CliOutputs, CrlfSourcesStayCrlf) {
+  for (const char *Name : {"matmul_classic.cu", "conv2d_halo.cu", "guarded_tiles.cu"}) {
+    std::string Dir = tempDir();
+    std::string Lf = readFile(sourceDir() + "/testdata/" + Name), Crlf;
+    for (char C : Lf)
+      Crlf += C == '\n' ? std::string("\r\n") : std::string(1, C);
+    writeFile(Dir + "/" + Name, Crlf);
+    ProcessResult R = runTilepipe({"--quiet", Dir + "/" + Name, "-o", Dir + "/out.cu"});
+    ASSERT_EQ(0, R.ExitCode) << R.Err;
+    std::string Out = readFile(Dir + "/out.cu");
+    ASSERT_FALSE(Out.empty());
+    EXPECT_EQ('\n', Out.back()) << Name;
+    unsigned Line = 1, Bad = 0;
+    for (size_t I = 0; I < Out.size(); ++I)
+      if (Out[I] == '\n') {
+        if (I == 0 || Out[I - 1] != '\r')
+          if (++Bad < 5)
+            ADD_FAILURE() << Name << ": line " << Line << " ends in a bare LF";
+        ++Line;
+      }
+    EXPECT_EQ(0u, Bad) << Name;
+    // The same rewrite as the file with LF line endings, line by line.
+    std::string Back;
+    for (size_t I = 0; I < Out.size(); ++I)
+      if (!(Out[I] == '\r' && I + 1 < Out.size() && Out[I + 1] == '\n'))
+        Back += Out[I];
+    EXPECT_TRUE(readFile(sourceDir() + "/generated/" + Name) == Back) << Name;
+    // Running on its own output changes nothing.
+    ProcessResult Again = runTilepipe({"--quiet", Dir + "/out.cu", "-o", Dir + "/again.cu"});
+    ASSERT_EQ(0, Again.ExitCode) << Again.Err;
+    EXPECT_TRUE(Out == readFile(Dir + "/again.cu")) << Name;
+  }
+}
+
 // Bad input: a clear message, a non-zero exit, and nothing written.
 
 TEST(CliErrors, MissingFile) {

@@ -106,6 +106,25 @@ std::vector<std::string> dependencies(const SourceManager &SM) {
   return Out;
 }
 
+/// Whether most lines of Text end in "\r\n".
+static bool usesCrlf(StringRef Text) {
+  size_t Lines = Text.count('\n'), Crlf = Text.count("\r\n");
+  return Crlf > Lines - Crlf;
+}
+
+/// E with every line it adds ending in "\r\n" (a '\n' not after a '\r' gets one).
+static tooling::Replacement crlfLines(const tooling::Replacement &E) {
+  StringRef Text = E.getReplacementText();
+  std::string Out;
+  Out.reserve(Text.size() + Text.count('\n'));
+  for (size_t I = 0; I < Text.size(); ++I) {
+    if (Text[I] == '\n' && (I == 0 || Text[I - 1] != '\r'))
+      Out += '\r';
+    Out += Text[I];
+  }
+  return tooling::Replacement(E.getFilePath(), E.getOffset(), E.getLength(), Out);
+}
+
 /// `// tilepipe: skip` and `// tilepipe: stages=N` in the comment lines right above a loop.
 struct Annotation {
   bool Skip = false;
@@ -730,6 +749,31 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
           break;
         }
     }
+  }
+  // The text tilepipe adds ends its lines in '\n'; a file whose lines end in "\r\n" gets "\r\n"
+  // in every edit, the loop's, the kernel's, the include's and the timing floor's alike.
+  std::map<std::string, bool> Crlf; // by the file paths the edits name
+  for (auto &[FID, Edits] : All)
+    if (!Edits.empty())
+      Crlf[Edits.begin()->getFilePath().str()] = usesCrlf(SM.getBufferData(FID));
+  auto WithLineEndings = [&](const tooling::Replacement &E) {
+    auto It = Crlf.find(E.getFilePath().str());
+    return It == Crlf.end() || !It->second ? E : crlfLines(E);
+  };
+  for (auto &[FID, Edits] : All) {
+    tooling::Replacements Converted;
+    for (const tooling::Replacement &E : Edits)
+      llvm::cantFail(Converted.add(WithLineEndings(E)));
+    Edits = std::move(Converted);
+  }
+  for (LoopRecord &L : R.Loops)
+    for (tooling::Replacement &E : L.Edits)
+      E = WithLineEndings(E);
+  if (usesCrlf(R.Original)) {
+    tooling::Replacements Converted;
+    for (const tooling::Replacement &E : FloorEdits)
+      llvm::cantFail(Converted.add(crlfLines(E)));
+    FloorEdits = std::move(Converted);
   }
   auto New = tooling::applyAllReplacements(R.Original, All[Main]);
   if (!New) {
