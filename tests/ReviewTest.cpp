@@ -204,12 +204,50 @@ TEST(Annotations, MalformedIsAnError) {
       << R.Error;
 }
 
+TEST(Annotations, BlockCommentIsNotReadAndSaysSo) {
+  std::string Dir = tempDir();
+  writeFile(Dir + "/k.cu", R"(#define T 64
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[T];
+  float acc = 0;
+  /* tilepipe: skip */
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  /* A note about tilepipe: not an annotation, no warning. */
+  C[threadIdx.x] = acc;
+}
+)");
+  ProcessResult R = runTilepipe({"--quiet", "k.cu", "-o", "o.cu"}, Dir);
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_EQ(0u, R.Err.find("k.cu:5:3: warning: a tilepipe annotation in a block comment is not read "
+                           "('tilepipe: skip'): annotations are '// tilepipe: ...' line comments"))
+      << R.Err;
+  EXPECT_EQ(R.Err.find("warning", R.Err.find('\n')), std::string::npos) << "one warning: " << R.Err;
+}
+
 TEST(Project, KernelFilter) {
   ProcessResult R = runTilepipe({"--kernel=window_sums", "--report=-", "-o", tempDir() + "/o.cu",
                                  sourceDir() + "/testdata/multi_loops.cu"});
   ASSERT_EQ(0, R.ExitCode) << R.Err;
   EXPECT_NE(R.Out.find("\"window_sums\""), std::string::npos);
   EXPECT_EQ(R.Out.find("\"row_then_column\""), std::string::npos) << R.Out;
+}
+
+TEST(Project, KernelFilterThatMatchesNothingWarnsOnce) {
+  ProcessResult R = runTilepipe({"--kernel=window_sums", "--kernel=no_such_kernel", "--diff",
+                                 sourceDir() + "/testdata/multi_loops.cu",
+                                 sourceDir() + "/testdata/stencil1d.cu"});
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  std::string Warning = "tilepipe: warning: --kernel=no_such_kernel matches no kernel or __device__ "
+                        "function in the input files\n";
+  size_t At = R.Err.find(Warning);
+  EXPECT_NE(At, std::string::npos) << R.Err;
+  EXPECT_EQ(std::string::npos, R.Err.find(Warning, At + 1)) << "once: " << R.Err;
+  EXPECT_EQ(std::string::npos, R.Err.find("--kernel=window_sums")) << R.Err;
 }
 
 TEST(Project, WholeCompileDatabaseInParallel) {

@@ -157,6 +157,8 @@ static int verify(const clang::tooling::CompilationDatabase &DB,
   if (Sources.size() != 1)
     return fail("verify takes exactly one source file");
   FileResult R = processFile(DB, Sources[0], Opts);
+  for (const std::string &W : R.Warnings)
+    errs() << W << "\n";
   if (!Quiet)
     for (const LoopRecord &L : R.Loops)
       errs() << L.File << ":" << L.Line << ":" << L.Column << ": remark: ["
@@ -343,6 +345,22 @@ int main(int argc, const char **argv) {
       }
       R.Loops = std::move(Kept);
     }
+  }
+  // Warnings (even with --quiet: they are not remarks), each once: a header's are found by every
+  // file that includes it.
+  {
+    std::set<std::string> Shown;
+    for (const FileResult &R : Results)
+      for (const std::string &W : R.Warnings)
+        if (Shown.insert(W).second)
+          errs() << W << "\n";
+    std::set<std::string> Found;
+    for (const FileResult &R : Results)
+      Found.insert(R.KernelsFound.begin(), R.KernelsFound.end());
+    for (const std::string &K : KernelNames)
+      if (!Found.count(K) && Shown.insert("--kernel=" + K).second)
+        WithColor::warning(errs(), "tilepipe")
+            << "--kernel=" << K << " matches no kernel or __device__ function in the input files\n";
   }
   // Remarks after the files are merged, so that a header's loops are reported once.
   if (!Quiet)

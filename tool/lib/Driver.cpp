@@ -167,6 +167,34 @@ static bool annotationsAbove(StringRef Buffer, unsigned Line, const std::string 
   return true;
 }
 
+/// Annotations are `// tilepipe: ...` line comments right above a loop; a block comment that reads
+/// like one (`/* tilepipe: skip */`) is not read, and is worth a warning rather than silence.
+static void warnBlockAnnotations(const SourceManager &SM, const LangOptions &LO, FileID FID,
+                                 StringRef Name, std::vector<std::string> &Warnings) {
+  Lexer Lex(FID, SM.getBufferOrFake(FID), SM, LO);
+  Lex.SetCommentRetentionState(true);
+  Token Tok;
+  for (bool End = false; !End;) {
+    End = Lex.LexFromRawLexer(Tok);
+    if (!Tok.is(tok::comment))
+      continue;
+    StringRef Text(SM.getCharacterData(Tok.getLocation()), Tok.getLength());
+    if (!Text.starts_with("/*"))
+      continue;
+    StringRef Body = Text.drop_front(2);
+    Body.consume_back("*/");
+    Body = Body.ltrim(" \t\r\n*");
+    StringRef Shown = Body.take_until([](char C) { return C == '\n' || C == '\r'; }).rtrim(" \t*");
+    if (!Body.consume_front("tilepipe:") || Body.trim().empty() || !llvm::isAlpha(Body.trim()[0]))
+      continue;
+    Warnings.push_back(Name.str() + ":" + std::to_string(SM.getSpellingLineNumber(Tok.getLocation())) +
+                       ":" + std::to_string(SM.getSpellingColumnNumber(Tok.getLocation())) +
+                       ": warning: a tilepipe annotation in a block comment is not read ('" +
+                       Shown.str() + "'): annotations are '// tilepipe: ...' line comments right "
+                       "above a loop");
+  }
+}
+
 void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
   const std::string &Path = R.Path;
   const SourceManager &SM = Ctx.getSourceManager();
@@ -176,6 +204,20 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
   TranslationUnitIndex Index(Ctx);
   FunctionCollector Functions(SM);
   Functions.TraverseDecl(Ctx.getTranslationUnitDecl());
+  // The files with device code (the main file and user headers): what --kernel names, and
+  // annotations written as block comments.
+  std::set<FileID> DeviceFiles{SM.getMainFileID()};
+  for (const auto *List : {&Functions.Instances, &Functions.Patterns})
+    for (const FunctionDecl *FD : *List) {
+      DeviceFiles.insert(SM.getFileID(SM.getExpansionLoc(FD->getLocation())));
+      std::string Name = FD->getNameAsString();
+      if (llvm::is_contained(Opts.Kernels, Name) && !llvm::is_contained(R.KernelsFound, Name))
+        R.KernelsFound.push_back(Name);
+    }
+  for (FileID FID : DeviceFiles)
+    if (auto FE = SM.getFileEntryRefForID(FID))
+      warnBlockAnnotations(SM, Ctx.getLangOpts(), FID,
+                           FID == SM.getMainFileID() ? StringRef(Path) : FE->getName(), R.Warnings);
 
   CheckOptions COpts;
   COpts.AssumeNoAlias = Opts.AssumeNoAlias;
