@@ -3,7 +3,9 @@
 #include "TestSupport.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Regex.h"
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 using namespace tilepipe;
 using namespace tilepipe::test;
@@ -88,6 +90,82 @@ TEST(Review, SarifValidatesAndItsFixesReproduceOutput) {
   if (!HaveValidator)
     GTEST_SKIP() << "python3-jsonschema not installed: fixes checked, schema not";
   EXPECT_GE(Checked, 20u);
+}
+
+/// The replacements in a clang-tidy fixes YAML, as text.
+unsigned countReplacements(const std::string &Yaml) {
+  unsigned N = 0;
+  for (size_t P = Yaml.find("ReplacementText:"); P != std::string::npos;
+       P = Yaml.find("ReplacementText:", P + 1))
+    ++N;
+  return N;
+}
+
+TEST(Review, ExportFixesOfAFileGivenTwiceApplyOnce) {
+  std::string Dir = tempDir();
+  copyInto(Dir, "stencil1d.cu");
+  llvm::sys::fs::create_directories(Dir + "/once");
+  llvm::sys::fs::create_directories(Dir + "/twice");
+  ProcessResult Once = runTilepipe({"--quiet", "--export-fixes=once/f.yaml", "-o", "o.cu", "stencil1d.cu"}, Dir);
+  ASSERT_EQ(0, Once.ExitCode) << Once.Err;
+  ProcessResult Twice =
+      runTilepipe({"--quiet", "--export-fixes=twice/f.yaml", "stencil1d.cu", "./stencil1d.cu"}, Dir);
+  ASSERT_EQ(0, Twice.ExitCode) << Twice.Err;
+  EXPECT_EQ("", Twice.Err);
+  unsigned N = countReplacements(readFile(Dir + "/once/f.yaml"));
+  EXPECT_GT(N, 0u);
+  EXPECT_EQ(N, countReplacements(readFile(Dir + "/twice/f.yaml"))) << "the same edits twice";
+  std::string Apply = findTool("clang-apply-replacements-22");
+  if (Apply.empty() && llvm::sys::fs::can_execute("/usr/lib/llvm-22/bin/clang-apply-replacements"))
+    Apply = "/usr/lib/llvm-22/bin/clang-apply-replacements";
+  if (Apply.empty())
+    GTEST_SKIP() << "clang-apply-replacements-22 not installed: counted, not applied";
+  ProcessResult A = runProgram(Apply, {Dir + "/twice"});
+  ASSERT_EQ(0, A.ExitCode) << A.Out << A.Err;
+  EXPECT_TRUE(readFile(Dir + "/o.cu") == readFile(Dir + "/stencil1d.cu"));
+}
+
+TEST(Review, ExportFixesConflictIsAnError) {
+  // One file reached through two paths (b.cu links to a.cu) whose compile commands differ: with
+  // TILE=32 the loop keeps 3 stages, with TILE=48 its tiles fit only 2. The two rewrites overlap.
+  std::string Dir = tempDir();
+  writeFile(Dir + "/a.cu", R"(#ifndef TILE
+#define TILE 32
+#endif
+__global__ void mm(const float *A, const float *B, float *C, int n) {
+  __shared__ float As[TILE][TILE];
+  __shared__ float Bs[TILE][TILE];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
+  float acc = 0;
+  for (int t = 0; t < n / TILE; ++t) {
+    As[ty][tx] = A[row * n + t * TILE + tx];
+    Bs[ty][tx] = B[(t * TILE + ty) * n + col];
+    __syncthreads();
+    for (int k = 0; k < TILE; ++k)
+      acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[row * n + col] = acc;
+}
+)");
+  ASSERT_EQ(0, symlink("a.cu", (Dir + "/b.cu").c_str()));
+  writeFile(Dir + "/compile_commands.json",
+            "[{\"directory\": \"" + Dir + "\", \"file\": \"" + Dir + "/a.cu\", \"command\": \"nvcc -c a.cu\"},"
+            " {\"directory\": \"" + Dir + "\", \"file\": \"" + Dir + "/b.cu\", \"command\": \"nvcc -DTILE=48 -c b.cu\"}]");
+  ProcessResult R = runTilepipe({"-p", Dir, "--export-fixes=" + Dir + "/f.yaml"}, Dir);
+  EXPECT_NE(0, R.ExitCode);
+  EXPECT_NE(R.Err.find("3-stage"), std::string::npos) << R.Err;
+  EXPECT_NE(R.Err.find("2-stage"), std::string::npos) << R.Err;
+  llvm::Regex Conflict("(a|b)\\.cu:10:3: error: --export-fixes: this loop's rewrite conflicts with "
+                       "the one for [^ ]*(a|b)\\.cu:10:3",
+                       llvm::Regex::Newline);
+  EXPECT_TRUE(Conflict.match(R.Err)) << R.Err;
+  // One rewrite is written, not a mix of both.
+  std::string Yaml = readFile(Dir + "/f.yaml");
+  EXPECT_NE(Yaml.find("As_stages"), std::string::npos) << Yaml;
+  EXPECT_TRUE((Yaml.find("As_stages[3]") == std::string::npos) != (Yaml.find("As_stages[2]") == std::string::npos))
+      << Yaml;
 }
 
 TEST(Review, SarifHasOneRulePerReason) {

@@ -425,8 +425,13 @@ int main(int argc, const char **argv) {
     Write(Report, formatv("{0:2}", reportJson(Results)).str() + "\n");
   if (!StatsJson.empty())
     Write(StatsJson, formatv("{0:2}", statsJson(Results)).str() + "\n");
-  if (!ExportFixes.empty())
-    Write(ExportFixes, exportFixesYaml(Results));
+  if (!ExportFixes.empty()) {
+    std::vector<std::string> Conflicts;
+    Write(ExportFixes, exportFixesYaml(Results, Conflicts));
+    for (const std::string &C : Conflicts)
+      errs() << C << "\n";
+    Failed |= !Conflicts.empty();
+  }
   if (!Sarif.empty())
     Write(Sarif, formatv("{0:2}", sarifLog(Results, ToolVersion)).str() + "\n");
   // What went to stdout (the rewritten source, a diff, "-" outputs) must have arrived too.

@@ -1,10 +1,15 @@
 #include "tilepipe/Write.h"
 #include "clang/Tooling/DiagnosticsYaml.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/YAMLTraits.h"
-#include <map>
 #include "llvm/Support/raw_ostream.h"
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
 
 namespace tilepipe {
 
@@ -274,19 +279,75 @@ static std::string absolute(llvm::StringRef Path) {
   return P.str().str();
 }
 
-std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results) {
+/// The file a path names, whichever way it is spelled (relative, through '..' or a link).
+static std::string identity(llvm::StringRef Path) {
+  llvm::SmallString<256> Real;
+  if (!llvm::sys::fs::real_path(Path, Real))
+    return Real.str().str();
+  return absolute(Path);
+}
+
+namespace {
+std::string where(const LoopRecord &L) {
+  return L.File + ":" + std::to_string(L.Line) + ":" + std::to_string(L.Column);
+}
+} // namespace
+
+std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std::string> &Errors) {
   clang::tooling::TranslationUnitDiagnostics TU;
+  // Every edit written so far, by the file it changes (however its path is spelled): an edit asked
+  // for again (a file given twice, a header two sources share) is written once, and one that
+  // overlaps another differently (one file rewritten two ways) is an error, not a silent loss.
+  struct Written {
+    clang::tooling::Replacements All;
+    std::set<std::tuple<unsigned, unsigned, std::string>> Seen;
+    std::vector<std::pair<clang::tooling::Replacement, const LoopRecord *>> By;
+  };
+  std::map<std::string, Written> ByFile;
   for (const FileResult &R : Results) {
     if (!R.Ok)
       continue;
     if (TU.MainSourceFile.empty())
       TU.MainSourceFile = absolute(R.Path);
     for (const LoopRecord &L : R.Loops) {
-      llvm::StringMap<clang::tooling::Replacements> Fixes;
+      std::map<std::string, clang::tooling::Replacements> Trial; // by identity
+      std::vector<std::pair<std::string, clang::tooling::Replacement>> Fresh;
+      std::string Conflict;
       for (const clang::tooling::Replacement &E : L.Edits) {
         clang::tooling::Replacement Abs(absolute(E.getFilePath()), E.getOffset(), E.getLength(),
                                         E.getReplacementText());
-        llvm::consumeError(Fixes[Abs.getFilePath()].add(Abs));
+        std::string Id = identity(E.getFilePath());
+        Written &W = ByFile[Id];
+        if (W.Seen.count({E.getOffset(), E.getLength(), E.getReplacementText().str()}))
+          continue;
+        auto It = Trial.try_emplace(Id, W.All).first;
+        if (llvm::Error Err = It->second.add(Abs)) {
+          llvm::consumeError(std::move(Err));
+          const LoopRecord *Other = nullptr;
+          for (auto &[Prev, Owner] : W.By)
+            if (Prev.getOffset() <= E.getOffset() + E.getLength() &&
+                E.getOffset() <= Prev.getOffset() + Prev.getLength())
+              Other = Owner;
+          Conflict = Other ? "this loop's rewrite conflicts with the one for " + where(*Other) +
+                                 " (one file rewritten two ways: given twice with different "
+                                 "compile commands, or through two paths)"
+                           : "this loop's edits overlap each other";
+          break;
+        }
+        Fresh.push_back({Id, Abs});
+      }
+      llvm::StringMap<clang::tooling::Replacements> Fixes;
+      if (!Conflict.empty()) {
+        Errors.push_back(where(L) + ": error: --export-fixes: " + Conflict + "; its fixes are left out");
+      } else {
+        for (auto &[Id, E] : Fresh) {
+          Written &W = ByFile[Id];
+          W.Seen.insert({E.getOffset(), E.getLength(), E.getReplacementText().str()});
+          W.By.push_back({E, &L});
+          llvm::cantFail(Fixes[E.getFilePath()].add(E));
+        }
+        for (auto &[Id, All] : Trial)
+          ByFile[Id].All = std::move(All);
       }
       clang::tooling::DiagnosticMessage Msg("[" + reasonInfo(L.Code).Id.str() + "] " + L.message());
       Msg.FilePath = absolute(L.File);

@@ -29,8 +29,11 @@ llvm::json::Value reportJson(llvm::ArrayRef<FileResult> Results);
 llvm::json::Value statsJson(llvm::ArrayRef<FileResult> Results);
 
 /// clang-tidy's export format (TranslationUnitDiagnostics): one diagnostic per candidate loop,
-/// the rewrites as replacements, for clang-apply-replacements and review bots.
-std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results);
+/// the rewrites as replacements, for clang-apply-replacements and review bots. An edit asked for
+/// twice (one file given twice) is written once; a loop whose edits overlap edits written before
+/// differently (one file rewritten two ways) keeps its diagnostic without fixes, and Errors gets
+/// "file:line:col: error: ..." for it.
+std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std::string> &Errors);
 
 /// SARIF 2.1.0: one rule per reason ID, one result per candidate loop, rewrites as fixes.
 llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef Version);
