@@ -1,6 +1,7 @@
 // Where users meet tilepipe: review outputs (clang-tidy fixes YAML, SARIF), whole-project runs,
 // annotations in the source, kernel filters and build depfiles.
 #include "TestSupport.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Regex.h"
@@ -38,26 +39,106 @@ TEST(Review, ExportFixesApplyLikeOutput) {
   }
 }
 
-/// Applies a SARIF result's fixes to Text (offsets in bytes of ASCII sources).
-std::string applySarifFixes(std::string Text, const llvm::json::Array &Results) {
-  std::vector<std::tuple<int64_t, int64_t, std::string>> Edits;
+/// Text as UTF-16 code units, the unit the SARIF log declares (columnKind utf16CodeUnits).
+std::vector<llvm::UTF16> utf16(const std::string &Text) {
+  llvm::SmallVector<llvm::UTF16, 0> Units;
+  EXPECT_TRUE(llvm::convertUTF8ToUTF16String(Text, Units));
+  return std::vector<llvm::UTF16>(Units.begin(), Units.end());
+}
+
+std::string utf8(const std::vector<llvm::UTF16> &Units) {
+  std::string Out;
+  EXPECT_TRUE(llvm::convertUTF16ToUTF8String(Units, Out));
+  return Out;
+}
+
+/// Every replacement of every fix: deletedRegion and insertedContent.
+std::vector<std::pair<const llvm::json::Object *, std::string>>
+sarifReplacements(const llvm::json::Array &Results) {
+  std::vector<std::pair<const llvm::json::Object *, std::string>> Out;
   for (const llvm::json::Value &V : Results)
     if (const llvm::json::Array *Fixes = V.getAsObject()->getArray("fixes"))
       for (const llvm::json::Value &Fix : *Fixes)
         for (const llvm::json::Value &Change : *Fix.getAsObject()->getArray("artifactChanges"))
-          for (const llvm::json::Value &Rep : *Change.getAsObject()->getArray("replacements")) {
-            const llvm::json::Object *Del = Rep.getAsObject()->getObject("deletedRegion");
-            Edits.emplace_back(*Del->getInteger("charOffset"), *Del->getInteger("charLength"),
-                               Rep.getAsObject()->getObject("insertedContent")->getString("text")->str());
-          }
+          for (const llvm::json::Value &Rep : *Change.getAsObject()->getArray("replacements"))
+            Out.emplace_back(Rep.getAsObject()->getObject("deletedRegion"),
+                             Rep.getAsObject()->getObject("insertedContent")->getString("text")->str());
+  return Out;
+}
+
+/// Applies a SARIF result's fixes to Text, by charOffset and charLength in UTF-16 code units.
+std::string applySarifFixes(const std::string &Text, const llvm::json::Array &Results) {
+  std::vector<std::tuple<int64_t, int64_t, std::string>> Edits;
+  for (auto &[Del, New] : sarifReplacements(Results))
+    Edits.emplace_back(*Del->getInteger("charOffset"), *Del->getInteger("charLength"), New);
   std::sort(Edits.rbegin(), Edits.rend());
-  for (auto &[Off, Len, New] : Edits)
-    Text.replace(Off, Len, New);
-  return Text;
+  std::vector<llvm::UTF16> Units = utf16(Text);
+  for (auto &[Off, Len, New] : Edits) {
+    if (Off < 0 || Len < 0 || Off + Len > int64_t(Units.size())) {
+      ADD_FAILURE() << "a deleted region past the end of the file: " << Off << " + " << Len;
+      return "";
+    }
+    std::vector<llvm::UTF16> Ins = utf16(New);
+    Units.erase(Units.begin() + Off, Units.begin() + Off + Len);
+    Units.insert(Units.begin() + Off, Ins.begin(), Ins.end());
+  }
+  return utf8(Units);
+}
+
+/// Line and column (1-based, in UTF-16 code units) of a UTF-16 offset of Text.
+std::pair<int64_t, int64_t> lineColumn(const std::vector<llvm::UTF16> &Text, int64_t Offset) {
+  int64_t Line = 1, Start = 0;
+  for (int64_t I = 0; I < Offset; ++I)
+    if (Text[I] == '\n')
+      ++Line, Start = I + 1;
+  return {Line, Offset - Start + 1};
+}
+
+/// A region's startLine/startColumn/endLine/endColumn name the same text as its charOffset and
+/// charLength.
+void expectRegionConsistent(const std::vector<llvm::UTF16> &Text, const llvm::json::Object &Region,
+                            const std::string &What) {
+  std::optional<int64_t> Off = Region.getInteger("charOffset"), Len = Region.getInteger("charLength");
+  ASSERT_TRUE(Off && Len) << What;
+  ASSERT_LE(*Off + *Len, int64_t(Text.size())) << What;
+  auto [SL, SC] = lineColumn(Text, *Off);
+  auto [EL, EC] = lineColumn(Text, *Off + *Len);
+  EXPECT_EQ(SL, Region.getInteger("startLine").value_or(-1)) << What;
+  EXPECT_EQ(SC, Region.getInteger("startColumn").value_or(-1)) << What;
+  EXPECT_EQ(EL, Region.getInteger("endLine").value_or(-1)) << What;
+  EXPECT_EQ(EC, Region.getInteger("endColumn").value_or(-1)) << What;
+}
+
+void expectRegionsConsistent(const std::string &Source, const llvm::json::Object &Run,
+                             const std::string &Name) {
+  EXPECT_EQ("utf16CodeUnits", Run.getString("columnKind").value_or("").str()) << Name;
+  std::vector<llvm::UTF16> Text = utf16(Source);
+  for (const llvm::json::Value &V : *Run.getArray("results"))
+    expectRegionConsistent(Text,
+                           *(*V.getAsObject()->getArray("locations"))[0]
+                                .getAsObject()
+                                ->getObject("physicalLocation")
+                                ->getObject("region"),
+                           Name + ": a result's location");
+  for (auto &[Del, New] : sarifReplacements(*Run.getArray("results")))
+    expectRegionConsistent(Text, *Del, Name + ": a deleted region");
+}
+
+bool haveSchemaValidator() {
+  return runProgram("/usr/bin/python3", {"-c", "import jsonschema"}).ExitCode == 0;
+}
+
+void expectSchemaValid(const std::string &Sarif, const std::string &Name) {
+  ProcessResult V = runProgram(
+      "/usr/bin/python3",
+      {"-c", "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), "
+             "json.load(open(sys.argv[2])))",
+       Sarif, sourceDir() + "/tests/data/sarif-schema-2.1.0.json"});
+  EXPECT_EQ(0, V.ExitCode) << Name << ": " << V.Err;
 }
 
 TEST(Review, SarifValidatesAndItsFixesReproduceOutput) {
-  bool HaveValidator = runProgram("/usr/bin/python3", {"-c", "import jsonschema"}).ExitCode == 0;
+  bool HaveValidator = haveSchemaValidator();
   unsigned Checked = 0;
   for (const std::string &Name : testdataNames()) {
     std::string Dir = tempDir();
@@ -70,6 +151,7 @@ TEST(Review, SarifValidatesAndItsFixesReproduceOutput) {
     const llvm::json::Array &Results = *Run.getArray("results");
     EXPECT_FALSE(Results.empty()) << Name;
     EXPECT_TRUE(readFile(Dir + "/o.cu") == applySarifFixes(readFile(Src), Results)) << Name;
+    expectRegionsConsistent(readFile(Src), Run, Name);
     for (const llvm::json::Value &V : Results)
       EXPECT_EQ(Name, (*(*V.getAsObject()->getArray("locations"))[0]
                             .getAsObject()
@@ -78,18 +160,67 @@ TEST(Review, SarifValidatesAndItsFixesReproduceOutput) {
                             ->getString("uri"))
                           .str());
     if (HaveValidator) {
-      ProcessResult V = runProgram(
-          "/usr/bin/python3",
-          {"-c", "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), "
-                 "json.load(open(sys.argv[2])))",
-           Dir + "/r.sarif", sourceDir() + "/tests/data/sarif-schema-2.1.0.json"});
-      EXPECT_EQ(0, V.ExitCode) << Name << ": " << V.Err;
+      expectSchemaValid(Dir + "/r.sarif", Name);
       ++Checked;
     }
   }
   if (!HaveValidator)
     GTEST_SKIP() << "python3-jsonschema not installed: fixes checked, schema not";
   EXPECT_GE(Checked, 20u);
+}
+
+TEST(Review, SarifCountsInUtf16CodeUnits) {
+  // Non-ASCII text (2-, 3- and 4-byte UTF-8; the emoji is 2 UTF-16 code units) on a line before
+  // the loop, on the loop's own line before and after its keyword, and inside the loop.
+  const std::string Code = "// Größe – 😀\n"
+                           "#define T 64\n"
+                           "__global__ void k(const float *A, float *C, int nt) {\n"
+                           "  __shared__ float s[T]; // Größe – 😀\n"
+                           "  float acc = 0;\n"
+                           "  /* Größe – 😀 */ for (int t = 0; t < nt; ++t) { // Größe – 😀\n"
+                           "    s[threadIdx.x] = A[t * T + threadIdx.x]; // Größe – 😀\n"
+                           "    __syncthreads();\n"
+                           "    acc += s[T - 1 - threadIdx.x]; // Größe – 😀\n"
+                           "    __syncthreads();\n"
+                           "  }\n"
+                           "  C[threadIdx.x] = acc;\n"
+                           "}\n";
+  std::string Dir = tempDir();
+  writeFile(Dir + "/k.cu", Code);
+  // --mode=pipeline: the default mode keeps the original loop under #if, for which the loop must
+  // begin its line.
+  ProcessResult R = runTilepipe(
+      {"--quiet", "--mode=pipeline", "--sarif=" + Dir + "/r.sarif", "-o", Dir + "/o.cu", "k.cu"}, Dir);
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  auto Json = llvm::json::parse(readFile(Dir + "/r.sarif"));
+  ASSERT_TRUE(bool(Json)) << llvm::toString(Json.takeError());
+  const llvm::json::Object &Run = *(*Json->getAsObject()->getArray("runs"))[0].getAsObject();
+  const llvm::json::Array &Results = *Run.getArray("results");
+  ASSERT_EQ(1u, Results.size());
+  EXPECT_EQ("pipelined", Results[0].getAsObject()->getString("ruleId").value_or("").str());
+  // The loop keyword: "  /* Größe – 😀 */ " before it is 19 code units (25 bytes).
+  const llvm::json::Object &Region = *(*Results[0].getAsObject()->getArray("locations"))[0]
+                                          .getAsObject()
+                                          ->getObject("physicalLocation")
+                                          ->getObject("region");
+  size_t For = Code.find("for (");
+  int64_t Before = utf16(Code.substr(0, For)).size();
+  int64_t LineStart = utf16(Code.substr(0, Code.rfind('\n', For) + 1)).size();
+  EXPECT_EQ(6, Region.getInteger("startLine").value_or(-1));
+  EXPECT_EQ(Before - LineStart + 1, Region.getInteger("startColumn").value_or(-1));
+  EXPECT_EQ(20, Before - LineStart + 1);
+  EXPECT_EQ(Before, Region.getInteger("charOffset").value_or(-1));
+  EXPECT_EQ(3, Region.getInteger("charLength").value_or(-1));
+  expectRegionsConsistent(Code, Run, "k.cu");
+  bool NonAsciiInserted = false;
+  for (auto &[Del, New] : sarifReplacements(Results))
+    NonAsciiInserted |= New.find("// Größe – 😀") != std::string::npos;
+  EXPECT_TRUE(NonAsciiInserted) << "the loop's comments travel in the inserted text";
+  std::string Expected = readFile(Dir + "/o.cu");
+  EXPECT_TRUE(Expected == applySarifFixes(Code, Results)) << applySarifFixes(Code, Results);
+  if (!haveSchemaValidator())
+    GTEST_SKIP() << "python3-jsonschema not installed: offsets checked, schema not";
+  expectSchemaValid(Dir + "/r.sarif", "k.cu");
 }
 
 /// The replacements in a clang-tidy fixes YAML, as text.

@@ -288,6 +288,84 @@ static std::string identity(llvm::StringRef Path) {
 }
 
 namespace {
+/// The text of the files that results name (sources and headers as they were read, else as they
+/// are on disk), with the lines and UTF-16 code units that SARIF counts in.
+class SourceTexts {
+public:
+  struct Position {
+    int64_t Line, Column, Offset; ///< 1-based line and column; Offset from the start of the file
+  };
+  class Text {
+  public:
+    explicit Text(std::string Content) : Content(std::move(Content)) {
+      llvm::StringRef C = this->Content;
+      Units.resize(C.size() + 1);
+      LineStarts.push_back(0);
+      unsigned U = 0;
+      for (size_t I = 0; I < C.size();) {
+        // One code point of UTF-8: 2 code units of UTF-16 when it takes 4 bytes, else 1. A byte
+        // that starts no valid sequence counts as one (as its replacement character would).
+        unsigned char B = C[I];
+        size_t Len = B < 0x80 ? 1 : (B >> 5) == 6 ? 2 : (B >> 4) == 14 ? 3 : (B >> 3) == 30 ? 4 : 1;
+        for (size_t K = 1; K < Len; ++K)
+          if (I + K >= C.size() || (static_cast<unsigned char>(C[I + K]) >> 6) != 2)
+            Len = 1;
+        for (size_t K = 0; K < Len; ++K)
+          Units[I + K] = U;
+        U += Len == 4 ? 2 : 1;
+        // Lines end in LF, CR LF or a lone CR, as Clang counts them.
+        if (B == '\n' || (B == '\r' && (I + 1 == C.size() || C[I + 1] != '\n')))
+          LineStarts.push_back(I + 1);
+        I += Len;
+      }
+      Units[C.size()] = U;
+    }
+    /// The position of a byte offset, in UTF-16 code units.
+    Position at(unsigned Byte) const {
+      Byte = std::min<size_t>(Byte, Content.size());
+      size_t Line = std::upper_bound(LineStarts.begin(), LineStarts.end(), Byte) - LineStarts.begin();
+      return {int64_t(Line), int64_t(Units[Byte] - Units[LineStarts[Line - 1]]) + 1, int64_t(Units[Byte])};
+    }
+    /// A SARIF region of the bytes [Offset, Offset + Length): lines, columns, charOffset and
+    /// charLength, all in UTF-16 code units.
+    llvm::json::Object region(unsigned Offset, unsigned Length) const {
+      Position B = at(Offset), E = at(Offset + Length);
+      return llvm::json::Object{{"startLine", B.Line},      {"startColumn", B.Column},
+                                {"endLine", E.Line},        {"endColumn", E.Column},
+                                {"charOffset", B.Offset}, {"charLength", E.Offset - B.Offset}};
+    }
+    std::string Content;
+
+  private:
+    std::vector<unsigned> Units;      ///< by byte offset: the UTF-16 offset of its code point
+    std::vector<size_t> LineStarts;   ///< byte offsets
+  };
+
+  explicit SourceTexts(llvm::ArrayRef<FileResult> Results) {
+    for (const FileResult &R : Results) {
+      Known.try_emplace(identity(R.Path), &R.Original);
+      for (const HeaderRewrite &H : R.Headers)
+        Known.try_emplace(identity(H.Path), &H.Original);
+    }
+  }
+  /// The text of Path as tilepipe read it, or null when it cannot be had.
+  const Text *get(llvm::StringRef Path) {
+    std::string Id = identity(Path);
+    auto [It, New] = Cache.try_emplace(Id);
+    if (!New)
+      return It->second.get();
+    if (auto K = Known.find(Id); K != Known.end())
+      It->second = std::make_unique<Text>(*K->second);
+    else if (auto Buf = llvm::MemoryBuffer::getFile(Path, /*IsText=*/true))
+      It->second = std::make_unique<Text>((*Buf)->getBuffer().str());
+    return It->second.get();
+  }
+
+private:
+  std::map<std::string, const std::string *> Known;
+  std::map<std::string, std::unique_ptr<Text>> Cache;
+};
+
 std::string where(const LoopRecord &L) {
   return L.File + ":" + std::to_string(L.Line) + ":" + std::to_string(L.Column);
 }
@@ -386,9 +464,21 @@ llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef V
         {"defaultConfiguration",
          llvm::json::Object{{"level", I.Code == Reason::Pipelined ? "warning" : "note"}}}});
   }
+  // Regions count in UTF-16 code units (columnKind utf16CodeUnits, which GitHub code scanning
+  // reads), lines, columns and character offsets alike; tilepipe's own are bytes.
+  SourceTexts Texts(Results);
   for (const FileResult &R : Results)
     for (const LoopRecord &L : R.Loops) {
       std::string Id = reasonInfo(L.Code).Id.str();
+      llvm::json::Object Region;
+      if (const SourceTexts::Text *T = Texts.get(L.File)) {
+        // The loop keyword.
+        llvm::StringRef Keyword = llvm::StringRef(T->Content).drop_front(L.Offset).take_while(
+            [](char C) { return llvm::isAlnum(C) || C == '_'; });
+        Region = T->region(L.Offset, Keyword.size());
+      } else {
+        Region = llvm::json::Object{{"startLine", static_cast<int64_t>(L.Line)}};
+      }
       llvm::json::Object Result{
           {"ruleId", Id},
           {"ruleIndex", static_cast<int64_t>(RuleIndex[Id])},
@@ -399,23 +489,35 @@ llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef V
                {"physicalLocation",
                 llvm::json::Object{
                     {"artifactLocation", llvm::json::Object{{"uri", uriOf(L.File)}}},
-                    {"region", llvm::json::Object{{"startLine", static_cast<int64_t>(L.Line)},
-                                                  {"startColumn", static_cast<int64_t>(L.Column)}}}}}}}}};
+                    {"region", std::move(Region)}}}}}}};
       if (!L.Edits.empty()) {
-        llvm::json::Array Replacements;
-        for (const clang::tooling::Replacement &E : L.Edits)
-          Replacements.push_back(llvm::json::Object{
-              {"deletedRegion", llvm::json::Object{{"charOffset", static_cast<int64_t>(E.getOffset())},
-                                                   {"charLength", static_cast<int64_t>(E.getLength())}}},
+        // One change per file the edits touch (the loop's own, as a rule), named as the loop's
+        // location names it where it is the same file.
+        std::vector<std::pair<std::string, llvm::json::Array>> Changes;
+        for (const clang::tooling::Replacement &E : L.Edits) {
+          std::string Uri = identity(E.getFilePath()) == identity(L.File) ? uriOf(L.File)
+                                                                          : uriOf(E.getFilePath());
+          auto It = llvm::find_if(Changes, [&](const auto &C) { return C.first == Uri; });
+          if (It == Changes.end())
+            It = Changes.insert(Changes.end(), {Uri, llvm::json::Array()});
+          const SourceTexts::Text *T = Texts.get(E.getFilePath());
+          It->second.push_back(llvm::json::Object{
+              {"deletedRegion",
+               T ? T->region(E.getOffset(), E.getLength())
+                 : llvm::json::Object{{"byteOffset", static_cast<int64_t>(E.getOffset())},
+                                      {"byteLength", static_cast<int64_t>(E.getLength())}}},
               {"insertedContent", llvm::json::Object{{"text", E.getReplacementText()}}}});
+        }
+        llvm::json::Array ArtifactChanges;
+        for (auto &[Uri, Replacements] : Changes)
+          ArtifactChanges.push_back(llvm::json::Object{
+              {"artifactLocation", llvm::json::Object{{"uri", Uri}}},
+              {"replacements", std::move(Replacements)}});
         Result["fixes"] = llvm::json::Array{llvm::json::Object{
             {"description", llvm::json::Object{{"text", "Rewrite the loop into a " +
                                                            std::to_string(L.Stages) +
                                                            "-stage cp.async pipeline"}}},
-            {"artifactChanges",
-             llvm::json::Array{llvm::json::Object{
-                 {"artifactLocation", llvm::json::Object{{"uri", uriOf(L.File)}}},
-                 {"replacements", std::move(Replacements)}}}}}};
+            {"artifactChanges", std::move(ArtifactChanges)}}};
       }
       Out.push_back(std::move(Result));
     }
@@ -426,7 +528,7 @@ llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef V
                    {"tool", llvm::json::Object{{"driver", llvm::json::Object{{"name", "tilepipe"},
                                                                              {"version", Version},
                                                                              {"rules", std::move(Rules)}}}}},
-                   {"columnKind", "unicodeCodePoints"},
+                   {"columnKind", "utf16CodeUnits"},
                    {"results", std::move(Out)}}}}};
 }
 

@@ -35,7 +35,9 @@ llvm::json::Value statsJson(llvm::ArrayRef<FileResult> Results);
 /// "file:line:col: error: ..." for it.
 std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std::string> &Errors);
 
-/// SARIF 2.1.0: one rule per reason ID, one result per candidate loop, rewrites as fixes.
+/// SARIF 2.1.0: one rule per reason ID, one result per candidate loop (its region the loop
+/// keyword), rewrites as fixes. Every region has startLine, startColumn, endLine, endColumn,
+/// charOffset and charLength in UTF-16 code units (columnKind utf16CodeUnits).
 llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef Version);
 
 } // namespace tilepipe
