@@ -7,6 +7,7 @@
 #include "llvm/Support/Program.h"
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 
@@ -38,8 +39,10 @@ namespace {
 struct TempDirs {
   std::vector<std::string> Dirs;
   ~TempDirs() {
+    // std::filesystem, since llvm::sys::fs::remove refuses fifos and devices (tests make both).
+    std::error_code EC;
     for (const std::string &D : Dirs)
-      llvm::sys::fs::remove_directories(D, /*IgnoreErrors=*/true);
+      std::filesystem::remove_all(D, EC);
   }
 };
 TempDirs &tempDirs() {
