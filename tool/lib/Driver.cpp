@@ -795,9 +795,11 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
   // The text tilepipe adds ends its lines in '\n'; a file whose lines end in "\r\n" gets "\r\n"
   // in every edit, the loop's, the kernel's, the include's and the timing floor's alike.
   std::map<std::string, bool> Crlf; // by the file paths the edits name
-  for (auto &[FID, Edits] : All)
-    if (!Edits.empty())
-      Crlf[Edits.begin()->getFilePath().str()] = usesCrlf(SM.getBufferData(FID));
+  for (auto &[FID, Edits] : All) {
+    bool FileUsesCrlf = !Edits.empty() && usesCrlf(SM.getBufferData(FID));
+    for (const tooling::Replacement &E : Edits)
+      Crlf[E.getFilePath().str()] = FileUsesCrlf;
+  }
   auto WithLineEndings = [&](const tooling::Replacement &E) {
     auto It = Crlf.find(E.getFilePath().str());
     return It == Crlf.end() || !It->second ? E : crlfLines(E);
