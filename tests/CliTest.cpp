@@ -3,7 +3,14 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Regex.h"
+#include <atomic>
+#include <cerrno>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <thread>
+#include <unistd.h>
 
 using namespace tilepipe;
 using namespace tilepipe::test;
@@ -66,17 +73,21 @@ TEST(Cli, DiffAppliesWithGitAndPatch) {
   ASSERT_EQ(0, D.ExitCode) << D.Err;
   ASSERT_NE(D.Out.find("+++ b/conv2d_halo.cu"), std::string::npos) << D.Out;
   writeFile(Dir + "/change.diff", D.Out);
-  if (!findTool("git").empty()) {
+  bool Git = !findTool("git").empty(), Patch = !findTool("patch").empty();
+  if (Git) {
     ProcessResult G = runProgram("git", {"apply", "--check", "change.diff"}, Dir);
     EXPECT_EQ(0, G.ExitCode) << G.Err;
   }
-  if (!findTool("patch").empty()) {
+  if (Patch) {
     ProcessResult Pt = runProgram("patch", {"-p1", "--dry-run", "-i", "change.diff"}, Dir);
     EXPECT_EQ(0, Pt.ExitCode) << Pt.Out << Pt.Err;
     ProcessResult Apply = runProgram("patch", {"-p1", "-i", "change.diff"}, Dir);
     ASSERT_EQ(0, Apply.ExitCode) << Apply.Out << Apply.Err;
     EXPECT_EQ(readFile(sourceDir() + "/generated/conv2d_halo.cu"), readFile(P));
   }
+  // A tool that is missing checked nothing: skipped, not passed.
+  if (!Git || !Patch)
+    GTEST_SKIP() << (Git ? "patch" : Patch ? "git" : "git and patch") << " not found";
 }
 
 TEST(Cli, JsonReport) {
@@ -162,6 +173,170 @@ TEST(Cli, AssumeNoAliasIsAnOptIn) {
       runTilepipe({"--quiet", "--assume-noalias", "--report=-", In, "-o", Dir + "/o.cu"});
   EXPECT_EQ(0, Assume.ExitCode) << Assume.Err;
   EXPECT_NE(Assume.Out.find("\"transformed\": true"), std::string::npos) << Assume.Out;
+}
+
+// Outputs that are not regular files: written where they are, never replaced by a regular file;
+// a failed write is an error.
+
+/// The file type of Path itself (a link is not followed).
+mode_t typeOf(const std::string &Path) {
+  struct stat St;
+  return lstat(Path.c_str(), &St) ? 0 : (St.st_mode & S_IFMT);
+}
+
+/// A character device that fails every write with ENOSPC, like /dev/full: made in a temporary
+/// folder where this user may make devices (so that no test ever risks the system's own), else
+/// /dev/full itself.
+std::string fullDevice() {
+  std::string P = tempDir() + "/full";
+  if (mknod(P.c_str(), S_IFCHR | 0666, makedev(1, 7)) == 0)
+    return P;
+  return "/dev/full";
+}
+
+TEST(CliOutputs, WriteErrorOnADeviceIsReportedForEveryOutput) {
+  std::string Full = fullDevice();
+  std::string Dir = tempDir();
+  for (std::vector<std::string> Opt :
+       {std::vector<std::string>{"-o", Full}, {"-o", Dir + "/o.cu", "--depfile=" + Full},
+        {"--report=" + Full}, {"--sarif=" + Full}, {"--export-fixes=" + Full},
+        {"--stats-json=" + Full}}) {
+    std::vector<std::string> Args = {"--quiet", example()};
+    Args.insert(Args.end(), Opt.begin(), Opt.end());
+    if (Opt[0] != "-o")
+      Args.insert(Args.end(), {"-o", Dir + "/o.cu"});
+    ProcessResult R = runTilepipe(Args);
+    EXPECT_NE(0, R.ExitCode) << Opt[0];
+    EXPECT_NE(R.Err.find(Full + ": error: cannot write: No space left on device"), std::string::npos)
+        << Opt[0] << ": " << R.Err;
+    EXPECT_EQ(mode_t(S_IFCHR), typeOf(Full)) << Opt[0] << ": the device was replaced";
+  }
+}
+
+TEST(CliOutputs, FifoIsWrittenThrough) {
+  std::string Dir = tempDir();
+  std::string Fifo = Dir + "/pipe";
+  ASSERT_EQ(0, mkfifo(Fifo.c_str(), 0600));
+  // Read the fifo while tilepipe runs; the reader never blocks, so a tool that replaces the fifo
+  // instead of writing into it makes the test fail, not hang.
+  int Fd = open(Fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(Fd, 0);
+  std::atomic<bool> Done{false};
+  ProcessResult R;
+  std::thread Run([&] {
+    R = runTilepipe({"--quiet", example(), "-o", Fifo});
+    Done = true;
+  });
+  std::string Got;
+  char Buf[65536];
+  for (;;) {
+    bool Finished = Done;
+    ssize_t N = read(Fd, Buf, sizeof Buf);
+    if (N > 0)
+      Got.append(Buf, N);
+    else if (N == 0 && Finished)
+      break;
+    else
+      usleep(10000);
+  }
+  Run.join();
+  close(Fd);
+  EXPECT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_EQ(mode_t(S_IFIFO), typeOf(Fifo)) << "the fifo was replaced";
+  EXPECT_TRUE(readFile(sourceDir() + "/generated/matmul_guarded.cu") == Got) << Got.size() << " bytes";
+}
+
+TEST(CliOutputs, StdoutUnderAnotherName) {
+  // /proc/self/fd/1, and a link to it (what /dev/stdout is), with stdout a file and a pipe: the
+  // report goes where stdout goes, after what is already there, and the link stays a link.
+  std::string Dir = tempDir();
+  std::string Link = Dir + "/stdout";
+  ASSERT_EQ(0, symlink("/proc/self/fd/1", Link.c_str()));
+  for (const std::string &Name : {std::string("/proc/self/fd/1"), Link}) {
+    ProcessResult R = runTilepipe({"--quiet", "--report=" + Name, example()});
+    EXPECT_EQ(0, R.ExitCode) << R.Err;
+    std::string Source = readFile(sourceDir() + "/generated/matmul_guarded.cu");
+    EXPECT_EQ(0u, R.Out.find(Source)) << Name << ": the rewritten source first";
+    EXPECT_NE(R.Out.find("\"transformed\": true", Source.size()), std::string::npos)
+        << Name << ": then the report";
+    EXPECT_EQ(mode_t(S_IFLNK), typeOf(Link));
+  }
+  ProcessResult P = runProgram("/bin/sh", {"-c", "(\"$0\" --quiet --report=\"$1\" -o \"$2\" \"$3\"; echo \"exit $?\" >&2) | cat",
+                                          TILEPIPE_BINARY, Link, Dir + "/o.cu", example()});
+  EXPECT_NE(P.Err.find("exit 0"), std::string::npos) << P.Err;
+  EXPECT_NE(P.Out.find("\"transformed\": true"), std::string::npos) << P.Out << P.Err;
+  EXPECT_EQ(mode_t(S_IFLNK), typeOf(Link));
+}
+
+TEST(CliOutputs, InPlaceThroughASymlinkRewritesItsTarget) {
+  std::string Dir;
+  std::string Real = copyOf("stencil1d.cu", &Dir);
+  llvm::sys::fs::create_directories(Dir + "/sub");
+  std::string Link = Dir + "/sub/link.cu";
+  ASSERT_EQ(0, symlink("../stencil1d.cu", Link.c_str()));
+  llvm::sys::fs::setPermissions(Real, llvm::sys::fs::perms(0640));
+  ProcessResult R = runTilepipe({"--quiet", "--in-place", Link});
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_EQ(mode_t(S_IFLNK), typeOf(Link)) << "the link was replaced";
+  EXPECT_TRUE(readFile(sourceDir() + "/generated/stencil1d.cu") == readFile(Real));
+  EXPECT_EQ(0640, static_cast<int>(*llvm::sys::fs::getPermissions(Real)));
+  // Nothing left behind in either folder.
+  std::error_code EC;
+  for (const std::string &D : {Dir, Dir + "/sub"})
+    for (llvm::sys::fs::directory_iterator It(D, EC), End; It != End && !EC; It.increment(EC))
+      EXPECT_TRUE(It->path() == Real || It->path() == Link || It->path() == Dir + "/sub") << It->path();
+}
+
+TEST(CliOutputs, InPlaceRefusesAReadOnlyFile) {
+  // As clang-format -i does; root could write it, so the mode bits decide.
+  std::string Dir;
+  std::string P = copyOf("stencil1d.cu", &Dir);
+  llvm::sys::fs::setPermissions(P, llvm::sys::fs::perms(0444));
+  ProcessResult R = runTilepipe({"--quiet", "--in-place", P});
+  EXPECT_NE(0, R.ExitCode);
+  EXPECT_NE(R.Err.find(P + ": error: cannot write: the file is read-only"), std::string::npos) << R.Err;
+  EXPECT_TRUE(readFile(sourceDir() + "/testdata/stencil1d.cu") == readFile(P));
+  EXPECT_EQ(0444, static_cast<int>(*llvm::sys::fs::getPermissions(P)));
+  // The other files of the run are still rewritten.
+  std::string Other = Dir + "/conv2d_halo.cu";
+  writeFile(Other, readFile(sourceDir() + "/testdata/conv2d_halo.cu"));
+  ProcessResult Two = runTilepipe({"--quiet", "--in-place", P, Other});
+  EXPECT_NE(0, Two.ExitCode);
+  EXPECT_TRUE(readFile(sourceDir() + "/generated/conv2d_halo.cu") == readFile(Other));
+}
+
+TEST(CliOutputs, CrlfSourcesStayCrlf) {
+  for (const char *Name : {"matmul_classic.cu", "conv2d_halo.cu", "guarded_tiles.cu"}) {
+    std::string Dir = tempDir();
+    std::string Lf = readFile(sourceDir() + "/testdata/" + Name), Crlf;
+    for (char C : Lf)
+      Crlf += C == '\n' ? std::string("\r\n") : std::string(1, C);
+    writeFile(Dir + "/" + Name, Crlf);
+    ProcessResult R = runTilepipe({"--quiet", Dir + "/" + Name, "-o", Dir + "/out.cu"});
+    ASSERT_EQ(0, R.ExitCode) << R.Err;
+    std::string Out = readFile(Dir + "/out.cu");
+    ASSERT_FALSE(Out.empty());
+    EXPECT_EQ('\n', Out.back()) << Name;
+    unsigned Line = 1, Bad = 0;
+    for (size_t I = 0; I < Out.size(); ++I)
+      if (Out[I] == '\n') {
+        if (I == 0 || Out[I - 1] != '\r')
+          if (++Bad < 5)
+            ADD_FAILURE() << Name << ": line " << Line << " ends in a bare LF";
+        ++Line;
+      }
+    EXPECT_EQ(0u, Bad) << Name;
+    // The same rewrite as the file with LF line endings, line by line.
+    std::string Back;
+    for (size_t I = 0; I < Out.size(); ++I)
+      if (!(Out[I] == '\r' && I + 1 < Out.size() && Out[I + 1] == '\n'))
+        Back += Out[I];
+    EXPECT_TRUE(readFile(sourceDir() + "/generated/" + Name) == Back) << Name;
+    // Running on its own output changes nothing.
+    ProcessResult Again = runTilepipe({"--quiet", Dir + "/out.cu", "-o", Dir + "/again.cu"});
+    ASSERT_EQ(0, Again.ExitCode) << Again.Err;
+    EXPECT_TRUE(Out == readFile(Dir + "/again.cu")) << Name;
+  }
 }
 
 // Bad input: a clear message, a non-zero exit, and nothing written.

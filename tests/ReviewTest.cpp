@@ -1,9 +1,12 @@
 // Where users meet tilepipe: review outputs (clang-tidy fixes YAML, SARIF), whole-project runs,
 // annotations in the source, kernel filters and build depfiles.
 #include "TestSupport.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Regex.h"
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 using namespace tilepipe;
 using namespace tilepipe::test;
@@ -36,26 +39,106 @@ TEST(Review, ExportFixesApplyLikeOutput) {
   }
 }
 
-/// Applies a SARIF result's fixes to Text (offsets in bytes of ASCII sources).
-std::string applySarifFixes(std::string Text, const llvm::json::Array &Results) {
-  std::vector<std::tuple<int64_t, int64_t, std::string>> Edits;
+/// Text as UTF-16 code units, the unit the SARIF log declares (columnKind utf16CodeUnits).
+std::vector<llvm::UTF16> utf16(const std::string &Text) {
+  llvm::SmallVector<llvm::UTF16, 0> Units;
+  EXPECT_TRUE(llvm::convertUTF8ToUTF16String(Text, Units));
+  return std::vector<llvm::UTF16>(Units.begin(), Units.end());
+}
+
+std::string utf8(const std::vector<llvm::UTF16> &Units) {
+  std::string Out;
+  EXPECT_TRUE(llvm::convertUTF16ToUTF8String(Units, Out));
+  return Out;
+}
+
+/// Every replacement of every fix: deletedRegion and insertedContent.
+std::vector<std::pair<const llvm::json::Object *, std::string>>
+sarifReplacements(const llvm::json::Array &Results) {
+  std::vector<std::pair<const llvm::json::Object *, std::string>> Out;
   for (const llvm::json::Value &V : Results)
     if (const llvm::json::Array *Fixes = V.getAsObject()->getArray("fixes"))
       for (const llvm::json::Value &Fix : *Fixes)
         for (const llvm::json::Value &Change : *Fix.getAsObject()->getArray("artifactChanges"))
-          for (const llvm::json::Value &Rep : *Change.getAsObject()->getArray("replacements")) {
-            const llvm::json::Object *Del = Rep.getAsObject()->getObject("deletedRegion");
-            Edits.emplace_back(*Del->getInteger("charOffset"), *Del->getInteger("charLength"),
-                               Rep.getAsObject()->getObject("insertedContent")->getString("text")->str());
-          }
+          for (const llvm::json::Value &Rep : *Change.getAsObject()->getArray("replacements"))
+            Out.emplace_back(Rep.getAsObject()->getObject("deletedRegion"),
+                             Rep.getAsObject()->getObject("insertedContent")->getString("text")->str());
+  return Out;
+}
+
+/// Applies a SARIF result's fixes to Text, by charOffset and charLength in UTF-16 code units.
+std::string applySarifFixes(const std::string &Text, const llvm::json::Array &Results) {
+  std::vector<std::tuple<int64_t, int64_t, std::string>> Edits;
+  for (auto &[Del, New] : sarifReplacements(Results))
+    Edits.emplace_back(*Del->getInteger("charOffset"), *Del->getInteger("charLength"), New);
   std::sort(Edits.rbegin(), Edits.rend());
-  for (auto &[Off, Len, New] : Edits)
-    Text.replace(Off, Len, New);
-  return Text;
+  std::vector<llvm::UTF16> Units = utf16(Text);
+  for (auto &[Off, Len, New] : Edits) {
+    if (Off < 0 || Len < 0 || Off + Len > int64_t(Units.size())) {
+      ADD_FAILURE() << "a deleted region past the end of the file: " << Off << " + " << Len;
+      return "";
+    }
+    std::vector<llvm::UTF16> Ins = utf16(New);
+    Units.erase(Units.begin() + Off, Units.begin() + Off + Len);
+    Units.insert(Units.begin() + Off, Ins.begin(), Ins.end());
+  }
+  return utf8(Units);
+}
+
+/// Line and column (1-based, in UTF-16 code units) of a UTF-16 offset of Text.
+std::pair<int64_t, int64_t> lineColumn(const std::vector<llvm::UTF16> &Text, int64_t Offset) {
+  int64_t Line = 1, Start = 0;
+  for (int64_t I = 0; I < Offset; ++I)
+    if (Text[I] == '\n')
+      ++Line, Start = I + 1;
+  return {Line, Offset - Start + 1};
+}
+
+/// A region's startLine/startColumn/endLine/endColumn name the same text as its charOffset and
+/// charLength.
+void expectRegionConsistent(const std::vector<llvm::UTF16> &Text, const llvm::json::Object &Region,
+                            const std::string &What) {
+  std::optional<int64_t> Off = Region.getInteger("charOffset"), Len = Region.getInteger("charLength");
+  ASSERT_TRUE(Off && Len) << What;
+  ASSERT_LE(*Off + *Len, int64_t(Text.size())) << What;
+  auto [SL, SC] = lineColumn(Text, *Off);
+  auto [EL, EC] = lineColumn(Text, *Off + *Len);
+  EXPECT_EQ(SL, Region.getInteger("startLine").value_or(-1)) << What;
+  EXPECT_EQ(SC, Region.getInteger("startColumn").value_or(-1)) << What;
+  EXPECT_EQ(EL, Region.getInteger("endLine").value_or(-1)) << What;
+  EXPECT_EQ(EC, Region.getInteger("endColumn").value_or(-1)) << What;
+}
+
+void expectRegionsConsistent(const std::string &Source, const llvm::json::Object &Run,
+                             const std::string &Name) {
+  EXPECT_EQ("utf16CodeUnits", Run.getString("columnKind").value_or("").str()) << Name;
+  std::vector<llvm::UTF16> Text = utf16(Source);
+  for (const llvm::json::Value &V : *Run.getArray("results"))
+    expectRegionConsistent(Text,
+                           *(*V.getAsObject()->getArray("locations"))[0]
+                                .getAsObject()
+                                ->getObject("physicalLocation")
+                                ->getObject("region"),
+                           Name + ": a result's location");
+  for (auto &[Del, New] : sarifReplacements(*Run.getArray("results")))
+    expectRegionConsistent(Text, *Del, Name + ": a deleted region");
+}
+
+bool haveSchemaValidator() {
+  return runProgram("/usr/bin/python3", {"-c", "import jsonschema"}).ExitCode == 0;
+}
+
+void expectSchemaValid(const std::string &Sarif, const std::string &Name) {
+  ProcessResult V = runProgram(
+      "/usr/bin/python3",
+      {"-c", "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), "
+             "json.load(open(sys.argv[2])))",
+       Sarif, sourceDir() + "/tests/data/sarif-schema-2.1.0.json"});
+  EXPECT_EQ(0, V.ExitCode) << Name << ": " << V.Err;
 }
 
 TEST(Review, SarifValidatesAndItsFixesReproduceOutput) {
-  bool HaveValidator = runProgram("/usr/bin/python3", {"-c", "import jsonschema"}).ExitCode == 0;
+  bool HaveValidator = haveSchemaValidator();
   unsigned Checked = 0;
   for (const std::string &Name : testdataNames()) {
     std::string Dir = tempDir();
@@ -68,6 +151,7 @@ TEST(Review, SarifValidatesAndItsFixesReproduceOutput) {
     const llvm::json::Array &Results = *Run.getArray("results");
     EXPECT_FALSE(Results.empty()) << Name;
     EXPECT_TRUE(readFile(Dir + "/o.cu") == applySarifFixes(readFile(Src), Results)) << Name;
+    expectRegionsConsistent(readFile(Src), Run, Name);
     for (const llvm::json::Value &V : Results)
       EXPECT_EQ(Name, (*(*V.getAsObject()->getArray("locations"))[0]
                             .getAsObject()
@@ -76,18 +160,143 @@ TEST(Review, SarifValidatesAndItsFixesReproduceOutput) {
                             ->getString("uri"))
                           .str());
     if (HaveValidator) {
-      ProcessResult V = runProgram(
-          "/usr/bin/python3",
-          {"-c", "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), "
-                 "json.load(open(sys.argv[2])))",
-           Dir + "/r.sarif", sourceDir() + "/tests/data/sarif-schema-2.1.0.json"});
-      EXPECT_EQ(0, V.ExitCode) << Name << ": " << V.Err;
+      expectSchemaValid(Dir + "/r.sarif", Name);
       ++Checked;
     }
   }
   if (!HaveValidator)
     GTEST_SKIP() << "python3-jsonschema not installed: fixes checked, schema not";
   EXPECT_GE(Checked, 20u);
+}
+
+TEST(Review, SarifCountsInUtf16CodeUnits) {
+  // Non-ASCII text (2-, 3- and 4-byte UTF-8; the emoji is 2 UTF-16 code units) on a line before
+  // the loop, on the loop's own line before and after its keyword, and inside the loop.
+  const std::string Code = "// Größe – 😀\n"
+                           "#define T 64\n"
+                           "__global__ void k(const float *A, float *C, int nt) {\n"
+                           "  __shared__ float s[T]; // Größe – 😀\n"
+                           "  float acc = 0;\n"
+                           "  /* Größe – 😀 */ for (int t = 0; t < nt; ++t) { // Größe – 😀\n"
+                           "    s[threadIdx.x] = A[t * T + threadIdx.x]; // Größe – 😀\n"
+                           "    __syncthreads();\n"
+                           "    acc += s[T - 1 - threadIdx.x]; // Größe – 😀\n"
+                           "    __syncthreads();\n"
+                           "  }\n"
+                           "  C[threadIdx.x] = acc;\n"
+                           "}\n";
+  std::string Dir = tempDir();
+  writeFile(Dir + "/k.cu", Code);
+  // --mode=pipeline: the default mode keeps the original loop under #if, for which the loop must
+  // begin its line.
+  ProcessResult R = runTilepipe(
+      {"--quiet", "--mode=pipeline", "--sarif=" + Dir + "/r.sarif", "-o", Dir + "/o.cu", "k.cu"}, Dir);
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  auto Json = llvm::json::parse(readFile(Dir + "/r.sarif"));
+  ASSERT_TRUE(bool(Json)) << llvm::toString(Json.takeError());
+  const llvm::json::Object &Run = *(*Json->getAsObject()->getArray("runs"))[0].getAsObject();
+  const llvm::json::Array &Results = *Run.getArray("results");
+  ASSERT_EQ(1u, Results.size());
+  EXPECT_EQ("pipelined", Results[0].getAsObject()->getString("ruleId").value_or("").str());
+  // The loop keyword: "  /* Größe – 😀 */ " before it is 19 code units (25 bytes).
+  const llvm::json::Object &Region = *(*Results[0].getAsObject()->getArray("locations"))[0]
+                                          .getAsObject()
+                                          ->getObject("physicalLocation")
+                                          ->getObject("region");
+  size_t For = Code.find("for (");
+  int64_t Before = utf16(Code.substr(0, For)).size();
+  int64_t LineStart = utf16(Code.substr(0, Code.rfind('\n', For) + 1)).size();
+  EXPECT_EQ(6, Region.getInteger("startLine").value_or(-1));
+  EXPECT_EQ(Before - LineStart + 1, Region.getInteger("startColumn").value_or(-1));
+  EXPECT_EQ(20, Before - LineStart + 1);
+  EXPECT_EQ(Before, Region.getInteger("charOffset").value_or(-1));
+  EXPECT_EQ(3, Region.getInteger("charLength").value_or(-1));
+  expectRegionsConsistent(Code, Run, "k.cu");
+  bool NonAsciiInserted = false;
+  for (auto &[Del, New] : sarifReplacements(Results))
+    NonAsciiInserted |= New.find("// Größe – 😀") != std::string::npos;
+  EXPECT_TRUE(NonAsciiInserted) << "the loop's comments travel in the inserted text";
+  std::string Expected = readFile(Dir + "/o.cu");
+  EXPECT_TRUE(Expected == applySarifFixes(Code, Results)) << applySarifFixes(Code, Results);
+  if (!haveSchemaValidator())
+    GTEST_SKIP() << "python3-jsonschema not installed: offsets checked, schema not";
+  expectSchemaValid(Dir + "/r.sarif", "k.cu");
+}
+
+/// The replacements in a clang-tidy fixes YAML, as text.
+unsigned countReplacements(const std::string &Yaml) {
+  unsigned N = 0;
+  for (size_t P = Yaml.find("ReplacementText:"); P != std::string::npos;
+       P = Yaml.find("ReplacementText:", P + 1))
+    ++N;
+  return N;
+}
+
+TEST(Review, ExportFixesOfAFileGivenTwiceApplyOnce) {
+  std::string Dir = tempDir();
+  copyInto(Dir, "stencil1d.cu");
+  llvm::sys::fs::create_directories(Dir + "/once");
+  llvm::sys::fs::create_directories(Dir + "/twice");
+  ProcessResult Once = runTilepipe({"--quiet", "--export-fixes=once/f.yaml", "-o", "o.cu", "stencil1d.cu"}, Dir);
+  ASSERT_EQ(0, Once.ExitCode) << Once.Err;
+  ProcessResult Twice =
+      runTilepipe({"--quiet", "--export-fixes=twice/f.yaml", "stencil1d.cu", "./stencil1d.cu"}, Dir);
+  ASSERT_EQ(0, Twice.ExitCode) << Twice.Err;
+  EXPECT_EQ("", Twice.Err);
+  unsigned N = countReplacements(readFile(Dir + "/once/f.yaml"));
+  EXPECT_GT(N, 0u);
+  EXPECT_EQ(N, countReplacements(readFile(Dir + "/twice/f.yaml"))) << "the same edits twice";
+  std::string Apply = findTool("clang-apply-replacements-22");
+  if (Apply.empty() && llvm::sys::fs::can_execute("/usr/lib/llvm-22/bin/clang-apply-replacements"))
+    Apply = "/usr/lib/llvm-22/bin/clang-apply-replacements";
+  if (Apply.empty())
+    GTEST_SKIP() << "clang-apply-replacements-22 not installed: counted, not applied";
+  ProcessResult A = runProgram(Apply, {Dir + "/twice"});
+  ASSERT_EQ(0, A.ExitCode) << A.Out << A.Err;
+  EXPECT_TRUE(readFile(Dir + "/o.cu") == readFile(Dir + "/stencil1d.cu"));
+}
+
+TEST(Review, ExportFixesConflictIsAnError) {
+  // One file reached through two paths (b.cu links to a.cu) whose compile commands differ: with
+  // TILE=32 the loop keeps 3 stages, with TILE=48 its tiles fit only 2. The two rewrites overlap.
+  std::string Dir = tempDir();
+  writeFile(Dir + "/a.cu", R"(#ifndef TILE
+#define TILE 32
+#endif
+__global__ void mm(const float *A, const float *B, float *C, int n) {
+  __shared__ float As[TILE][TILE];
+  __shared__ float Bs[TILE][TILE];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
+  float acc = 0;
+  for (int t = 0; t < n / TILE; ++t) {
+    As[ty][tx] = A[row * n + t * TILE + tx];
+    Bs[ty][tx] = B[(t * TILE + ty) * n + col];
+    __syncthreads();
+    for (int k = 0; k < TILE; ++k)
+      acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[row * n + col] = acc;
+}
+)");
+  ASSERT_EQ(0, symlink("a.cu", (Dir + "/b.cu").c_str()));
+  writeFile(Dir + "/compile_commands.json",
+            "[{\"directory\": \"" + Dir + "\", \"file\": \"" + Dir + "/a.cu\", \"command\": \"nvcc -c a.cu\"},"
+            " {\"directory\": \"" + Dir + "\", \"file\": \"" + Dir + "/b.cu\", \"command\": \"nvcc -DTILE=48 -c b.cu\"}]");
+  ProcessResult R = runTilepipe({"-p", Dir, "--export-fixes=" + Dir + "/f.yaml"}, Dir);
+  EXPECT_NE(0, R.ExitCode);
+  EXPECT_NE(R.Err.find("3-stage"), std::string::npos) << R.Err;
+  EXPECT_NE(R.Err.find("2-stage"), std::string::npos) << R.Err;
+  llvm::Regex Conflict("(a|b)\\.cu:10:3: error: --export-fixes: this loop's rewrite conflicts with "
+                       "the one for [^ ]*(a|b)\\.cu:10:3",
+                       llvm::Regex::Newline);
+  EXPECT_TRUE(Conflict.match(R.Err)) << R.Err;
+  // One rewrite is written, not a mix of both.
+  std::string Yaml = readFile(Dir + "/f.yaml");
+  EXPECT_NE(Yaml.find("As_stages"), std::string::npos) << Yaml;
+  EXPECT_TRUE((Yaml.find("As_stages[3]") == std::string::npos) != (Yaml.find("As_stages[2]") == std::string::npos))
+      << Yaml;
 }
 
 TEST(Review, SarifHasOneRulePerReason) {
@@ -212,12 +421,50 @@ TEST(Annotations, MalformedIsAnError) {
       << R.Error;
 }
 
+TEST(Annotations, BlockCommentIsNotReadAndSaysSo) {
+  std::string Dir = tempDir();
+  writeFile(Dir + "/k.cu", R"(#define T 64
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[T];
+  float acc = 0;
+  /* tilepipe: skip */
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  /* A note about tilepipe: not an annotation, no warning. */
+  C[threadIdx.x] = acc;
+}
+)");
+  ProcessResult R = runTilepipe({"--quiet", "k.cu", "-o", "o.cu"}, Dir);
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_EQ(0u, R.Err.find("k.cu:5:3: warning: a tilepipe annotation in a block comment is not read "
+                           "('tilepipe: skip'): annotations are '// tilepipe: ...' line comments"))
+      << R.Err;
+  EXPECT_EQ(R.Err.find("warning", R.Err.find('\n')), std::string::npos) << "one warning: " << R.Err;
+}
+
 TEST(Project, KernelFilter) {
   ProcessResult R = runTilepipe({"--kernel=window_sums", "--report=-", "-o", tempDir() + "/o.cu",
                                  sourceDir() + "/testdata/multi_loops.cu"});
   ASSERT_EQ(0, R.ExitCode) << R.Err;
   EXPECT_NE(R.Out.find("\"window_sums\""), std::string::npos);
   EXPECT_EQ(R.Out.find("\"row_then_column\""), std::string::npos) << R.Out;
+}
+
+TEST(Project, KernelFilterThatMatchesNothingWarnsOnce) {
+  ProcessResult R = runTilepipe({"--kernel=window_sums", "--kernel=no_such_kernel", "--diff",
+                                 sourceDir() + "/testdata/multi_loops.cu",
+                                 sourceDir() + "/testdata/stencil1d.cu"});
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  std::string Warning = "tilepipe: warning: --kernel=no_such_kernel matches no kernel or __device__ "
+                        "function in the input files\n";
+  size_t At = R.Err.find(Warning);
+  EXPECT_NE(At, std::string::npos) << R.Err;
+  EXPECT_EQ(std::string::npos, R.Err.find(Warning, At + 1)) << "once: " << R.Err;
+  EXPECT_EQ(std::string::npos, R.Err.find("--kernel=window_sums")) << R.Err;
 }
 
 TEST(Project, WholeCompileDatabaseInParallel) {

@@ -7,6 +7,7 @@
 #include "llvm/Support/Program.h"
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 
@@ -33,10 +34,28 @@ FileResult runOnFile(const std::string &Path, const ToolOptions &Opts) {
   return processFile(DB, Path, Opts);
 }
 
+namespace {
+/// The folders tempDir made, removed when the test program ends.
+struct TempDirs {
+  std::vector<std::string> Dirs;
+  ~TempDirs() {
+    // std::filesystem, since llvm::sys::fs::remove refuses fifos and devices (tests make both).
+    std::error_code EC;
+    for (const std::string &D : Dirs)
+      std::filesystem::remove_all(D, EC);
+  }
+};
+TempDirs &tempDirs() {
+  static TempDirs All;
+  return All;
+}
+} // namespace
+
 std::string tempDir() {
   llvm::SmallString<128> Dir;
   if (llvm::sys::fs::createUniqueDirectory("tilepipe-test", Dir))
     ADD_FAILURE() << "cannot create a temporary folder";
+  tempDirs().Dirs.push_back(Dir.str().str());
   return Dir.str().str();
 }
 

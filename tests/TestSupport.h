@@ -14,7 +14,7 @@ ToolOptions defaultOptions();
 FileResult runOnFile(const std::string &Path, const ToolOptions &Opts = defaultOptions());
 /// Writes Code to a fresh .cu file and runs the library on it.
 FileResult runOnCode(const std::string &Code, const ToolOptions &Opts = defaultOptions());
-/// A fresh temporary folder, removed by nobody (the system's temp cleaner owns it).
+/// A fresh temporary folder, removed with everything in it when the test program ends.
 std::string tempDir();
 std::string readFile(const std::string &Path);
 void writeFile(const std::string &Path, const std::string &Text);

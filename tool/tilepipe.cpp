@@ -158,6 +158,8 @@ static int verify(const clang::tooling::CompilationDatabase &DB,
   if (Sources.size() != 1)
     return fail("verify takes exactly one source file");
   FileResult R = processFile(DB, Sources[0], Opts);
+  for (const std::string &W : R.Warnings)
+    errs() << W << "\n";
   if (!Quiet)
     for (const LoopRecord &L : R.Loops)
       errs() << L.File << ":" << L.Line << ":" << L.Column << ": remark: ["
@@ -345,6 +347,22 @@ int main(int argc, const char **argv) {
       R.Loops = std::move(Kept);
     }
   }
+  // Warnings (even with --quiet: they are not remarks), each once: a header's are found by every
+  // file that includes it.
+  {
+    std::set<std::string> Shown;
+    for (const FileResult &R : Results)
+      for (const std::string &W : R.Warnings)
+        if (Shown.insert(W).second)
+          errs() << W << "\n";
+    std::set<std::string> Found;
+    for (const FileResult &R : Results)
+      Found.insert(R.KernelsFound.begin(), R.KernelsFound.end());
+    for (const std::string &K : KernelNames)
+      if (!Found.count(K) && Shown.insert("--kernel=" + K).second)
+        WithColor::warning(errs(), "tilepipe")
+            << "--kernel=" << K << " matches no kernel or __device__ function in the input files\n";
+  }
   // Remarks after the files are merged, so that a header's loops are reported once.
   if (!Quiet)
     for (const FileResult &R : Results)
@@ -366,17 +384,22 @@ int main(int argc, const char **argv) {
   }
   if (Failed && (RequireAll || Sources.size() == 1 || !Output.empty()))
     return printSummary(Results), 1; // nothing to write
+  // Every output goes through writeOutput; one that fails is reported and the others are written.
+  auto Write = [&](StringRef Path, StringRef Text, bool IsInPlace = false) {
+    if (Error E = writeOutput(Path, Text, IsInPlace)) {
+      errs() << toString(std::move(E)) << "\n";
+      Failed = true;
+    }
+  };
   for (auto &[Path, H] : Headers) {
     if (HeaderConflicts.count(Path) || H->Rewritten == H->Original)
       continue;
     if (Diff)
       outs() << unifiedDiff(Path, H->Original, H->Edits);
-    if (InPlace) {
-      if (Error E = writeAtomically(Path, H->Rewritten))
-        return fail(toString(std::move(E)));
-    } else if (!Diff) {
+    if (InPlace)
+      Write(Path, H->Rewritten, true);
+    else if (!Diff)
       errs() << Path << ": note: this header holds rewritten loops; --in-place or --diff writes it\n";
-    }
   }
   for (const FileResult &R : Results) {
     if (!R.Ok)
@@ -385,11 +408,9 @@ int main(int argc, const char **argv) {
       outs() << unifiedDiff(R);
     if (InPlace) {
       if (R.Rewritten != R.Original)
-        if (Error E = writeAtomically(R.Path, R.Rewritten))
-          return fail(toString(std::move(E)));
+        Write(R.Path, R.Rewritten, true);
     } else if (!Output.empty()) {
-      if (Error E = writeAtomically(Output, R.Rewritten))
-        return fail(toString(std::move(E)));
+      Write(Output, R.Rewritten);
     } else if (!Diff) {
       outs() << R.Rewritten;
     }
@@ -399,21 +420,28 @@ int main(int argc, const char **argv) {
     std::string Text = escapeForMake(Output) + ":";
     for (const std::string &D : Results[0].Dependencies)
       Text += " \\\n  " + escapeForMake(D);
-    if (Error E = writeAtomically(Depfile, Text + "\n"))
-      return fail(toString(std::move(E)));
+    Write(Depfile, Text + "\n");
   }
   if (!Report.empty())
-    if (Error E = writeAtomically(Report, formatv("{0:2}", reportJson(Results)).str() + "\n"))
-      return fail(toString(std::move(E)));
+    Write(Report, formatv("{0:2}", reportJson(Results)).str() + "\n");
   if (!StatsJson.empty())
-    if (Error E = writeAtomically(StatsJson, formatv("{0:2}", statsJson(Results)).str() + "\n"))
-      return fail(toString(std::move(E)));
-  if (!ExportFixes.empty())
-    if (Error E = writeAtomically(ExportFixes, exportFixesYaml(Results)))
-      return fail(toString(std::move(E)));
+    Write(StatsJson, formatv("{0:2}", statsJson(Results)).str() + "\n");
+  if (!ExportFixes.empty()) {
+    std::vector<std::string> Conflicts;
+    Write(ExportFixes, exportFixesYaml(Results, Conflicts));
+    for (const std::string &C : Conflicts)
+      errs() << C << "\n";
+    Failed |= !Conflicts.empty();
+  }
   if (!Sarif.empty())
-    if (Error E = writeAtomically(Sarif, formatv("{0:2}", sarifLog(Results, ToolVersion)).str() + "\n"))
-      return fail(toString(std::move(E)));
+    Write(Sarif, formatv("{0:2}", sarifLog(Results, ToolVersion)).str() + "\n");
+  // What went to stdout (the rewritten source, a diff, "-" outputs) must have arrived too.
+  outs().flush();
+  if (std::error_code EC = outs().error()) {
+    outs().clear_error();
+    errs() << "<stdout>: error: cannot write: " << EC.message() << "\n";
+    Failed = true;
+  }
   printSummary(Results);
   return Failed ? 1 : 0;
 }

@@ -106,6 +106,25 @@ std::vector<std::string> dependencies(const SourceManager &SM) {
   return Out;
 }
 
+/// Whether most lines of Text end in "\r\n".
+static bool usesCrlf(StringRef Text) {
+  size_t Lines = Text.count('\n'), Crlf = Text.count("\r\n");
+  return Crlf > Lines - Crlf;
+}
+
+/// E with every line it adds ending in "\r\n" (a '\n' not after a '\r' gets one).
+static tooling::Replacement crlfLines(const tooling::Replacement &E) {
+  StringRef Text = E.getReplacementText();
+  std::string Out;
+  Out.reserve(Text.size() + Text.count('\n'));
+  for (size_t I = 0; I < Text.size(); ++I) {
+    if (Text[I] == '\n' && (I == 0 || Text[I - 1] != '\r'))
+      Out += '\r';
+    Out += Text[I];
+  }
+  return tooling::Replacement(E.getFilePath(), E.getOffset(), E.getLength(), Out);
+}
+
 /// `// tilepipe: skip` and `// tilepipe: stages=N` in the comment lines right above a loop.
 struct Annotation {
   bool Skip = false;
@@ -148,6 +167,34 @@ static bool annotationsAbove(StringRef Buffer, unsigned Line, const std::string 
   return true;
 }
 
+/// Annotations are `// tilepipe: ...` line comments right above a loop; a block comment that reads
+/// like one (`/* tilepipe: skip */`) is not read, and is worth a warning rather than silence.
+static void warnBlockAnnotations(const SourceManager &SM, const LangOptions &LO, FileID FID,
+                                 StringRef Name, std::vector<std::string> &Warnings) {
+  Lexer Lex(FID, SM.getBufferOrFake(FID), SM, LO);
+  Lex.SetCommentRetentionState(true);
+  Token Tok;
+  for (bool End = false; !End;) {
+    End = Lex.LexFromRawLexer(Tok);
+    if (!Tok.is(tok::comment))
+      continue;
+    StringRef Text(SM.getCharacterData(Tok.getLocation()), Tok.getLength());
+    if (!Text.starts_with("/*"))
+      continue;
+    StringRef Body = Text.drop_front(2);
+    Body.consume_back("*/");
+    Body = Body.ltrim(" \t\r\n*");
+    StringRef Shown = Body.take_until([](char C) { return C == '\n' || C == '\r'; }).rtrim(" \t*");
+    if (!Body.consume_front("tilepipe:") || Body.trim().empty() || !llvm::isAlpha(Body.trim()[0]))
+      continue;
+    Warnings.push_back(Name.str() + ":" + std::to_string(SM.getSpellingLineNumber(Tok.getLocation())) +
+                       ":" + std::to_string(SM.getSpellingColumnNumber(Tok.getLocation())) +
+                       ": warning: a tilepipe annotation in a block comment is not read ('" +
+                       Shown.str() + "'): annotations are '// tilepipe: ...' line comments right "
+                       "above a loop");
+  }
+}
+
 void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
   const std::string &Path = R.Path;
   const SourceManager &SM = Ctx.getSourceManager();
@@ -157,6 +204,20 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
   TranslationUnitIndex Index(Ctx);
   FunctionCollector Functions(SM);
   Functions.TraverseDecl(Ctx.getTranslationUnitDecl());
+  // The files with device code (the main file and user headers): what --kernel names, and
+  // annotations written as block comments.
+  std::set<FileID> DeviceFiles{SM.getMainFileID()};
+  for (const auto *List : {&Functions.Instances, &Functions.Patterns})
+    for (const FunctionDecl *FD : *List) {
+      DeviceFiles.insert(SM.getFileID(SM.getExpansionLoc(FD->getLocation())));
+      std::string Name = FD->getNameAsString();
+      if (llvm::is_contained(Opts.Kernels, Name) && !llvm::is_contained(R.KernelsFound, Name))
+        R.KernelsFound.push_back(Name);
+    }
+  for (FileID FID : DeviceFiles)
+    if (auto FE = SM.getFileEntryRefForID(FID))
+      warnBlockAnnotations(SM, Ctx.getLangOpts(), FID,
+                           FID == SM.getMainFileID() ? StringRef(Path) : FE->getName(), R.Warnings);
 
   CheckOptions COpts;
   COpts.AssumeNoAlias = Opts.AssumeNoAlias;
@@ -730,6 +791,33 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
           break;
         }
     }
+  }
+  // The text tilepipe adds ends its lines in '\n'; a file whose lines end in "\r\n" gets "\r\n"
+  // in every edit, the loop's, the kernel's, the include's and the timing floor's alike.
+  std::map<std::string, bool> Crlf; // by the file paths the edits name
+  for (auto &[FID, Edits] : All) {
+    bool FileUsesCrlf = !Edits.empty() && usesCrlf(SM.getBufferData(FID));
+    for (const tooling::Replacement &E : Edits)
+      Crlf[E.getFilePath().str()] = FileUsesCrlf;
+  }
+  auto WithLineEndings = [&](const tooling::Replacement &E) {
+    auto It = Crlf.find(E.getFilePath().str());
+    return It == Crlf.end() || !It->second ? E : crlfLines(E);
+  };
+  for (auto &[FID, Edits] : All) {
+    tooling::Replacements Converted;
+    for (const tooling::Replacement &E : Edits)
+      llvm::cantFail(Converted.add(WithLineEndings(E)));
+    Edits = std::move(Converted);
+  }
+  for (LoopRecord &L : R.Loops)
+    for (tooling::Replacement &E : L.Edits)
+      E = WithLineEndings(E);
+  if (usesCrlf(R.Original)) {
+    tooling::Replacements Converted;
+    for (const tooling::Replacement &E : FloorEdits)
+      llvm::cantFail(Converted.add(crlfLines(E)));
+    FloorEdits = std::move(Converted);
   }
   auto New = tooling::applyAllReplacements(R.Original, All[Main]);
   if (!New) {

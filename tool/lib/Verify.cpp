@@ -202,7 +202,7 @@ exit $rc
     Files.push_back({"compute_only.cu", R.ComputeOnly, false});
   for (const File &F : Files) {
     std::string P = Dir + "/" + F.Name;
-    if (llvm::Error E = writeAtomically(P, F.Text))
+    if (llvm::Error E = writeOutput(P, F.Text))
       return E;
     if (F.Exec)
       llvm::sys::fs::setPermissions(P, llvm::sys::fs::perms(0755));

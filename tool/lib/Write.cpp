@@ -1,23 +1,118 @@
 #include "tilepipe/Write.h"
 #include "clang/Tooling/DiagnosticsYaml.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/YAMLTraits.h"
-#include <map>
 #include "llvm/Support/raw_ostream.h"
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
 
 namespace tilepipe {
 
-llvm::Error writeAtomically(llvm::StringRef Path, llvm::StringRef Content) {
-  auto OldPerms = llvm::sys::fs::getPermissions(Path);
-  if (llvm::Error E = llvm::writeToOutput(Path, [&](llvm::raw_ostream &OS) {
-        OS << Content;
-        return llvm::Error::success();
-      }))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   Path + ": error: cannot write: " + llvm::toString(std::move(E)));
-  if (OldPerms)
-    (void)llvm::sys::fs::setPermissions(Path, *OldPerms);
+namespace {
+llvm::Error cannotWrite(const llvm::Twine &Path, const llvm::Twine &Why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 Path + ": error: cannot write: " + Why);
+}
+
+/// Writes to an open stream (stdout, stderr, a device or a fifo) and reports what failed, so that
+/// the stream's own error never ends the program later.
+llvm::Error writeStream(llvm::raw_fd_ostream &OS, llvm::StringRef Path, llvm::StringRef Content,
+                        bool Close) {
+  OS << Content;
+  if (Close)
+    OS.close();
+  else
+    OS.flush();
+  if (std::error_code EC = OS.error()) {
+    OS.clear_error();
+    return cannotWrite(Path, EC.message());
+  }
+  return llvm::Error::success();
+}
+
+/// Whether S is the file behind descriptor FD.
+bool isOpenAs(const llvm::sys::fs::file_status &S, int FD) {
+  llvm::sys::fs::file_status Open;
+  return !llvm::sys::fs::status(FD, Open) && llvm::sys::fs::equivalent(S, Open);
+}
+} // namespace
+
+llvm::Error writeOutput(llvm::StringRef Path, llvm::StringRef Content, bool InPlace) {
+  namespace fs = llvm::sys::fs;
+  if (Path == "-")
+    return writeStream(llvm::outs(), "<stdout>", Content, false);
+  fs::file_status Status;
+  if (std::error_code EC = fs::status(Path, Status, /*Follow=*/true)) {
+    if (EC != std::errc::no_such_file_or_directory)
+      return cannotWrite(Path, EC.message());
+    fs::file_status Link;
+    // Not there yet; or a symbolic link to a file not there yet, written through the link.
+    Status = fs::file_status(fs::status(Path, Link, /*Follow=*/false) ? fs::file_type::file_not_found
+                                                                      : fs::file_type::symlink_file);
+  }
+  // Our own stdout or stderr under another name (/dev/stdout, /proc/self/fd/1, the file stdout is
+  // redirected to): written through the stream, after what it already holds.
+  if (fs::exists(Status) && isOpenAs(Status, 1))
+    return writeStream(llvm::outs(), Path, Content, false);
+  if (fs::exists(Status) && isOpenAs(Status, 2))
+    return writeStream(llvm::errs(), Path, Content, false);
+  switch (Status.type()) {
+  case fs::file_type::directory_file:
+    return cannotWrite(Path, "it is a directory");
+  case fs::file_type::regular_file:
+  case fs::file_type::file_not_found:
+    break;
+  default: {
+    // A device, a fifo, a socket, or a link to a file yet to be made: written where it is. A
+    // rename would put a regular file in the place of the device.
+    if (InPlace)
+      return cannotWrite(Path, "not a regular file");
+    std::error_code EC;
+    llvm::raw_fd_ostream OS(Path, EC, fs::OF_None);
+    if (EC)
+      return cannotWrite(Path, EC.message());
+    return writeStream(OS, Path, Content, true);
+  }
+  }
+  // A regular file, or one that does not exist yet: written to a temporary file beside the file
+  // itself (a symbolic link is followed, and stays a link) and renamed over it, so a failure
+  // leaves the old file or the new one, never a mix.
+  llvm::SmallString<256> Target(Path);
+  if (fs::exists(Status)) {
+    if (std::error_code EC = fs::real_path(Path, Target))
+      return cannotWrite(Path, EC.message());
+    if (InPlace) {
+      // Root may write any file: the mode bits say whether the user meant it to change.
+      if ((Status.permissions() & fs::all_write) == 0 ||
+          fs::access(Target, fs::AccessMode::Write))
+        return cannotWrite(Path, "the file is read-only; make it writable to rewrite it in place");
+    }
+  }
+  auto Temp = fs::TempFile::create(Target + ".tilepipe-%%%%%%");
+  if (!Temp) {
+    std::string Why = llvm::errorToErrorCode(Temp.takeError()).message();
+    llvm::StringRef Parent = llvm::sys::path::parent_path(Target);
+    if (!Parent.empty() && !fs::is_directory(Parent))
+      Why = "there is no folder " + Parent.str();
+    return cannotWrite(Path, Why);
+  }
+  llvm::Error Written = [&] {
+    llvm::raw_fd_ostream OS(Temp->FD, /*shouldClose=*/false);
+    return writeStream(OS, Path, Content, false);
+  }();
+  if (Written) {
+    llvm::consumeError(Temp->discard());
+    return Written;
+  }
+  if (fs::exists(Status))
+    (void)fs::setPermissions(Temp->FD, Status.permissions());
+  if (llvm::Error E = Temp->keep(Target))
+    return cannotWrite(Path, llvm::toString(std::move(E)));
   return llvm::Error::success();
 }
 
@@ -184,19 +279,153 @@ static std::string absolute(llvm::StringRef Path) {
   return P.str().str();
 }
 
-std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results) {
+/// The file a path names, whichever way it is spelled (relative, through '..' or a link).
+static std::string identity(llvm::StringRef Path) {
+  llvm::SmallString<256> Real;
+  if (!llvm::sys::fs::real_path(Path, Real))
+    return Real.str().str();
+  return absolute(Path);
+}
+
+namespace {
+/// The text of the files that results name (sources and headers as they were read, else as they
+/// are on disk), with the lines and UTF-16 code units that SARIF counts in.
+class SourceTexts {
+public:
+  struct Position {
+    int64_t Line, Column, Offset; ///< 1-based line and column; Offset from the start of the file
+  };
+  class Text {
+  public:
+    explicit Text(std::string Content) : Content(std::move(Content)) {
+      llvm::StringRef C = this->Content;
+      Units.resize(C.size() + 1);
+      LineStarts.push_back(0);
+      unsigned U = 0;
+      for (size_t I = 0; I < C.size();) {
+        // One code point of UTF-8: 2 code units of UTF-16 when it takes 4 bytes, else 1. A byte
+        // that starts no valid sequence counts as one (as its replacement character would).
+        unsigned char B = C[I];
+        size_t Len = B < 0x80 ? 1 : (B >> 5) == 6 ? 2 : (B >> 4) == 14 ? 3 : (B >> 3) == 30 ? 4 : 1;
+        for (size_t K = 1; K < Len; ++K)
+          if (I + K >= C.size() || (static_cast<unsigned char>(C[I + K]) >> 6) != 2)
+            Len = 1;
+        for (size_t K = 0; K < Len; ++K)
+          Units[I + K] = U;
+        U += Len == 4 ? 2 : 1;
+        // Lines end in LF, CR LF or a lone CR, as Clang counts them.
+        if (B == '\n' || (B == '\r' && (I + 1 == C.size() || C[I + 1] != '\n')))
+          LineStarts.push_back(I + 1);
+        I += Len;
+      }
+      Units[C.size()] = U;
+    }
+    /// The position of a byte offset, in UTF-16 code units.
+    Position at(unsigned Byte) const {
+      Byte = std::min<size_t>(Byte, Content.size());
+      size_t Line = std::upper_bound(LineStarts.begin(), LineStarts.end(), Byte) - LineStarts.begin();
+      return {int64_t(Line), int64_t(Units[Byte] - Units[LineStarts[Line - 1]]) + 1, int64_t(Units[Byte])};
+    }
+    /// A SARIF region of the bytes [Offset, Offset + Length): lines, columns, charOffset and
+    /// charLength, all in UTF-16 code units.
+    llvm::json::Object region(unsigned Offset, unsigned Length) const {
+      Position B = at(Offset), E = at(Offset + Length);
+      return llvm::json::Object{{"startLine", B.Line},      {"startColumn", B.Column},
+                                {"endLine", E.Line},        {"endColumn", E.Column},
+                                {"charOffset", B.Offset}, {"charLength", E.Offset - B.Offset}};
+    }
+    std::string Content;
+
+  private:
+    std::vector<unsigned> Units;      ///< by byte offset: the UTF-16 offset of its code point
+    std::vector<size_t> LineStarts;   ///< byte offsets
+  };
+
+  explicit SourceTexts(llvm::ArrayRef<FileResult> Results) {
+    for (const FileResult &R : Results) {
+      Known.try_emplace(identity(R.Path), &R.Original);
+      for (const HeaderRewrite &H : R.Headers)
+        Known.try_emplace(identity(H.Path), &H.Original);
+    }
+  }
+  /// The text of Path as tilepipe read it, or null when it cannot be had.
+  const Text *get(llvm::StringRef Path) {
+    std::string Id = identity(Path);
+    auto [It, New] = Cache.try_emplace(Id);
+    if (!New)
+      return It->second.get();
+    if (auto K = Known.find(Id); K != Known.end())
+      It->second = std::make_unique<Text>(*K->second);
+    else if (auto Buf = llvm::MemoryBuffer::getFile(Path, /*IsText=*/true))
+      It->second = std::make_unique<Text>((*Buf)->getBuffer().str());
+    return It->second.get();
+  }
+
+private:
+  std::map<std::string, const std::string *> Known;
+  std::map<std::string, std::unique_ptr<Text>> Cache;
+};
+
+std::string where(const LoopRecord &L) {
+  return L.File + ":" + std::to_string(L.Line) + ":" + std::to_string(L.Column);
+}
+} // namespace
+
+std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std::string> &Errors) {
   clang::tooling::TranslationUnitDiagnostics TU;
+  // Every edit written so far, by the file it changes (however its path is spelled): an edit asked
+  // for again (a file given twice, a header two sources share) is written once, and one that
+  // overlaps another differently (one file rewritten two ways) is an error, not a silent loss.
+  struct Written {
+    clang::tooling::Replacements All;
+    std::set<std::tuple<unsigned, unsigned, std::string>> Seen;
+    std::vector<std::pair<clang::tooling::Replacement, const LoopRecord *>> By;
+  };
+  std::map<std::string, Written> ByFile;
   for (const FileResult &R : Results) {
     if (!R.Ok)
       continue;
     if (TU.MainSourceFile.empty())
       TU.MainSourceFile = absolute(R.Path);
     for (const LoopRecord &L : R.Loops) {
-      llvm::StringMap<clang::tooling::Replacements> Fixes;
+      std::map<std::string, clang::tooling::Replacements> Trial; // by identity
+      std::vector<std::pair<std::string, clang::tooling::Replacement>> Fresh;
+      std::string Conflict;
       for (const clang::tooling::Replacement &E : L.Edits) {
         clang::tooling::Replacement Abs(absolute(E.getFilePath()), E.getOffset(), E.getLength(),
                                         E.getReplacementText());
-        llvm::consumeError(Fixes[Abs.getFilePath()].add(Abs));
+        std::string Id = identity(E.getFilePath());
+        Written &W = ByFile[Id];
+        if (W.Seen.count({E.getOffset(), E.getLength(), E.getReplacementText().str()}))
+          continue;
+        auto It = Trial.try_emplace(Id, W.All).first;
+        if (llvm::Error Err = It->second.add(Abs)) {
+          llvm::consumeError(std::move(Err));
+          const LoopRecord *Other = nullptr;
+          for (auto &[Prev, Owner] : W.By)
+            if (Prev.getOffset() <= E.getOffset() + E.getLength() &&
+                E.getOffset() <= Prev.getOffset() + Prev.getLength())
+              Other = Owner;
+          Conflict = Other ? "this loop's rewrite conflicts with the one for " + where(*Other) +
+                                 " (one file rewritten two ways: given twice with different "
+                                 "compile commands, or through two paths)"
+                           : "this loop's edits overlap each other";
+          break;
+        }
+        Fresh.push_back({Id, Abs});
+      }
+      llvm::StringMap<clang::tooling::Replacements> Fixes;
+      if (!Conflict.empty()) {
+        Errors.push_back(where(L) + ": error: --export-fixes: " + Conflict + "; its fixes are left out");
+      } else {
+        for (auto &[Id, E] : Fresh) {
+          Written &W = ByFile[Id];
+          W.Seen.insert({E.getOffset(), E.getLength(), E.getReplacementText().str()});
+          W.By.push_back({E, &L});
+          llvm::cantFail(Fixes[E.getFilePath()].add(E));
+        }
+        for (auto &[Id, All] : Trial)
+          ByFile[Id].All = std::move(All);
       }
       clang::tooling::DiagnosticMessage Msg("[" + reasonInfo(L.Code).Id.str() + "] " + L.message());
       Msg.FilePath = absolute(L.File);
@@ -235,9 +464,21 @@ llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef V
         {"defaultConfiguration",
          llvm::json::Object{{"level", I.Code == Reason::Pipelined ? "warning" : "note"}}}});
   }
+  // Regions count in UTF-16 code units (columnKind utf16CodeUnits, which GitHub code scanning
+  // reads), lines, columns and character offsets alike; tilepipe's own are bytes.
+  SourceTexts Texts(Results);
   for (const FileResult &R : Results)
     for (const LoopRecord &L : R.Loops) {
       std::string Id = reasonInfo(L.Code).Id.str();
+      llvm::json::Object Region;
+      if (const SourceTexts::Text *T = Texts.get(L.File)) {
+        // The loop keyword.
+        llvm::StringRef Keyword = llvm::StringRef(T->Content).drop_front(L.Offset).take_while(
+            [](char C) { return llvm::isAlnum(C) || C == '_'; });
+        Region = T->region(L.Offset, Keyword.size());
+      } else {
+        Region = llvm::json::Object{{"startLine", static_cast<int64_t>(L.Line)}};
+      }
       llvm::json::Object Result{
           {"ruleId", Id},
           {"ruleIndex", static_cast<int64_t>(RuleIndex[Id])},
@@ -248,23 +489,35 @@ llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef V
                {"physicalLocation",
                 llvm::json::Object{
                     {"artifactLocation", llvm::json::Object{{"uri", uriOf(L.File)}}},
-                    {"region", llvm::json::Object{{"startLine", static_cast<int64_t>(L.Line)},
-                                                  {"startColumn", static_cast<int64_t>(L.Column)}}}}}}}}};
+                    {"region", std::move(Region)}}}}}}};
       if (!L.Edits.empty()) {
-        llvm::json::Array Replacements;
-        for (const clang::tooling::Replacement &E : L.Edits)
-          Replacements.push_back(llvm::json::Object{
-              {"deletedRegion", llvm::json::Object{{"charOffset", static_cast<int64_t>(E.getOffset())},
-                                                   {"charLength", static_cast<int64_t>(E.getLength())}}},
+        // One change per file the edits touch (the loop's own, as a rule), named as the loop's
+        // location names it where it is the same file.
+        std::vector<std::pair<std::string, llvm::json::Array>> Changes;
+        for (const clang::tooling::Replacement &E : L.Edits) {
+          std::string Uri = identity(E.getFilePath()) == identity(L.File) ? uriOf(L.File)
+                                                                          : uriOf(E.getFilePath());
+          auto It = llvm::find_if(Changes, [&](const auto &C) { return C.first == Uri; });
+          if (It == Changes.end())
+            It = Changes.insert(Changes.end(), {Uri, llvm::json::Array()});
+          const SourceTexts::Text *T = Texts.get(E.getFilePath());
+          It->second.push_back(llvm::json::Object{
+              {"deletedRegion",
+               T ? T->region(E.getOffset(), E.getLength())
+                 : llvm::json::Object{{"byteOffset", static_cast<int64_t>(E.getOffset())},
+                                      {"byteLength", static_cast<int64_t>(E.getLength())}}},
               {"insertedContent", llvm::json::Object{{"text", E.getReplacementText()}}}});
+        }
+        llvm::json::Array ArtifactChanges;
+        for (auto &[Uri, Replacements] : Changes)
+          ArtifactChanges.push_back(llvm::json::Object{
+              {"artifactLocation", llvm::json::Object{{"uri", Uri}}},
+              {"replacements", std::move(Replacements)}});
         Result["fixes"] = llvm::json::Array{llvm::json::Object{
             {"description", llvm::json::Object{{"text", "Rewrite the loop into a " +
                                                            std::to_string(L.Stages) +
                                                            "-stage cp.async pipeline"}}},
-            {"artifactChanges",
-             llvm::json::Array{llvm::json::Object{
-                 {"artifactLocation", llvm::json::Object{{"uri", uriOf(L.File)}}},
-                 {"replacements", std::move(Replacements)}}}}}};
+            {"artifactChanges", std::move(ArtifactChanges)}}};
       }
       Out.push_back(std::move(Result));
     }
@@ -275,7 +528,7 @@ llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef V
                    {"tool", llvm::json::Object{{"driver", llvm::json::Object{{"name", "tilepipe"},
                                                                              {"version", Version},
                                                                              {"rules", std::move(Rules)}}}}},
-                   {"columnKind", "unicodeCodePoints"},
+                   {"columnKind", "utf16CodeUnits"},
                    {"results", std::move(Out)}}}}};
 }
 

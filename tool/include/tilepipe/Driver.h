@@ -61,6 +61,11 @@ struct FileResult {
   std::vector<LoopRecord> Loops;
   std::vector<std::string> Dependencies; ///< every file the parse read, for build depfiles
   std::vector<HeaderRewrite> Headers;    ///< user headers with candidate loops
+  /// The names of ToolOptions::Kernels that name a kernel or device function of the file or its
+  /// user headers (a name that matches nothing in a whole run is worth a warning).
+  std::vector<std::string> KernelsFound;
+  /// "file:line:col: warning: ..." lines, e.g. an annotation written as a block comment.
+  std::vector<std::string> Warnings;
 };
 
 /// Parses Path with the compile command DB gives for it, then analyzeAST.
