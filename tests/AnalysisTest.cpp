@@ -1245,6 +1245,24 @@ TEST(Analysis, StagesAreLoweredToFitSharedMemory) {
   EXPECT_NE(O.second.find("3 stages requested, 2 fit"), std::string::npos) << O.second;
 }
 
+// Stages of exactly a third of 48 KiB: three fill it to the byte, and the copy-engine loop's
+// stage barriers would push the block over (ptxas: "uses too much shared data").
+TEST(Analysis, StageBarriersCountAgainstSharedMemory) {
+  auto O = outcome(kernel(R"(
+  __shared__ float s[4096];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    for (int i = threadIdx.x; i < 4096; i += blockDim.x)
+      s[i] = A[t * 4096 + i];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)"));
+  EXPECT_EQ("pipelined", O.first);
+  EXPECT_NE(O.second.find("3 stages requested, 2 fit"), std::string::npos) << O.second;
+}
+
 TEST(Analysis, TemplateRewrittenOnceForAllInstantiations) {
   std::string Code = R"(
 template <typename E, int TS>

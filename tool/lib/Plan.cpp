@@ -9,7 +9,7 @@ std::vector<std::optional<unsigned>> planStages(llvm::ArrayRef<uint64_t> TileByt
   auto Total = [&] {
     uint64_t Sum = OtherBytes;
     for (size_t I = 0; I < TileBytes.size(); ++I)
-      Sum += TileBytes[I] * (Stages[I] ? *Stages[I] : 1);
+      Sum += Stages[I] ? (TileBytes[I] + StageOverheadBytes) * *Stages[I] : TileBytes[I];
     return Sum;
   };
   while (Total() > StaticSharedLimit) {
