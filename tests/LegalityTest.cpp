@@ -101,6 +101,19 @@ const Case Stores[] = {
      "__device__ float twice(float v) { return 2.0f * v; }\n"
      "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
          IDX, "acc += twice(s[threadIdx.x]);") "}\n"},
+    {"MemberFunctionOnLocalObject", "pipelined",
+     "struct Sum { float v; __device__ void add(float x) { v += x; } };\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  Sum total{0.0f};\n"
+     "  Sum *p = &total;\n" LOOP(IDX, "p->add(s[threadIdx.x]); acc = total.v;") "}\n"},
+    {"MemberFunctionStoringThroughMember", "unknown-effects",
+     "struct Out { float *p; __device__ void put(int i, float x) { p[i] = x; } };\n"
+     "__global__ void k(float *A, float *C, int nt) {\n"
+     "  Out o{A};\n" LOOP(IDX, "acc += s[threadIdx.x]; o.put(" NEXT ", acc);") "}\n"},
+    {"VirtualCall", "unknown-effects",
+     "struct Sink { __device__ virtual void put(int i, float x) {} };\n"
+     "__global__ void k(const float *A, float *C, int nt, Sink *sink) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; sink->put(threadIdx.x, acc);") "}\n"},
     {"StoreIntoOtherSharedArray", "pipelined",
      "__global__ void k(const float *A, float *C, int nt) {\n"
      "  __shared__ float red[64];\n"

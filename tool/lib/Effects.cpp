@@ -46,6 +46,7 @@ struct EffectsAnalyzer::Frame {
   const FunctionDecl *F = nullptr;
   llvm::SmallVector<const Expr *, 4> Args; ///< bound to F's parameters, in order
   const Expr *Object = nullptr;            ///< the object of a member call (what `this` is)
+  bool ObjectIsPointer = false;            ///< `p->f()`: Object is p, `this` its value
   bool Constructing = false;               ///< F is a constructor: `this` is a new object
   const Frame *Caller = nullptr;
 
@@ -244,6 +245,8 @@ RootSet EffectsAnalyzer::roots(const Frame &Fr, const Expr *E, unsigned Depth) {
   if (isa<CXXThisExpr>(E)) {
     if (Fr.Constructing)
       return R; // the object being made: new storage
+    if (Fr.Object && Fr.Caller && Fr.ObjectIsPointer)
+      return roots(*Fr.Caller, Fr.Object, Depth + 1);
     if (Fr.Object && Fr.Caller) {
       const VarDecl *Local = nullptr;
       if (location(*Fr.Caller, Fr.Object, Local, R, Depth + 1) && Local)
@@ -454,7 +457,7 @@ public:
 
   /// A call into F with its arguments bound: walk F's body, or judge a declaration without one.
   void enter(const Stmt *Call, const FunctionDecl *FD, llvm::ArrayRef<const Expr *> Args,
-             const Expr *Object, bool Constructing) {
+             const Expr *Object, bool ObjectIsPointer, bool Constructing) {
     const FunctionDecl *Def = nullptr;
     if (FD->hasBody(Def) && Def->getBody() && !A.Ctx.getSourceManager().isInSystemHeader(
                                                   Def->getLocation())) {
@@ -466,6 +469,7 @@ public:
       Callee.F = Def;
       Callee.Args.assign(Args.begin(), Args.end());
       Callee.Object = Object;
+      Callee.ObjectIsPointer = ObjectIsPointer;
       Callee.Constructing = Constructing;
       Callee.Caller = &Fr;
       A.walk(Callee, Def->getBody(), Out, Depth + 1);
@@ -488,7 +492,9 @@ public:
       else if (PT->isReferenceType())
         access(Call, Args[I], !PT.getNonReferenceType().isConstQualified());
     }
-    if (Object)
+    if (Object && ObjectIsPointer)
+      accessThroughPointer(Call, Object, true);
+    else if (Object)
       access(Call, Object, true);
   }
 
@@ -498,15 +504,18 @@ public:
       unknown(CE, "an indirect call");
       return true;
     }
+    if (const auto *MD = dyn_cast<CXXMethodDecl>(FD);
+        MD && MD->isVirtual() && !MD->hasAttr<FinalAttr>() && !MD->getParent()->hasAttr<FinalAttr>()) {
+      unknown(CE, "a virtual call of " + quoted(FD));
+      return true;
+    }
     llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
     const Expr *Object = nullptr;
+    bool ObjectIsPointer = false;
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(CE)) {
+      // `p->f()`: the object is what p points to; `o.f()`: o.
       Object = MC->getImplicitObjectArgument();
-      if (Object && !Object->isGLValue() && Object->getType()->isPointerType()) {
-        // p->f(): `this` is the pointer's target.
-        Frame Ptr = Fr;
-        (void)Ptr;
-      }
+      ObjectIsPointer = Object && Object->getType()->isPointerType();
     } else if (const auto *MD = dyn_cast<CXXMethodDecl>(FD);
                MD && MD->isInstance() && isa<CXXOperatorCallExpr>(CE) && !Args.empty()) {
       Object = Args.front();
@@ -520,7 +529,7 @@ public:
         access(CE, Args.front(), false);
       return true;
     }
-    enter(CE, FD, Args, Object, false);
+    enter(CE, FD, Args, Object, ObjectIsPointer, false);
     return true;
   }
   bool VisitCXXConstructExpr(CXXConstructExpr *CE) {
@@ -531,7 +540,7 @@ public:
         access(CE, Args.front(), false);
       return true;
     }
-    enter(CE, Ctor, Args, nullptr, true);
+    enter(CE, Ctor, Args, nullptr, false, true);
     return true;
   }
 };
