@@ -160,7 +160,7 @@ TEST(WideCopy, PerElementCopyByOneThreadOfThoseThatRepeatIt) {
   std::string M = wideOutcome(kernel(Simple), &Out);
   EXPECT_TRUE(isWide(M)) << M;
   EXPECT_NE(Out.find("if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements\n" +
-                     std::string(12, ' ') + "cuda::memcpy_async(&s[threadIdx.x], &A[t * T + threadIdx.x],"),
+                     std::string(12, ' ') + "::cuda::memcpy_async(&s[threadIdx.x], &A[t * T + threadIdx.x],"),
             std::string::npos)
       << Out;
   // A tile of two dimensions: the block's z index alone repeats it.
@@ -419,14 +419,14 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   EXPECT_NE(M.find("s by tensor copy (TMA)"), std::string::npos) << M;
   EXPECT_NE(M.find("2 launch site(s) in this file now call tilepipe_launch_k"), std::string::npos) << M;
   // The kernel's new parameters are defaulted: launches tilepipe does not see still build.
-  EXPECT_NE(Out.find("int nt, const __grid_constant__ tilepipe_tma::TileMap s_tmap = "
-                     "tilepipe_tma::TileMap{}, bool tilepipe_tma = false)"),
+  EXPECT_NE(Out.find("int nt, const __grid_constant__ ::tilepipe_tma::TileMap s_tmap = "
+                     "::tilepipe_tma::TileMap{}, bool tilepipe_tma = false)"),
             std::string::npos)
       << Out;
   EXPECT_NE(Out.find("cuda::ptx::cp_async_bulk_tensor("), std::string::npos);
   // The tensor-copy loop is chosen once per launch and block, for the whole loop, and only the leader
   // issues copies: no cp.async pipeline in it.
-  size_t Dispatch = Out.find("if (tilepipe_tma &&\n        tilepipe_tma::takes(s_tmap, s_stages[0]) &&\n"
+  size_t Dispatch = Out.find("if (tilepipe_tma &&\n        ::tilepipe_tma::takes(s_tmap, s_stages[0]) &&\n"
                              "        blockDim.y == sizeof(s_stages[0]) / sizeof(s_stages[0][0]) &&\n"
                              "        blockDim.x == sizeof(s_stages[0][0]) / sizeof(s_stages[0][0][0])) {");
   ASSERT_NE(Dispatch, std::string::npos) << Out;
@@ -449,9 +449,9 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   size_t Copy = TmaLoop.find("tilepipe_tma::copy_tile(s_tmap, s, A, (long long)((blockIdx.y * T + "
                              "threadIdx.y) * ld + t * T + threadIdx.x),");
   // The barrier expects the tile's bytes, a constant (continued under the call's first argument).
-  size_t Arrive = TmaLoop.find("(void)cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, "
+  size_t Arrive = TmaLoop.find("(void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, "
                                "// all the copies' bytes\n" +
-                               std::string(12 + 38, ' ') + "sizeof(s));");
+                               std::string(12 + 40, ' ') + "sizeof(s));");
   EXPECT_TRUE(Copy != std::string::npos && Copy < Arrive && Arrive != std::string::npos) << TmaLoop;
   EXPECT_NE(TmaLoop.find("if (leader)\n            issue_tile();"), std::string::npos) << TmaLoop;
   EXPECT_NE(TmaLoop.find("tilepipe_tma::wait_phase(stage_barriers[stage], parities >> stage & 1u);"), std::string::npos);
@@ -459,8 +459,8 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   EXPECT_EQ(TmaLoop.find("~barrier()"), std::string::npos);
   EXPECT_NE(Out.find("alignas(128) __shared__ float s_stages[3][T][T];"), std::string::npos) << Out;
   EXPECT_NE(Out.find("#define TILEPIPE_LAUNCHER_k 1"), std::string::npos);
-  EXPECT_NE(Out.find("static void tilepipe_launch_k(dim3 grid, dim3 block, size_t shared_bytes, "
-                     "cudaStream_t stream, float *C, const float *A, int ld, int nt)"),
+  EXPECT_NE(Out.find("static void tilepipe_launch_k(::dim3 grid, ::dim3 block, ::size_t shared_bytes, "
+                     "::cudaStream_t stream, float *C, const float *A, int ld, int nt)"),
             std::string::npos)
       << Out;
   EXPECT_NE(Out.find("tilepipe_tma::encode(&s_tmap, A, sizeof(float), (long long)(ld), (long "
@@ -490,8 +490,8 @@ TEST(TensorCopy, AddedParametersAvoidNamesTheFileUses) {
                "  float acc = 0, s_tmap = 0;\n  acc += s_tmap;");
   FileResult R = runWithTensorCopies(Code);
   ASSERT_TRUE(R.Ok) << R.Error;
-  EXPECT_NE(R.Rewritten.find("const __grid_constant__ tilepipe_tma::TileMap s_tmap_1 = "
-                             "tilepipe_tma::TileMap{}, bool tilepipe_tma_1 = false)"),
+  EXPECT_NE(R.Rewritten.find("const __grid_constant__ ::tilepipe_tma::TileMap s_tmap_1 = "
+                             "::tilepipe_tma::TileMap{}, bool tilepipe_tma_1 = false)"),
             std::string::npos)
       << R.Rewritten;
 }
@@ -506,12 +506,12 @@ TEST(TensorCopy, LauncherNamesAvoidTheKernelsParameters) {
   FileResult R = runWithTensorCopies(Code);
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
-  EXPECT_NE(R.Rewritten.find("static void tilepipe_launch_k(dim3 grid, dim3 block_1, size_t shared_bytes, "
-                             "cudaStream_t stream, float *C, const float *A, int ld, int block, int tma) {"),
+  EXPECT_NE(R.Rewritten.find("static void tilepipe_launch_k(::dim3 grid, ::dim3 block_1, ::size_t shared_bytes, "
+                             "::cudaStream_t stream, float *C, const float *A, int ld, int block, int tma) {"),
             std::string::npos)
       << R.Rewritten;
-  EXPECT_NE(R.Rewritten.find("bool tma_1 = tilepipe_tma::available();"), std::string::npos);
-  EXPECT_NE(R.Rewritten.find("k<<<grid, block_1, shared_bytes, stream>>>(C, A, ld, block, tma, s_tmap, tma_1);"),
+  EXPECT_NE(R.Rewritten.find("bool tma_1 = ::tilepipe_tma::available();"), std::string::npos);
+  EXPECT_NE(R.Rewritten.find("::k<<<grid, block_1, shared_bytes, stream>>>(C, A, ld, block, tma, s_tmap, tma_1);"),
             std::string::npos)
       << R.Rewritten;
 }
@@ -984,7 +984,7 @@ __global__ void k(float *C, const float *A, int nt, int passes) {
   ASSERT_EQ(1u, R.Loops.size());
   EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
   const std::string &Out = R.Rewritten;
-  size_t Teardown = Out.find("stage_barriers[s_1].~barrier();");
+  size_t Teardown = Out.find("::tilepipe_tma::drop_barrier(stage_barriers[s_1]);");
   ASSERT_NE(Teardown, std::string::npos) << Out;
   size_t Barrier = Out.find("__syncthreads(); // the buffers may be refilled", Teardown);
   size_t Else = Out.find("if (!tensor_copies)\n#endif");
@@ -1030,8 +1030,8 @@ TEST(BulkCopy, OneDimensionalTileNeedsNoLauncher) {
   EXPECT_EQ(Loop.find("takes("), std::string::npos) << Loop;
   EXPECT_NE(Loop.find("tilepipe_tma::starts_on_16(A, (long long)(t * 256 + threadIdx.x));"), std::string::npos)
       << Loop;
-  size_t Copy = Loop.find("tilepipe_tma::bulk_copy(s, A, (long long)(t * 256 + threadIdx.x),\n" +
-                          std::string(36, ' ') + "stage_barriers[fetch_stage]);");
+  size_t Copy = Loop.find("::tilepipe_tma::bulk_copy(s, A, (long long)(t * 256 + threadIdx.x),\n" +
+                          std::string(38, ' ') + "stage_barriers[fetch_stage]);");
   size_t Arrive = Loop.find("sizeof(s));", Copy);
   EXPECT_TRUE(Copy != std::string::npos && Arrive != std::string::npos) << Loop;
   EXPECT_EQ(Loop.find("pipe."), std::string::npos) << Loop;
@@ -1075,7 +1075,7 @@ __global__ void k(float *C, const float *A, int nt) { tiles(C, A, nt); }
   EXPECT_NE(R.Rewritten.find("__global__ void k(float *C, const float *A, int nt) { tiles(C, A, nt); }"),
             std::string::npos);
   // The function may run again: the barriers are torn down at its end.
-  EXPECT_NE(R.Rewritten.find(".~barrier();"), std::string::npos) << R.Rewritten;
+  EXPECT_NE(R.Rewritten.find("::tilepipe_tma::drop_barrier(stage_barriers["), std::string::npos) << R.Rewritten;
 }
 
 // A loop with a tile of two dimensions (a tensor copy, through its map) and one of one dimension (a
@@ -1105,15 +1105,15 @@ void run(float *C, const float *A, const float *X, int ld, int nt) { k<<<dim3(1,
             std::string::npos)
       << M;
   EXPECT_NE(M.find("x by bulk copy (cp.async.bulk)"), std::string::npos) << M;
-  EXPECT_NE(Out.find("int nt, const __grid_constant__ tilepipe_tma::TileMap s_tmap = tilepipe_tma::TileMap{}, "
+  EXPECT_NE(Out.find("int nt, const __grid_constant__ ::tilepipe_tma::TileMap s_tmap = ::tilepipe_tma::TileMap{}, "
                      "bool tilepipe_tma = false)"),
             std::string::npos)
       << Out;
   EXPECT_EQ(Out.find("x_tmap"), std::string::npos) << Out;
-  EXPECT_NE(Out.find("if (tilepipe_tma &&\n        tilepipe_tma::takes(s_tmap, s_stages[0]) &&\n        blockDim.y =="),
+  EXPECT_NE(Out.find("if (tilepipe_tma &&\n        ::tilepipe_tma::takes(s_tmap, s_stages[0]) &&\n        blockDim.y =="),
             std::string::npos)
       << Out;
-  EXPECT_NE(Out.find("tilepipe_tma::bulk_copy(x, X, (long long)(t * T + threadIdx.x),\n" + std::string(36, ' ') +
+  EXPECT_NE(Out.find("::tilepipe_tma::bulk_copy(x, X, (long long)(t * T + threadIdx.x),\n" + std::string(38, ' ') +
                      "stage_barriers[fetch_stage]);"),
             std::string::npos)
       << Out;
@@ -1617,6 +1617,51 @@ TEST(Analysis, LoopsWithoutBarriersAreNotCandidates) {
   ASSERT_TRUE(R.Ok);
   EXPECT_TRUE(R.Loops.empty());
   EXPECT_EQ(R.Original, R.Rewritten);
+}
+
+// The calls the emitted code makes do not depend on names in the kernel's scope: a parameter
+// `init` (libcu++'s init is found only by argument-dependent lookup, which it would switch off), a
+// namespace `cuda` around the kernel, a parameter named as the kernel (the launcher repeats the
+// parameters). Every call is qualified from the global namespace.
+TEST(Emission, CallsDoNotDependOnTheKernelsNames) {
+  std::string Code = R"(
+#define T 16
+namespace app {
+namespace cuda { __device__ inline float twice(float x) { return 2 * x; } }
+__global__ void k(float *C, const float *A, int ld, int nt, float init, float k) {
+  __shared__ float s[T][T];
+  float acc = init;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = A[(blockIdx.y * T + threadIdx.y) * ld + t * T + threadIdx.x];
+    __syncthreads();
+    acc += cuda::twice(s[threadIdx.x][threadIdx.y]) * k;
+    __syncthreads();
+  }
+  C[(blockIdx.y * T + threadIdx.y) * T + threadIdx.x] = acc;
+}
+}
+void run(float *C, const float *A, int ld, int nt) { app::k<<<dim3(1, 4), dim3(T, T)>>>(C, A, ld, nt, 1, 2); }
+)";
+  FileResult R = runWithTensorCopies(Code);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  std::string Kernel = R.Rewritten.substr(R.Rewritten.find("namespace app {"));
+  EXPECT_NE(Kernel.find("::tilepipe_tma::init_barrier(stage_barriers[s_1], 1);"), std::string::npos) << Kernel;
+  EXPECT_EQ(Kernel.find("init(&"), std::string::npos) << Kernel;
+  // No call through `cuda::` or `tilepipe_tma::` but from the global namespace (the user's own
+  // `cuda::twice` aside).
+  for (const char *Name : {"cuda::", "tilepipe_tma::"})
+    for (size_t P = Kernel.find(Name); P != std::string::npos; P = Kernel.find(Name, P + 1))
+      if (Kernel.compare(P, 12, "cuda::twice(") != 0)
+        EXPECT_TRUE(P >= 2 && Kernel.compare(P - 2, 2, "::") == 0)
+            << Name << " unqualified at: " << Kernel.substr(P > 40 ? P - 40 : 0, 100);
+  EXPECT_NE(Kernel.find("::app::k<<<grid, block, shared_bytes, stream>>>(C, A, ld, nt, init, k, s_tmap, tma);"),
+            std::string::npos)
+      << Kernel;
+  EXPECT_NE(Kernel.find("app::tilepipe_launch_k(dim3(1, 4), dim3(T, T), 0, 0, C, A, ld, nt, 1, 2);"),
+            std::string::npos)
+      << Kernel;
 }
 
 TEST(Reasons, IdsAreUniqueAndDocumented) {

@@ -570,8 +570,8 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     // 1. The parameters, defaulted so that launches tilepipe does not see still compile.
     std::vector<std::string> NewParams;
     for (const Tile *T : K.Tiles)
-      NewParams.push_back("const __grid_constant__ tilepipe_tma::TileMap " + T->Box.MapName +
-                          " = tilepipe_tma::TileMap{}");
+      NewParams.push_back("const __grid_constant__ ::tilepipe_tma::TileMap " + T->Box.MapName +
+                          " = ::tilepipe_tma::TileMap{}");
     NewParams.push_back("bool " + K.Flag + " = false");
     SourceLocation At;
     std::string Lead = ", ";
@@ -590,9 +590,23 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
         Args.push_back(TP->getNameAsString() + (TP->isParameterPack() ? "..." : ""));
       TemplateArgs = "<" + llvm::join(Args, ", ") + ">";
     }
+    // The launcher names the kernel from the global namespace, so that none of the kernel's
+    // parameters, which the launcher repeats, can hide it (`void scale(float *x, float scale)`);
+    // in an unnamed namespace it cannot, and names it as declared.
+    std::string Qualifier = "::";
+    for (const DeclContext *DC = P->getDeclContext(); DC && !DC->isTranslationUnit(); DC = DC->getParent()) {
+      const auto *NS = dyn_cast<NamespaceDecl>(DC);
+      if (NS && !NS->isAnonymousNamespace())
+        Qualifier = "::" + NS->getName().str() + Qualifier;
+      else if (!isa<LinkageSpecDecl>(DC)) {
+        Qualifier.clear();
+        break;
+      }
+    }
     LauncherParts LP;
     LP.KernelName = Name;
     LP.Kernel = Name + TemplateArgs;
+    LP.Qualifier = Qualifier;
     LP.TemplateHeader = Header;
     LP.Launcher = Launcher;
     auto Fresh = [&](const char *Base) { return K.Names->get(Base); };

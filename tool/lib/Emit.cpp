@@ -293,13 +293,13 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     if (!isa<ArraySubscriptExpr>(Src) || Src->getBeginLoc().isMacroID())
       R = "(" + R + ")";
     const std::string &T = M.Tiles[S.TileIdx].ElementTypeText;
-    std::string Head = "cuda::memcpy_async(&" + D + ", &" + R + ",";
-    std::string Tail = "cuda::aligned_size_t<sizeof(" + T + ")>(sizeof(" + T + ")), " + Pipe + ")";
+    std::string Head = "::cuda::memcpy_async(&" + D + ", &" + R + ",";
+    std::string Tail = "::cuda::aligned_size_t<sizeof(" + T + ")>(sizeof(" + T + ")), " + Pipe + ")";
     // Long calls continue under their first argument.
     std::string Ind = F.indentOf(F.begin(S.Statement)) + Extra;
     if (Ind.size() + Unit.size() + Head.size() + Tail.size() + 2 <= 100)
       return Head + " " + Tail;
-    return Head + "\n" + Ind + std::string(19, ' ') + Tail;
+    return Head + "\n" + Ind + std::string(21, ' ') + Tail;
   };
   // A store that fills a whole tile (its box is known) gets the block-wide 16-byte copy, with the
   // per-element copy kept for blocks of another shape and unaligned addresses.
@@ -383,12 +383,12 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
                                              {"tile", V},
                                              {"pipe", Pipe}};
     std::string Ind2 = Ind + Unit + Unit;
-    std::string Head = "cuda::memcpy_async(&" + V + Dst + ",";
+    std::string Head = "::cuda::memcpy_async(&" + V + Dst + ",";
     std::string Mid = "&" + B.Pointer + "[" + Src + "],";
-    std::string Tail = "cuda::aligned_size_t<16>(16), " + Pipe + ");";
+    std::string Tail = "::cuda::aligned_size_t<16>(16), " + Pipe + ");";
     Lines Call{Head + " " + Mid + " " + Tail};
     if (Ind2.size() + Call[0].size() > 100)
-      Call = {Head, std::string(19, ' ') + Mid, std::string(19, ' ') + Tail};
+      Call = {Head, std::string(21, ' ') + Mid, std::string(21, ' ') + Tail};
     // Per element, the threads that differ only in an index the tile does not span copy the same
     // elements to the same places: the first of them copies, the others would only race with it.
     std::vector<std::string> Others;
@@ -445,18 +445,18 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       if (Box.Guarded) {
         std::string Row = Box.Coordinates.size() == 2 ? Box.Coordinates[0] : "0";
         TmaEdits.emplace_back(
-            B, Len, Call("tilepipe_tma::copy_box", {Box.MapName, V, Row, Box.Coordinates.back(), Bar}, Ind));
+            B, Len, Call("::tilepipe_tma::copy_box", {Box.MapName, V, Row, Box.Coordinates.back(), Bar}, Ind));
         std::string Tracker = Names.get(V + "_probe");
-        ProbeState.push_back("tilepipe_tma::BoxProbe " + Tracker + ";");
+        ProbeState.push_back("::tilepipe_tma::BoxProbe " + Tracker + ";");
         ProbeEdits.emplace_back(B, Len,
                                 Test(Tracker + ".fits(" + Box.MapName + ", " + Box.Pointer + ", " + First + ", " +
                                      Row + ", " + Box.Coordinates.back() + ");"));
       } else {
         TmaEdits.emplace_back(B, Len,
                               Box.BulkCopy
-                                  ? Call("tilepipe_tma::bulk_copy", {V, Box.Pointer, First, Bar}, Ind)
-                                  : Call("tilepipe_tma::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar}, Ind));
-        ProbeEdits.emplace_back(B, Len, Test("tilepipe_tma::starts_on_16(" + Box.Pointer + ", " + First + ");"));
+                                  ? Call("::tilepipe_tma::bulk_copy", {V, Box.Pointer, First, Bar}, Ind)
+                                  : Call("::tilepipe_tma::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar}, Ind));
+        ProbeEdits.emplace_back(B, Len, Test("::tilepipe_tma::starts_on_16(" + Box.Pointer + ", " + First + ");"));
       }
       // Every tile of the loop comes whole, once per tile: the barrier expects all their bytes.
       TileBytes += (TileBytes.empty() ? "" : " + ") + ("sizeof(" + V + ")");
@@ -646,7 +646,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
         AnyBulk |= T.Box.BulkCopy;
         AnyTensor |= !T.Box.BulkCopy;
         if (!T.Box.BulkCopy)
-          Launch.push_back("tilepipe_tma::takes(" + T.Box.MapName + ", " + V + (T.Box.Guarded ? ", true)" : ")"));
+          Launch.push_back("::tilepipe_tma::takes(" + T.Box.MapName + ", " + V + (T.Box.Guarded ? ", true)" : ")"));
         for (const std::string &Cond : blockHasShape(V, T.Box.ThreadDims))
           if (!llvm::is_contained(Shapes, Cond))
             Shapes.push_back(Cond);
@@ -672,7 +672,8 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
           M.NestedInLoop ? Lines{"if (" + Leader + ") // set up again when this block runs again",
                                  Unit + "for (int " + StageVar + " = 0; " + StageVar + " < " +
                                      std::to_string(Stages) + "; ++" + StageVar + ")",
-                                 Unit + Unit + Bars + "[" + StageVar + "].~barrier();"}
+                                 Unit + Unit + "::tilepipe_tma::drop_barrier(" + Bars + "[" + StageVar +
+                                     "]);"}
                          : Lines{};
       Blocks["tma_loop"] = Section("tma_loop");
     }
@@ -724,7 +725,7 @@ std::string emitLauncher(const LauncherParts &P) {
   std::vector<std::string> Args = P.Args;
   for (const Tile *T : P.Tiles) {
     const TileBox &B = T->Box;
-    Maps.push_back("tilepipe_tma::TileMap " + B.MapName + " = {};");
+    Maps.push_back("::tilepipe_tma::TileMap " + B.MapName + " = {};");
     // Rows and planes: the tile's next-to-innermost and outermost dimensions, with their strides.
     const size_t N = B.ExtentText.size();
     auto Long = [](const std::string &E) { return "(long long)(" + E + ")"; };
@@ -737,14 +738,15 @@ std::string emitLauncher(const LauncherParts &P) {
       Bounds = std::string(", ") + (B.Bounds.size() == 1 ? "0" : Long(B.Bounds[0])) + ", " + Long(B.Bounds.back());
     else if (N == 3)
       Bounds = ", 0, 0, " + Long(B.Coefficients[0]) + ", " + Long(B.ExtentText[0]);
-    Encodes.push_back(P.Ok + " = " + P.Ok + " && tilepipe_tma::encode(&" + B.MapName + ", " + B.PointerParam +
-                      ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " + Rows + ", " + Long(B.ExtentText.back()) +
-                      Bounds + ");");
+    Encodes.push_back(P.Ok + " = " + P.Ok + " && ::tilepipe_tma::encode(&" + B.MapName + ", " +
+                      B.PointerParam + ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " + Rows + ", " +
+                      Long(B.ExtentText.back()) + Bounds + ");");
     Args.push_back(B.MapName);
   }
   Args.push_back(P.Ok);
   std::map<std::string, std::string> Inline = {
       {"kernel_name", P.KernelName}, {"kernel", P.Kernel},   {"launcher", P.Launcher},
+      {"qualifier", P.Qualifier},
       {"params", P.Params},          {"args", llvm::join(Args, ", ")}, {"grid", P.Grid},
       {"block", P.Block},            {"shared_bytes", P.SharedBytes},
       {"stream", P.Stream},          {"ok", P.Ok},           {"traced", P.Traced}};

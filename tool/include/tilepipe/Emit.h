@@ -36,6 +36,7 @@ emitPipeline(clang::ASTContext &Ctx, const LoopModel &M, unsigned Stages,
 struct LauncherParts {
   std::string KernelName;     ///< the kernel's name
   std::string Kernel;         ///< the kernel as the launch names it (with its template arguments)
+  std::string Qualifier;      ///< `::` and its namespaces, for the launch (empty in an unnamed namespace)
   std::string TemplateHeader; ///< `template <...>` for a kernel template, else empty
   std::string Launcher;       ///< the launcher's name
   std::string Params;         ///< ", <each kernel parameter as written>"
