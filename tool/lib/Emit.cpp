@@ -601,8 +601,17 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       {"parities", Parities}, {"s", StageVar},
       {"tensor_copies", TensorCopies}, {"aligned", AlignedVar},
       {"probe", Probe}};
-  Lines Trailing = single(
-      M.NestedInLoop ? "__syncthreads(); // the buffers may be refilled when this block runs again" : "");
+  // After the loop, a block barrier where the original's last one ordered something: what the
+  // compute phase wrote to shared or global memory (another thread may read it after the loop),
+  // and, where the block may run the loop again, its reads of the buffers before the next refill.
+  Lines Trailing;
+  if (M.ComputeWritesMemory && M.NestedInLoop)
+    Trailing = {"__syncthreads(); // the loop's writes are seen after it; the buffers may be refilled when this "
+                "block runs again"};
+  else if (M.ComputeWritesMemory)
+    Trailing = {"__syncthreads(); // the loop's writes to memory are seen by every thread after it"};
+  else if (M.NestedInLoop)
+    Trailing = {"__syncthreads(); // the buffers may be refilled when this block runs again"};
   std::map<std::string, Lines> Blocks = {
       {"hoisted_tiles", Hoisted},
       {"init", single(InitText)},
