@@ -176,6 +176,7 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the copies
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;

@@ -1713,6 +1713,30 @@ void run(float *C, const float *A, int ld, int nt) { k<<<dim3(1, 4), dim3(T, T)>
   EXPECT_EQ(N.Rewritten.find("__syncthreads(); // the buffers may be refilled"), std::string::npos);
 }
 
+// A loop of the rotated form: its leading barrier ordered what threads wrote before the loop (to
+// the copies' sources) before any thread copied; the rewrite issues its first copies after a
+// block barrier. The trailing form needs none.
+TEST(Emission, RotatedLoopCopiesAfterABarrier) {
+  const std::string Lead = "__syncthreads(); // as the loop's leading barrier";
+  FileResult R = runOnCode(kernel(R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    __syncthreads();
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+  }
+  C[threadIdx.x] = acc;)"));
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  size_t Barrier = R.Rewritten.find(Lead);
+  size_t Prologue = R.Rewritten.find("for (int prologue = 0; prologue < 2; ++prologue)\n");
+  size_t Issue = R.Rewritten.find("issue_tile();", Prologue);
+  EXPECT_TRUE(Barrier < Prologue && Prologue < Issue && Issue != std::string::npos) << R.Rewritten;
+  EXPECT_EQ(R.Rewritten.find("issue_tile();"), Issue) << R.Rewritten;
+  EXPECT_EQ(runOnCode(kernel(Simple)).Rewritten.find(Lead), std::string::npos);
+}
+
 TEST(Reasons, IdsAreUniqueAndDocumented) {
   std::string Readme = readFile(sourceDir() + "/README.md");
   std::set<std::string> Seen;

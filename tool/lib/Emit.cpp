@@ -612,6 +612,12 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     Trailing = {"__syncthreads(); // the loop's writes to memory are seen by every thread after it"};
   else if (M.NestedInLoop)
     Trailing = {"__syncthreads(); // the buffers may be refilled when this block runs again"};
+  // Before the first copies of a loop of the rotated form, its leading barrier: every thread's
+  // writes before the loop (to the copies' sources) are done before any thread copies.
+  Lines Leading;
+  if (M.Form == LoopForm::Rotated)
+    Leading = {"__syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the "
+               "copies"};
   std::map<std::string, Lines> Blocks = {
       {"hoisted_tiles", Hoisted},
       {"init", single(InitText)},
@@ -629,7 +635,8 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       {"compute_phase", ComputeLines},
       {"tail_increments", TailLines},
       {"wide_setup", WideSetup},
-      {"trailing_barrier", Trailing}};
+      {"trailing_barrier", Trailing},
+      {"leading_barrier", Leading}};
   // A rendered section as lines of a block, its directives kept in column 0.
   auto Section = [&](StringRef Name) {
     Lines Out;
