@@ -496,6 +496,11 @@ __global__ void block_totals(float* out, const float* in, int numTiles) {
           ::cuda::ptx::fence_proxy_async(::cuda::ptx::space_shared); // the copy engine sees the barriers
         }
       }
+      // Each thread orders its earlier stores to global memory (generic proxy) before the reads of the
+      // copy engine (async proxy) that the leader issues after this barrier, so that the copies see what
+      // the block wrote before the loop: one fence.proxy.async.global per thread, once per entry. The
+      // barrier also stands for the leading barrier of a loop of the rotated form.
+      ::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);
       tensor_copies = __syncthreads_or(leader && tiles_aligned);
       if (tensor_copies) {
         int fetch_stage = 0;
@@ -639,6 +644,11 @@ __global__ void own_totals(float* out, const float* in, int numTiles) {
           ::cuda::ptx::fence_proxy_async(::cuda::ptx::space_shared); // the copy engine sees the barriers
         }
       }
+      // Each thread orders its earlier stores to global memory (generic proxy) before the reads of the
+      // copy engine (async proxy) that the leader issues after this barrier, so that the copies see what
+      // the block wrote before the loop: one fence.proxy.async.global per thread, once per entry. The
+      // barrier also stands for the leading barrier of a loop of the rotated form.
+      ::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);
       tensor_copies = __syncthreads_or(leader && tiles_aligned);
       if (tensor_copies) {
         int fetch_stage = 0;

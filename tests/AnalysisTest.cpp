@@ -443,6 +443,11 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   size_t Step = TmaLoop.find("++t;", Probe);
   size_t Choice = TmaLoop.find("tensor_copies = __syncthreads_or(leader && tiles_aligned);\n");
   EXPECT_TRUE(Test < Start && Start < Step && Step < Choice) << TmaLoop;
+  // Every thread fences its earlier global stores against the copy engine's reads before the barrier
+  // after which the leader issues.
+  size_t Fence = TmaLoop.find("::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);\n");
+  EXPECT_TRUE(Step < Fence && Fence < Choice) << TmaLoop;
+  EXPECT_LT(TmaLoop.find("if (leader) {"), TmaLoop.find("}\n", Step)) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("if (tensor_copies) {"), TmaLoop.find('\n', Choice) + 7) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("pipe."), std::string::npos) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("cuda::pipeline"), std::string::npos) << TmaLoop;
@@ -1735,6 +1740,21 @@ TEST(Emission, RotatedLoopCopiesAfterABarrier) {
   EXPECT_TRUE(Barrier < Prologue && Prologue < Issue && Issue != std::string::npos) << R.Rewritten;
   EXPECT_EQ(R.Rewritten.find("issue_tile();"), Issue) << R.Rewritten;
   EXPECT_EQ(runOnCode(kernel(Simple)).Rewritten.find(Lead), std::string::npos);
+}
+
+// With copies by the copy engine, every thread fences its earlier global stores against the
+// engine's reads (fence.proxy.async.global) before the barrier after which the leader issues.
+TEST(Emission, ProxyFenceBeforeTheLeadersFirstCopy) {
+  FileResult R = runOnCode(BulkKernel);
+  ASSERT_EQ(1u, R.Loops.size());
+  const std::string &Out = R.Rewritten;
+  size_t Fence = Out.find("::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);");
+  size_t Barrier = Out.find("tensor_copies = __syncthreads_or(leader && tiles_aligned);");
+  size_t Prologue = Out.find("for (int prologue = 0; prologue < 2; ++prologue)");
+  EXPECT_TRUE(Fence < Barrier && Barrier < Prologue && Prologue != std::string::npos) << Out;
+  // Not in the leader's branch: every thread executes it.
+  EXPECT_LT(Out.rfind("}\n", Fence), Fence);
+  EXPECT_EQ(Out.find("space_global);", Fence + 60), std::string::npos) << Out;
 }
 
 TEST(Reasons, IdsAreUniqueAndDocumented) {
