@@ -1624,6 +1624,157 @@ TEST(Analysis, LoopsWithoutBarriersAreNotCandidates) {
   EXPECT_EQ(R.Original, R.Rewritten);
 }
 
+// Emission obligations (docs/legality.md). The user's text moves in slices cut between tokens: a
+// slice that a cut would split inside a comment, that holds a line comment continued by a
+// backslash (the line after it is comment too), a token spanning lines, or half of a preprocessor
+// conditional leaves the loop alone (source-text), byte for byte.
+struct SourceTextCase {
+  const char *Name, *Id, *Body, *Why;
+};
+
+const SourceTextCase SourceTextCases[] = {
+    {"ContinuedCommentEndsTheCompute", "source-text", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x]; // the mirrored element \
+
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", "in the compute phase, the line comment at line 9 continues onto the next line"},
+    {"ContinuedCommentEndsTheCopy", "source-text", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x]; // one element \
+
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", "in the copy phase, the line comment"},
+    {"ConditionalAcrossTheTrailingBarrier", "source-text", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+#if T > 0
+    __syncthreads();
+#endif
+  }
+  C[threadIdx.x] = acc;)", "a preprocessor conditional opens and does not close"},
+    {"StringSpanningLines", "source-text", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    if (s[0] != s[0]) printf("a NaN in block \
+%d\n", (int)blockIdx.x);
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", "spans lines (a string or a backslash-newline inside a token)"},
+    // Comments of several lines, line comments that end their line, and whole conditionals move
+    // with their slices.
+    {"WholeCommentsAndConditionals", "pipelined", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) { /* the copy
+    of one tile */ s[threadIdx.x] = A[t * T + threadIdx.x]; // one element
+    __syncthreads(); // published
+    acc += s[T - 1 - threadIdx.x]; /* a comment that
+    ends on the barrier's line */ __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", ""},
+    {"WholeConditionalInTheCompute", "pipelined", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+#if T > 32
+    acc += s[T - 1 - threadIdx.x];
+#else
+    acc += s[threadIdx.x];
+#endif
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", ""},
+};
+
+void PrintTo(const SourceTextCase &C, std::ostream *OS) { *OS << C.Name << " -> " << C.Id; }
+
+class SourceTextTest : public ::testing::TestWithParam<SourceTextCase> {};
+
+TEST_P(SourceTextTest, CutsBetweenTokensOrLeavesTheLoopAlone) {
+  const SourceTextCase &C = GetParam();
+  FileResult R = runOnCode(kernel(C.Body));
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_EQ(C.Id, reasonInfo(R.Loops[0].Code).Id.str()) << R.Loops[0].message();
+  if (std::string(C.Id) == "source-text") {
+    EXPECT_NE(R.Loops[0].message().find(C.Why), std::string::npos) << R.Loops[0].message();
+    EXPECT_EQ(R.Original, R.Rewritten);
+    return;
+  }
+  // Every comment of the loop is in the rewritten text, whole.
+  for (const char *Piece : {"/* the copy\n", "of one tile */", "// one element", "/* a comment that\n",
+                            "ends on the barrier's line */", "#if T > 32\n", "#else\n", "#endif\n"})
+    if (std::string(C.Body).find(Piece) != std::string::npos)
+      EXPECT_NE(R.Rewritten.find(Piece), std::string::npos) << Piece << "\n" << R.Rewritten;
+  EXPECT_NE(R.Rewritten.find("pipe.consumer_release();"), std::string::npos) << R.Rewritten;
+}
+
+INSTANTIATE_TEST_SUITE_P(Emission, SourceTextTest, ::testing::ValuesIn(SourceTextCases),
+                         [](const ::testing::TestParamInfo<SourceTextCase> &I) { return I.param.Name; });
+
+// Only the slices that move are checked: in --mode=pipeline the trailing barrier's line is dropped,
+// so a continued comment there is no obstacle; in --mode=auto the whole loop moves under #else.
+TEST(Emission, ContinuedCommentOnADroppedLine) {
+  std::string Code = kernel(R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads(); // the buffer is free \
+
+  }
+  C[threadIdx.x] = acc;)");
+  ToolOptions PO = defaultOptions();
+  PO.Mode = CopyMode::Pipeline;
+  EXPECT_EQ("pipelined", outcome(Code, PO).first) << outcome(Code, PO).second;
+  auto O = outcome(Code);
+  EXPECT_EQ("source-text", O.first) << O.second;
+  EXPECT_NE(O.second.find("in the loop kept below compute capability 8.0"), std::string::npos) << O.second;
+}
+
+// Code after the loop on its last line would become part of the `#endif` line: it moves to its own.
+TEST(Emission, CodeAfterTheLoopOnItsLastLine) {
+  FileResult R = runOnCode(kernel(R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  } acc *= 2; // doubled
+  C[threadIdx.x] = acc;)"));
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  EXPECT_NE(R.Rewritten.find("#endif\n  acc *= 2; // doubled\n"), std::string::npos) << R.Rewritten;
+  // A comment alone may stay on the #endif line.
+  FileResult C = runOnCode(kernel(R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  } // tiles done
+  C[threadIdx.x] = acc;)"));
+  EXPECT_NE(C.Rewritten.find("#endif // tiles done\n"), std::string::npos) << C.Rewritten;
+}
+
 // The calls the emitted code makes do not depend on names in the kernel's scope: a parameter
 // `init` (libcu++'s init is found only by argument-dependent lookup, which it would switch off), a
 // namespace `cuda` around the kernel, a parameter named as the kernel (the launcher repeats the

@@ -433,13 +433,21 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     // Every instantiation must ask for the same text.
     std::optional<std::vector<tooling::Replacement>> First;
     std::string Failure;
+    Reason FailureCode = Reason::Unsupported;
     for (int Attempt = 0; Attempt < 2; ++Attempt) {
       First.reset();
       Rec.Code = Reason::Pipelined;
       for (const LoopResult &LR : Results) {
         auto Edits = emitPipeline(Ctx, LR.Model, Stages, EOpts);
         if (!Edits) {
-          Failure = llvm::toString(Edits.takeError());
+          // Emit says why: its text cannot be cut safely (source-text), or another reason.
+          llvm::handleAllErrors(
+              Edits.takeError(),
+              [&](const EmitError &E) {
+                FailureCode = E.Code;
+                Failure = E.Detail;
+              },
+              [&](const llvm::ErrorInfoBase &E) { Failure = E.message(); });
           break;
         }
         if (!First)
@@ -460,7 +468,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
           }
     }
     if (!Failure.empty()) {
-      Rec.Code = Reason::Unsupported;
+      Rec.Code = FailureCode;
       Rec.Detail = Failure;
     }
     if (Rec.Code == Reason::Pipelined) {
