@@ -153,7 +153,7 @@ __global__ void brick_mix(float* out, const float* vol, int pitch, int plane, in
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -182,13 +182,13 @@ __global__ void brick_mix(float* out, const float* vol, int pitch, int plane, in
             const unsigned row0 = chunk / (sizeof(s[0]) / 16);
             const unsigned row1 = chunk / (sizeof(s[0][0]) / 16) % (sizeof(s[0]) / sizeof(s[0][0]));
             const unsigned col = chunk % (sizeof(s[0][0]) / 16) * (16 / sizeof(s[0][0][0]));
-            cuda::memcpy_async(&s[row0][row1][col],
-                               &vol[s_base + (s_index)row0 * (s_index)(plane) + (s_index)row1 * (s_index)(pitch) + (s_index)col],
-                               cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&s[row0][row1][col],
+                                 &vol[s_base + (s_index)row0 * (s_index)(plane) + (s_index)row1 * (s_index)(pitch) + (s_index)col],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
-          cuda::memcpy_async(&s[tz][ty][tx], &vol[base + tz * plane + ty * pitch + t * TX + tx],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          ::cuda::memcpy_async(&s[tz][ty][tx], &vol[base + tz * plane + ty * pitch + t * TX + tx],
+                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -201,7 +201,7 @@ __global__ void brick_mix(float* out, const float* vol, int pitch, int plane, in
     int stage = 0;
     for (; t < numTiles; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &s = s_stages[stage];
@@ -211,7 +211,8 @@ __global__ void brick_mix(float* out, const float* vol, int pitch, int plane, in
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

@@ -153,7 +153,7 @@ __global__ void conv2d_channels(float* out, const float* in, const float* filt, 
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int c = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto c_fetch = c;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -165,8 +165,8 @@ __global__ void conv2d_channels(float* out, const float* in, const float* filt, 
         for (int y = threadIdx.y; y < TH + 2 * R; y += blockDim.y)
           for (int x = threadIdx.x; x < TW + 2 * R; x += blockDim.x)
             if (y0 + y >= 0 && y0 + y < H && x0 + x >= 0 && x0 + x < W)
-              cuda::memcpy_async(&tile[y][x], &in[(c * H + y0 + y) * W + x0 + x],
-                                 cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+              ::cuda::memcpy_async(&tile[y][x], &in[(c * H + y0 + y) * W + x0 + x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
             else
               tile[y][x] = 0.0f;
         ++c;
@@ -180,7 +180,7 @@ __global__ void conv2d_channels(float* out, const float* in, const float* filt, 
     int stage = 0;
     for (; c < channels; ++c) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &tile = tile_stages[stage];
@@ -190,7 +190,8 @@ __global__ void conv2d_channels(float* out, const float* in, const float* filt, 
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

@@ -146,7 +146,7 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -167,14 +167,14 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
           // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
           for (unsigned chunk = rank; chunk < sizeof(sa) / 16; chunk += threads) {
             const unsigned col = chunk % (sizeof(sa) / 16) * (16 / sizeof(sa[0]));
-            cuda::memcpy_async(&sa[col],
-                               &a[sa_base + (sa_index)col],
-                               cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&sa[col],
+                                 &a[sa_base + (sa_index)col],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
           if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            cuda::memcpy_async(&sa[threadIdx.x], &a[row * lda + t * T + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&sa[threadIdx.x], &a[row * lda + t * T + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         using sb_index = decltype(+(t * T + threadIdx.x));
         const sb_index sb_base = (sb_index)(t * T + threadIdx.x) - (sb_index)threadIdx.x;
@@ -185,14 +185,14 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
           // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
           for (unsigned chunk_1 = rank; chunk_1 < sizeof(sb) / 16; chunk_1 += threads) {
             const unsigned col_1 = chunk_1 % (sizeof(sb) / 16) * (16 / sizeof(sb[0]));
-            cuda::memcpy_async(&sb[col_1],
-                               &b[sb_base + (sb_index)col_1],
-                               cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&sb[col_1],
+                                 &b[sb_base + (sb_index)col_1],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
           if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            cuda::memcpy_async(&sb[threadIdx.x], &b[t * T + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&sb[threadIdx.x], &b[t * T + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -205,7 +205,7 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
     int stage = 0;
     for (; t < numTiles; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &sa = sa_stages[stage];
@@ -217,8 +217,8 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-    __syncthreads(); // the buffers may be refilled when this block runs again
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes are seen after it; the buffers may be refilled when this block runs again
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

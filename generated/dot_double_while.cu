@@ -149,21 +149,33 @@ inline bool encode(TileMap *M, const void *Base, size_t Elem, long long Stride, 
 /// Guarded, and each stage of Tile (the first one is Stage0) starts on 128 bytes, as tensor copies need.
 template <class Tile>
 __device__ inline bool takes(const TileMap &M, const Tile &Stage0, bool Guarded = false) {
-  constexpr unsigned Rank = std::rank<Tile>::value;
+  constexpr unsigned Rank = ::std::rank<Tile>::value;
   static_assert(Rank >= 1 && Rank <= 3, "tensor copies take tiles of one to three dimensions");
-  constexpr unsigned Planes = Rank == 3 ? std::extent<Tile, 0>::value : 0;
-  constexpr unsigned Rows = Rank == 1 ? 0 : std::extent<Tile, Rank - 2>::value;
+  constexpr unsigned Planes = Rank == 3 ? ::std::extent<Tile, 0>::value : 0;
+  constexpr unsigned Rows = Rank == 1 ? 0 : ::std::extent<Tile, Rank - 2>::value;
   return M.Bounded == (unsigned)Guarded && M.Planes == Planes && M.Rows == Rows &&
-         M.Cols == (unsigned)std::extent<Tile, Rank - 1>::value && sizeof(Tile) % 128 == 0 &&
+         M.Cols == (unsigned)::std::extent<Tile, Rank - 1>::value && sizeof(Tile) % 128 == 0 &&
          __cvta_generic_to_shared(&Stage0) % 128 == 0;
+}
+/// In the leader: sets up a stage barrier for Count arrivals. The kernel calls this, not `init`:
+/// libcu++'s `init` is found only by argument-dependent lookup, which a name `init` in the
+/// kernel's scope (a parameter `float init`) switches off; here no name of the user's is visible.
+__device__ inline void init_barrier(::cuda::barrier<::cuda::thread_scope_block> &Bar, int Count) {
+  init(&Bar, Count);
+}
+/// In the leader, when no thread waits on Bar any more: tears it down, so that it may be set up
+/// again when the block runs the loop again.
+__device__ inline void drop_barrier(::cuda::barrier<::cuda::thread_scope_block> &Bar) {
+  using Barrier = ::cuda::barrier<::cuda::thread_scope_block>;
+  Bar.~Barrier();
 }
 /// In every thread: waits until the phase of Bar with parity Parity has completed (acquiring, at
 /// block scope, what the copies wrote). A bare loop on mbarrier.try_wait, which suspends the thread
 /// in hardware until the phase completes or a time limit passes: cuda::barrier::wait_parity also
 /// reads the global timer on each call and backs off by sleeping, which cost a 4096-cube matmul
 /// 1.5 % at 32 x 32 tiles (docs/verify-record.md).
-__device__ inline void wait_phase(cuda::barrier<cuda::thread_scope_block> &Bar, unsigned Parity) {
-  while (!cuda::ptx::mbarrier_try_wait_parity(cuda::device::barrier_native_handle(Bar), Parity)) {
+__device__ inline void wait_phase(::cuda::barrier<::cuda::thread_scope_block> &Bar, unsigned Parity) {
+  while (!::cuda::ptx::mbarrier_try_wait_parity(::cuda::device::barrier_native_handle(Bar), Parity)) {
   }
 }
 /// In the leader: whether the element Src[First] starts on 16 bytes, as the first element of a
@@ -179,13 +191,13 @@ __device__ inline bool starts_on_16(const Elem *Src, long long First) {
 /// do, and the tool only where the index moves by a fixed step, so that the first two decide for all.
 template <class Tile, class Elem>
 __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, long long First,
-                                 cuda::barrier<cuda::thread_scope_block> &Bar) {
-  using E = typename std::remove_all_extents<Tile>::type;
+                                 ::cuda::barrier<::cuda::thread_scope_block> &Bar) {
+  using E = typename ::std::remove_all_extents<Tile>::type;
   static_assert(sizeof(E) == sizeof(Elem), "the tile holds the source's elements");
-  constexpr unsigned Rank = std::rank<Tile>::value;
-  constexpr unsigned Planes = Rank == 3 ? std::extent<Tile, 0>::value : 1;
-  constexpr unsigned Rows = Rank == 1 ? 1 : std::extent<Tile, Rank - 2>::value;
-  constexpr unsigned Cols = std::extent<Tile, Rank - 1>::value;
+  constexpr unsigned Rank = ::std::rank<Tile>::value;
+  constexpr unsigned Planes = Rank == 3 ? ::std::extent<Tile, 0>::value : 1;
+  constexpr unsigned Rows = Rank == 1 ? 1 : ::std::extent<Tile, Rank - 2>::value;
+  constexpr unsigned Cols = ::std::extent<Tile, Rank - 1>::value;
   constexpr long long Words = sizeof(E) == 16 ? 2 : 1;
   E *D = reinterpret_cast<E *>(&Dst);
   if (Rank == 3) {
@@ -196,16 +208,16 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
       const unsigned Row = quotient(M, InPlane), Col = InPlane - Row * Stride;
       if (Col + Cols <= Stride && Row + Rows <= M.PlaneRows && Z + Planes <= 0x7fffffffu) {
         const int32_t Coords[3] = {(int32_t)(Col * Words), (int32_t)Row, (int32_t)Z};
-        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
-                                        cuda::device::barrier_native_handle(Bar));
+        ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D, &M.Map, Coords,
+                                          ::cuda::device::barrier_native_handle(Bar));
         return;
       }
     }
   } else if (Rank == 1) {
     if (First >= 0 && (First + Cols) * Words <= 0x7fffffffLL) {
       const int32_t Coords[1] = {(int32_t)(First * Words)};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
-                                      cuda::device::barrier_native_handle(Bar));
+      ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D, &M.Map, Coords,
+                                        ::cuda::device::barrier_native_handle(Bar));
       return;
     }
   } else if (First >= 0 && First < 0x80000000LL) {
@@ -214,8 +226,8 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
     const unsigned Col = (unsigned)First - Row * Stride;
     if (Col + Cols <= Stride && Row + Rows <= 0x7fffffffu) {
       const int32_t Coords[2] = {(int32_t)(Col * Words), (int32_t)Row};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
-                                      cuda::device::barrier_native_handle(Bar));
+      ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D, &M.Map, Coords,
+                                        ::cuda::device::barrier_native_handle(Bar));
       return;
     }
   }
@@ -230,15 +242,15 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
       for (unsigned P = 0; P < Planes; ++P)
 #pragma unroll 1
         for (unsigned R = 0; R < Rows; ++R)
-          cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + (P * Rows + R) * Cols,
-                                   Src + First + P * M.Plane + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
-                                   cuda::device::barrier_native_handle(Bar));
+          ::cuda::ptx::cp_async_bulk(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D + (P * Rows + R) * Cols,
+                                     Src + First + P * M.Plane + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
+                                     ::cuda::device::barrier_native_handle(Bar));
     } else {
       // Unrolled: kept in a loop, it costs the 2-D matmul 7 registers more (39 instead of 32).
       for (unsigned R = 0; R < Rows; ++R)
-        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + R * Cols,
-                                 Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
-                                 cuda::device::barrier_native_handle(Bar));
+        ::cuda::ptx::cp_async_bulk(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D + R * Cols,
+                                   Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
+                                   ::cuda::device::barrier_native_handle(Bar));
     }
   } else {
     __trap(); // unreachable: takes() refuses a map made for tiles of another shape
@@ -252,13 +264,13 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
 /// of the index), and the stage on 128.
 template <class Tile, class Elem>
 __device__ inline void bulk_copy(Tile &Dst, const Elem *Src, long long First,
-                                 cuda::barrier<cuda::thread_scope_block> &Bar) {
-  static_assert(std::rank<Tile>::value == 1, "bulk copies take tiles of one dimension");
-  static_assert(sizeof(typename std::remove_all_extents<Tile>::type) == sizeof(Elem),
+                                 ::cuda::barrier<::cuda::thread_scope_block> &Bar) {
+  static_assert(::std::rank<Tile>::value == 1, "bulk copies take tiles of one dimension");
+  static_assert(sizeof(typename ::std::remove_all_extents<Tile>::type) == sizeof(Elem),
                 "the tile holds the source's elements");
   static_assert(sizeof(Tile) % 16 == 0, "a bulk copy moves whole 16-byte units");
-  cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, &Dst[0], Src + First,
-                           (uint32_t)sizeof(Tile), cuda::device::barrier_native_handle(Bar));
+  ::cuda::ptx::cp_async_bulk(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, &Dst[0], Src + First,
+                             (uint32_t)sizeof(Tile), ::cuda::device::barrier_native_handle(Bar));
 }
 /// In the leader, over a guarded copy's first two tiles: the element Src[First] is the one at
 /// (Row, Col) in the bounded map M (Row 0 for a 1-D tile), it starts on 16 bytes (as the first
@@ -283,30 +295,30 @@ struct BoxProbe {
 /// guard fails.
 template <class Tile>
 __device__ inline void copy_box(const TileMap &M, Tile &Dst, int Row, int Col,
-                                cuda::barrier<cuda::thread_scope_block> &Bar) {
-  using E = typename std::remove_all_extents<Tile>::type;
-  static_assert(std::rank<Tile>::value <= 2, "guarded tensor copies take tiles of one or two dimensions");
+                                ::cuda::barrier<::cuda::thread_scope_block> &Bar) {
+  using E = typename ::std::remove_all_extents<Tile>::type;
+  static_assert(::std::rank<Tile>::value <= 2, "guarded tensor copies take tiles of one or two dimensions");
   constexpr unsigned Words = sizeof(E) == 16 ? 2 : 1;
   // Past 2^31 the coordinate wraps to a negative one: outside the map all the same.
   const int32_t C = (int32_t)((unsigned)Col * Words);
-  if (std::rank<Tile>::value == 1) {
+  if (::std::rank<Tile>::value == 1) {
     const int32_t Coords[1] = {C};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, &Dst, &M.Map, Coords,
-                                    cuda::device::barrier_native_handle(Bar));
+    ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, &Dst, &M.Map, Coords,
+                                      ::cuda::device::barrier_native_handle(Bar));
   } else {
     const int32_t Coords[2] = {C, Row};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, &Dst, &M.Map, Coords,
-                                    cuda::device::barrier_native_handle(Bar));
+    ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, &Dst, &M.Map, Coords,
+                                      ::cuda::device::barrier_native_handle(Bar));
   }
 }
 #endif
 /// With TILEPIPE_TRACE set in the environment, says on stderr which copies a launcher chose, the
 /// first time it chooses each (Said: the launcher's own record of what it has said).
-inline void trace(const char *Launcher, bool Tma, std::atomic<unsigned> &Said) {
-  static const bool On = std::getenv("TILEPIPE_TRACE") != nullptr;
+inline void trace(const char *Launcher, bool Tma, ::std::atomic<unsigned> &Said) {
+  static const bool On = ::std::getenv("TILEPIPE_TRACE") != nullptr;
   const unsigned Bit = Tma ? 2u : 1u;
   if (On && !(Said.fetch_or(Bit) & Bit))
-    std::fprintf(stderr, "tilepipe: %s: %s\n", Launcher, Tma ? "tensor copies (TMA)" : "cp.async copies");
+    ::std::fprintf(stderr, "tilepipe: %s: %s\n", Launcher, Tma ? "tensor copies (TMA)" : "cp.async copies");
 }
 } // namespace tilepipe_tma
 
@@ -460,7 +472,7 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
         blockDim.x == sizeof(sb_stages[0]) / sizeof(sb_stages[0][0])) {
       // The leader (thread 0, 0, 0) issues the copies; each stage's copies land on its barrier. Its thread
       // indices are 0: each index it computes is that of its tile's first element.
-      __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
+      __shared__ ::cuda::barrier<::cuda::thread_scope_block> stage_barriers[3];
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto k_fetch = k;
       // Bulk copies where the first two tiles start on 16 bytes (so do all, where the indices
@@ -469,16 +481,23 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
       if (leader) {
         auto k = k_fetch;
         for (int probe = 0; probe < 2 && (k < n); ++probe) {
-          tiles_aligned = tiles_aligned && tilepipe_tma::starts_on_16(x, (long long)(k + threadIdx.x));
-          tiles_aligned = tiles_aligned && tilepipe_tma::starts_on_16(y, (long long)(k + threadIdx.x));
+          tiles_aligned = tiles_aligned &&
+                          ::tilepipe_tma::starts_on_16(x, (long long)(k + threadIdx.x));
+          tiles_aligned = tiles_aligned &&
+                          ::tilepipe_tma::starts_on_16(y, (long long)(k + threadIdx.x));
           k += blockDim.x;
         }
         if (tiles_aligned) {
           for (int s = 0; s < 3; ++s)
-            init(&stage_barriers[s], 1);
-          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); // the copy engine sees the barriers
+            ::tilepipe_tma::init_barrier(stage_barriers[s], 1);
+          ::cuda::ptx::fence_proxy_async(::cuda::ptx::space_shared); // the copy engine sees the barriers
         }
       }
+      // Each thread orders its earlier stores to global memory (generic proxy) before the reads of the
+      // copy engine (async proxy) that the leader issues after this barrier, so that the copies see what
+      // the block wrote before the loop: one fence.proxy.async.global per thread, once per entry. The
+      // barrier also stands for the leading barrier of a loop of the rotated form.
+      ::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);
       tensor_copies = __syncthreads_or(leader && tiles_aligned);
       if (tensor_copies) {
         int fetch_stage = 0;
@@ -488,10 +507,10 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
           if (k < n) {
             auto &sa = sa_stages[fetch_stage];
             auto &sb = sb_stages[fetch_stage];
-            tilepipe_tma::bulk_copy(sa, x, (long long)(k + threadIdx.x), stage_barriers[fetch_stage]);
-            tilepipe_tma::bulk_copy(sb, y, (long long)(k + threadIdx.x), stage_barriers[fetch_stage]);
-            (void)cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                  sizeof(sa) + sizeof(sb));
+            ::tilepipe_tma::bulk_copy(sa, x, (long long)(k + threadIdx.x), stage_barriers[fetch_stage]);
+            ::tilepipe_tma::bulk_copy(sb, y, (long long)(k + threadIdx.x), stage_barriers[fetch_stage]);
+            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                    sizeof(sa) + sizeof(sb));
             k += blockDim.x;
             k_fetch = k;
           }
@@ -503,7 +522,7 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
         unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage = 0;
         while (k < n) {
-          tilepipe_tma::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
+          ::tilepipe_tma::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
           parities ^= 1u << stage;
           __syncthreads(); // no thread still reads the buffer refilled next
           if (leader)
@@ -515,12 +534,13 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
           stage = stage + 1 == 3 ? 0 : stage + 1;
           k += blockDim.x;
         }
+        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
 #endif
     {
-      cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+      ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
       auto k_fetch = k;
       int fetch_stage = 0;
       // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -541,14 +561,14 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
             // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
             for (unsigned chunk = rank; chunk < sizeof(sa) / 16; chunk += threads) {
               const unsigned col = chunk % (sizeof(sa) / 16) * (16 / sizeof(sa[0]));
-              cuda::memcpy_async(&sa[col],
-                                 &x[sa_base + (sa_index)col],
-                                 cuda::aligned_size_t<16>(16), pipe);
+              ::cuda::memcpy_async(&sa[col],
+                                   &x[sa_base + (sa_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
             }
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-              cuda::memcpy_async(&sa[threadIdx.x], &x[k + threadIdx.x],
-                                 cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
+              ::cuda::memcpy_async(&sa[threadIdx.x], &x[k + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
           }
           using sb_index = decltype(+(k + threadIdx.x));
           const sb_index sb_base = (sb_index)(k + threadIdx.x) - (sb_index)threadIdx.x;
@@ -559,14 +579,14 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
             // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
             for (unsigned chunk_1 = rank; chunk_1 < sizeof(sb) / 16; chunk_1 += threads) {
               const unsigned col_1 = chunk_1 % (sizeof(sb) / 16) * (16 / sizeof(sb[0]));
-              cuda::memcpy_async(&sb[col_1],
-                                 &y[sb_base + (sb_index)col_1],
-                                 cuda::aligned_size_t<16>(16), pipe);
+              ::cuda::memcpy_async(&sb[col_1],
+                                   &y[sb_base + (sb_index)col_1],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
             }
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-              cuda::memcpy_async(&sb[threadIdx.x], &y[k + threadIdx.x],
-                                 cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
+              ::cuda::memcpy_async(&sb[threadIdx.x], &y[k + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
           }
           k += blockDim.x;
           k_fetch = k;
@@ -579,7 +599,7 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
       int stage = 0;
       while (k < n) {
         // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-        cuda::pipeline_consumer_wait_prior<1>(pipe);
+        ::cuda::pipeline_consumer_wait_prior<1>(pipe);
         __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
         issue_tile();
         auto &sa = sa_stages[stage];
@@ -590,7 +610,8 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
         stage = stage + 1 == 3 ? 0 : stage + 1;
         k += blockDim.x;
       }
-      cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else

@@ -149,21 +149,33 @@ inline bool encode(TileMap *M, const void *Base, size_t Elem, long long Stride, 
 /// Guarded, and each stage of Tile (the first one is Stage0) starts on 128 bytes, as tensor copies need.
 template <class Tile>
 __device__ inline bool takes(const TileMap &M, const Tile &Stage0, bool Guarded = false) {
-  constexpr unsigned Rank = std::rank<Tile>::value;
+  constexpr unsigned Rank = ::std::rank<Tile>::value;
   static_assert(Rank >= 1 && Rank <= 3, "tensor copies take tiles of one to three dimensions");
-  constexpr unsigned Planes = Rank == 3 ? std::extent<Tile, 0>::value : 0;
-  constexpr unsigned Rows = Rank == 1 ? 0 : std::extent<Tile, Rank - 2>::value;
+  constexpr unsigned Planes = Rank == 3 ? ::std::extent<Tile, 0>::value : 0;
+  constexpr unsigned Rows = Rank == 1 ? 0 : ::std::extent<Tile, Rank - 2>::value;
   return M.Bounded == (unsigned)Guarded && M.Planes == Planes && M.Rows == Rows &&
-         M.Cols == (unsigned)std::extent<Tile, Rank - 1>::value && sizeof(Tile) % 128 == 0 &&
+         M.Cols == (unsigned)::std::extent<Tile, Rank - 1>::value && sizeof(Tile) % 128 == 0 &&
          __cvta_generic_to_shared(&Stage0) % 128 == 0;
+}
+/// In the leader: sets up a stage barrier for Count arrivals. The kernel calls this, not `init`:
+/// libcu++'s `init` is found only by argument-dependent lookup, which a name `init` in the
+/// kernel's scope (a parameter `float init`) switches off; here no name of the user's is visible.
+__device__ inline void init_barrier(::cuda::barrier<::cuda::thread_scope_block> &Bar, int Count) {
+  init(&Bar, Count);
+}
+/// In the leader, when no thread waits on Bar any more: tears it down, so that it may be set up
+/// again when the block runs the loop again.
+__device__ inline void drop_barrier(::cuda::barrier<::cuda::thread_scope_block> &Bar) {
+  using Barrier = ::cuda::barrier<::cuda::thread_scope_block>;
+  Bar.~Barrier();
 }
 /// In every thread: waits until the phase of Bar with parity Parity has completed (acquiring, at
 /// block scope, what the copies wrote). A bare loop on mbarrier.try_wait, which suspends the thread
 /// in hardware until the phase completes or a time limit passes: cuda::barrier::wait_parity also
 /// reads the global timer on each call and backs off by sleeping, which cost a 4096-cube matmul
 /// 1.5 % at 32 x 32 tiles (docs/verify-record.md).
-__device__ inline void wait_phase(cuda::barrier<cuda::thread_scope_block> &Bar, unsigned Parity) {
-  while (!cuda::ptx::mbarrier_try_wait_parity(cuda::device::barrier_native_handle(Bar), Parity)) {
+__device__ inline void wait_phase(::cuda::barrier<::cuda::thread_scope_block> &Bar, unsigned Parity) {
+  while (!::cuda::ptx::mbarrier_try_wait_parity(::cuda::device::barrier_native_handle(Bar), Parity)) {
   }
 }
 /// In the leader: whether the element Src[First] starts on 16 bytes, as the first element of a
@@ -179,13 +191,13 @@ __device__ inline bool starts_on_16(const Elem *Src, long long First) {
 /// do, and the tool only where the index moves by a fixed step, so that the first two decide for all.
 template <class Tile, class Elem>
 __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, long long First,
-                                 cuda::barrier<cuda::thread_scope_block> &Bar) {
-  using E = typename std::remove_all_extents<Tile>::type;
+                                 ::cuda::barrier<::cuda::thread_scope_block> &Bar) {
+  using E = typename ::std::remove_all_extents<Tile>::type;
   static_assert(sizeof(E) == sizeof(Elem), "the tile holds the source's elements");
-  constexpr unsigned Rank = std::rank<Tile>::value;
-  constexpr unsigned Planes = Rank == 3 ? std::extent<Tile, 0>::value : 1;
-  constexpr unsigned Rows = Rank == 1 ? 1 : std::extent<Tile, Rank - 2>::value;
-  constexpr unsigned Cols = std::extent<Tile, Rank - 1>::value;
+  constexpr unsigned Rank = ::std::rank<Tile>::value;
+  constexpr unsigned Planes = Rank == 3 ? ::std::extent<Tile, 0>::value : 1;
+  constexpr unsigned Rows = Rank == 1 ? 1 : ::std::extent<Tile, Rank - 2>::value;
+  constexpr unsigned Cols = ::std::extent<Tile, Rank - 1>::value;
   constexpr long long Words = sizeof(E) == 16 ? 2 : 1;
   E *D = reinterpret_cast<E *>(&Dst);
   if (Rank == 3) {
@@ -196,16 +208,16 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
       const unsigned Row = quotient(M, InPlane), Col = InPlane - Row * Stride;
       if (Col + Cols <= Stride && Row + Rows <= M.PlaneRows && Z + Planes <= 0x7fffffffu) {
         const int32_t Coords[3] = {(int32_t)(Col * Words), (int32_t)Row, (int32_t)Z};
-        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
-                                        cuda::device::barrier_native_handle(Bar));
+        ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D, &M.Map, Coords,
+                                          ::cuda::device::barrier_native_handle(Bar));
         return;
       }
     }
   } else if (Rank == 1) {
     if (First >= 0 && (First + Cols) * Words <= 0x7fffffffLL) {
       const int32_t Coords[1] = {(int32_t)(First * Words)};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
-                                      cuda::device::barrier_native_handle(Bar));
+      ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D, &M.Map, Coords,
+                                        ::cuda::device::barrier_native_handle(Bar));
       return;
     }
   } else if (First >= 0 && First < 0x80000000LL) {
@@ -214,8 +226,8 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
     const unsigned Col = (unsigned)First - Row * Stride;
     if (Col + Cols <= Stride && Row + Rows <= 0x7fffffffu) {
       const int32_t Coords[2] = {(int32_t)(Col * Words), (int32_t)Row};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
-                                      cuda::device::barrier_native_handle(Bar));
+      ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D, &M.Map, Coords,
+                                        ::cuda::device::barrier_native_handle(Bar));
       return;
     }
   }
@@ -230,15 +242,15 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
       for (unsigned P = 0; P < Planes; ++P)
 #pragma unroll 1
         for (unsigned R = 0; R < Rows; ++R)
-          cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + (P * Rows + R) * Cols,
-                                   Src + First + P * M.Plane + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
-                                   cuda::device::barrier_native_handle(Bar));
+          ::cuda::ptx::cp_async_bulk(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D + (P * Rows + R) * Cols,
+                                     Src + First + P * M.Plane + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
+                                     ::cuda::device::barrier_native_handle(Bar));
     } else {
       // Unrolled: kept in a loop, it costs the 2-D matmul 7 registers more (39 instead of 32).
       for (unsigned R = 0; R < Rows; ++R)
-        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + R * Cols,
-                                 Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
-                                 cuda::device::barrier_native_handle(Bar));
+        ::cuda::ptx::cp_async_bulk(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D + R * Cols,
+                                   Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
+                                   ::cuda::device::barrier_native_handle(Bar));
     }
   } else {
     __trap(); // unreachable: takes() refuses a map made for tiles of another shape
@@ -252,13 +264,13 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
 /// of the index), and the stage on 128.
 template <class Tile, class Elem>
 __device__ inline void bulk_copy(Tile &Dst, const Elem *Src, long long First,
-                                 cuda::barrier<cuda::thread_scope_block> &Bar) {
-  static_assert(std::rank<Tile>::value == 1, "bulk copies take tiles of one dimension");
-  static_assert(sizeof(typename std::remove_all_extents<Tile>::type) == sizeof(Elem),
+                                 ::cuda::barrier<::cuda::thread_scope_block> &Bar) {
+  static_assert(::std::rank<Tile>::value == 1, "bulk copies take tiles of one dimension");
+  static_assert(sizeof(typename ::std::remove_all_extents<Tile>::type) == sizeof(Elem),
                 "the tile holds the source's elements");
   static_assert(sizeof(Tile) % 16 == 0, "a bulk copy moves whole 16-byte units");
-  cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, &Dst[0], Src + First,
-                           (uint32_t)sizeof(Tile), cuda::device::barrier_native_handle(Bar));
+  ::cuda::ptx::cp_async_bulk(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, &Dst[0], Src + First,
+                             (uint32_t)sizeof(Tile), ::cuda::device::barrier_native_handle(Bar));
 }
 /// In the leader, over a guarded copy's first two tiles: the element Src[First] is the one at
 /// (Row, Col) in the bounded map M (Row 0 for a 1-D tile), it starts on 16 bytes (as the first
@@ -283,30 +295,30 @@ struct BoxProbe {
 /// guard fails.
 template <class Tile>
 __device__ inline void copy_box(const TileMap &M, Tile &Dst, int Row, int Col,
-                                cuda::barrier<cuda::thread_scope_block> &Bar) {
-  using E = typename std::remove_all_extents<Tile>::type;
-  static_assert(std::rank<Tile>::value <= 2, "guarded tensor copies take tiles of one or two dimensions");
+                                ::cuda::barrier<::cuda::thread_scope_block> &Bar) {
+  using E = typename ::std::remove_all_extents<Tile>::type;
+  static_assert(::std::rank<Tile>::value <= 2, "guarded tensor copies take tiles of one or two dimensions");
   constexpr unsigned Words = sizeof(E) == 16 ? 2 : 1;
   // Past 2^31 the coordinate wraps to a negative one: outside the map all the same.
   const int32_t C = (int32_t)((unsigned)Col * Words);
-  if (std::rank<Tile>::value == 1) {
+  if (::std::rank<Tile>::value == 1) {
     const int32_t Coords[1] = {C};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, &Dst, &M.Map, Coords,
-                                    cuda::device::barrier_native_handle(Bar));
+    ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, &Dst, &M.Map, Coords,
+                                      ::cuda::device::barrier_native_handle(Bar));
   } else {
     const int32_t Coords[2] = {C, Row};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, &Dst, &M.Map, Coords,
-                                    cuda::device::barrier_native_handle(Bar));
+    ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, &Dst, &M.Map, Coords,
+                                      ::cuda::device::barrier_native_handle(Bar));
   }
 }
 #endif
 /// With TILEPIPE_TRACE set in the environment, says on stderr which copies a launcher chose, the
 /// first time it chooses each (Said: the launcher's own record of what it has said).
-inline void trace(const char *Launcher, bool Tma, std::atomic<unsigned> &Said) {
-  static const bool On = std::getenv("TILEPIPE_TRACE") != nullptr;
+inline void trace(const char *Launcher, bool Tma, ::std::atomic<unsigned> &Said) {
+  static const bool On = ::std::getenv("TILEPIPE_TRACE") != nullptr;
   const unsigned Bit = Tma ? 2u : 1u;
   if (On && !(Said.fetch_or(Bit) & Bit))
-    std::fprintf(stderr, "tilepipe: %s: %s\n", Launcher, Tma ? "tensor copies (TMA)" : "cp.async copies");
+    ::std::fprintf(stderr, "tilepipe: %s: %s\n", Launcher, Tma ? "tensor copies (TMA)" : "cp.async copies");
 }
 } // namespace tilepipe_tma
 
@@ -447,7 +459,7 @@ static void closeOutput(FILE* f) {
 
 // Block b sums, over numTiles tiles of W elements from X[b * seg], each thread's element of another
 // thread's column; elements past X[last] read as zero.
-__global__ void segment_sums(double* out, const double* X, unsigned last, unsigned seg, int numTiles, const __grid_constant__ tilepipe_tma::TileMap s_tmap = tilepipe_tma::TileMap{}, bool tilepipe_tma = false) {
+__global__ void segment_sums(double* out, const double* X, unsigned last, unsigned seg, int numTiles, const __grid_constant__ ::tilepipe_tma::TileMap s_tmap = ::tilepipe_tma::TileMap{}, bool tilepipe_tma = false) {
   alignas(128) __shared__ double s_stages[3][W];
   double acc = 0.0;
   // EXPECT: pipelined
@@ -459,11 +471,11 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
 #if __CUDA_ARCH__ >= 900
     bool tensor_copies = false;
     if (tilepipe_tma &&
-        tilepipe_tma::takes(s_tmap, s_stages[0], true) &&
+        ::tilepipe_tma::takes(s_tmap, s_stages[0], true) &&
         blockDim.x == sizeof(s_stages[0]) / sizeof(s_stages[0][0])) {
       // The leader (thread 0, 0, 0) issues the copies; each stage's copies land on its barrier. Its thread
       // indices are 0: each index it computes is that of its tile's first element.
-      __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
+      __shared__ ::cuda::barrier<::cuda::thread_scope_block> stage_barriers[3];
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto t_fetch = t;
       // Tensor copies where the first two tiles start on 16 bytes and, for a guarded copy,
@@ -472,7 +484,7 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
       bool tiles_aligned = true;
       if (leader) {
         auto t = t_fetch;
-        tilepipe_tma::BoxProbe s_probe;
+        ::tilepipe_tma::BoxProbe s_probe;
         for (int probe = 0; probe < 2 && (t < numTiles); ++probe) {
           const unsigned i = blockIdx.x * seg + t * W + threadIdx.x;
           tiles_aligned = tiles_aligned && s_probe.fits(s_tmap, X, (long long)(i), 0, i);
@@ -480,10 +492,15 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
         }
         if (tiles_aligned) {
           for (int s_1 = 0; s_1 < 3; ++s_1)
-            init(&stage_barriers[s_1], 1);
-          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); // the copy engine sees the barriers
+            ::tilepipe_tma::init_barrier(stage_barriers[s_1], 1);
+          ::cuda::ptx::fence_proxy_async(::cuda::ptx::space_shared); // the copy engine sees the barriers
         }
       }
+      // Each thread orders its earlier stores to global memory (generic proxy) before the reads of the
+      // copy engine (async proxy) that the leader issues after this barrier, so that the copies see what
+      // the block wrote before the loop: one fence.proxy.async.global per thread, once per entry. The
+      // barrier also stands for the leading barrier of a loop of the rotated form.
+      ::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);
       tensor_copies = __syncthreads_or(leader && tiles_aligned);
       if (tensor_copies) {
         int fetch_stage = 0;
@@ -493,9 +510,9 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
           if (t < numTiles) {
             auto &s = s_stages[fetch_stage];
             const unsigned i = blockIdx.x * seg + t * W + threadIdx.x;
-            tilepipe_tma::copy_box(s_tmap, s, 0, i, stage_barriers[fetch_stage]);
-            (void)cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                  sizeof(s));
+            ::tilepipe_tma::copy_box(s_tmap, s, 0, i, stage_barriers[fetch_stage]);
+            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                    sizeof(s));
             ++t;
             t_fetch = t;
           }
@@ -507,7 +524,7 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
         unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage = 0;
         for (; t < numTiles; ++t) {
-          tilepipe_tma::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
+          ::tilepipe_tma::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
           parities ^= 1u << stage;
           __syncthreads(); // no thread still reads the buffer refilled next
           if (leader)
@@ -516,12 +533,13 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
           acc += s[(threadIdx.x * 7u + t) % W] * (double)(t + 1);
           stage = stage + 1 == 3 ? 0 : stage + 1;
         }
+        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
 #endif
     {
-      cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+      ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
       auto t_fetch = t;
       int fetch_stage = 0;
       // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -532,8 +550,8 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
           auto &s = s_stages[fetch_stage];
           const unsigned i = blockIdx.x * seg + t * W + threadIdx.x;
           if (i <= last)
-            cuda::memcpy_async(&s[threadIdx.x], &X[i],
-                               cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
+            ::cuda::memcpy_async(&s[threadIdx.x], &X[i],
+                                 ::cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
           else
             s[threadIdx.x] = 0.0;
           ++t;
@@ -547,7 +565,7 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
       int stage = 0;
       for (; t < numTiles; ++t) {
         // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-        cuda::pipeline_consumer_wait_prior<1>(pipe);
+        ::cuda::pipeline_consumer_wait_prior<1>(pipe);
         __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
         issue_tile();
         auto &s = s_stages[stage];
@@ -555,7 +573,8 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
         pipe.consumer_release();
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
-      cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else
@@ -577,18 +596,18 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
 // 9.0 and later). Elsewhere, or where a map cannot describe the data (a pointer or a row stride not
 // on 16 bytes), it launches without, and the kernel copies with cp.async as it does when launched directly.
 #define TILEPIPE_LAUNCHER_segment_sums 1
-static void tilepipe_launch_segment_sums(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream, double* out, const double* X, unsigned last, unsigned seg, int numTiles) {
-  tilepipe_tma::TileMap s_tmap = {};
-  bool tma = tilepipe_tma::available();
-  tma = tma && tilepipe_tma::encode(&s_tmap, X, sizeof(double), 0, 0, (long long)(W), 0, (long long)((last) + 1));
-  static std::atomic<unsigned> traced{0};
-  tilepipe_tma::trace("tilepipe_launch_segment_sums", tma, traced);
-  segment_sums<<<grid, block, shared_bytes, stream>>>(out, X, last, seg, numTiles, s_tmap, tma);
+static void tilepipe_launch_segment_sums(::dim3 grid, ::dim3 block, ::size_t shared_bytes, ::cudaStream_t stream, double* out, const double* X, unsigned last, unsigned seg, int numTiles) {
+  ::tilepipe_tma::TileMap s_tmap = {};
+  bool tma = ::tilepipe_tma::available();
+  tma = tma && ::tilepipe_tma::encode(&s_tmap, X, sizeof(double), 0, 0, (long long)(W), 0, (long long)((last) + 1));
+  static ::std::atomic<unsigned> traced{0};
+  ::tilepipe_tma::trace("tilepipe_launch_segment_sums", tma, traced);
+  ::segment_sums<<<grid, block, shared_bytes, stream>>>(out, X, last, seg, numTiles, s_tmap, tma);
 }
 
 // C = A * B for arbitrary M, N, K (A is M x K, B is K x N, row-major), the guards written as
 // if/else statements, mirrored or with '<=' bounds.
-__global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int N, int K, const __grid_constant__ tilepipe_tma::TileMap As_tmap = tilepipe_tma::TileMap{}, const __grid_constant__ tilepipe_tma::TileMap Bs_tmap = tilepipe_tma::TileMap{}, bool tilepipe_tma = false) {
+__global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int N, int K, const __grid_constant__ ::tilepipe_tma::TileMap As_tmap = ::tilepipe_tma::TileMap{}, const __grid_constant__ ::tilepipe_tma::TileMap Bs_tmap = ::tilepipe_tma::TileMap{}, bool tilepipe_tma = false) {
   alignas(128) __shared__ float As_stages[3][T][T];
   alignas(128) __shared__ float Bs_stages[3][T][T];
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -603,15 +622,15 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
 #if __CUDA_ARCH__ >= 900
     bool tensor_copies = false;
     if (tilepipe_tma &&
-        tilepipe_tma::takes(As_tmap, As_stages[0], true) &&
-        tilepipe_tma::takes(Bs_tmap, Bs_stages[0], true) &&
+        ::tilepipe_tma::takes(As_tmap, As_stages[0], true) &&
+        ::tilepipe_tma::takes(Bs_tmap, Bs_stages[0], true) &&
         blockDim.y == sizeof(As_stages[0]) / sizeof(As_stages[0][0]) &&
         blockDim.x == sizeof(As_stages[0][0]) / sizeof(As_stages[0][0][0]) &&
         blockDim.y == sizeof(Bs_stages[0]) / sizeof(Bs_stages[0][0]) &&
         blockDim.x == sizeof(Bs_stages[0][0]) / sizeof(Bs_stages[0][0][0])) {
       // The leader (thread 0, 0, 0) issues the copies; each stage's copies land on its barrier. Its thread
       // indices are 0: each index it computes is that of its tile's first element.
-      __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
+      __shared__ ::cuda::barrier<::cuda::thread_scope_block> stage_barriers[3];
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto k0_fetch = k0;
       // Tensor copies where the first two tiles start on 16 bytes and, for a guarded copy,
@@ -620,8 +639,8 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
       bool tiles_aligned = true;
       if (leader) {
         auto k0 = k0_fetch;
-        tilepipe_tma::BoxProbe As_probe;
-        tilepipe_tma::BoxProbe Bs_probe;
+        ::tilepipe_tma::BoxProbe As_probe;
+        ::tilepipe_tma::BoxProbe Bs_probe;
         for (int probe = 0; probe < 2 && (k0 < K); ++probe) {
           tiles_aligned = tiles_aligned &&
                           As_probe.fits(As_tmap, A, (long long)(row * K + k0 + tx), row, k0 + tx);
@@ -631,10 +650,15 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
         }
         if (tiles_aligned) {
           for (int s = 0; s < 3; ++s)
-            init(&stage_barriers[s], 1);
-          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); // the copy engine sees the barriers
+            ::tilepipe_tma::init_barrier(stage_barriers[s], 1);
+          ::cuda::ptx::fence_proxy_async(::cuda::ptx::space_shared); // the copy engine sees the barriers
         }
       }
+      // Each thread orders its earlier stores to global memory (generic proxy) before the reads of the
+      // copy engine (async proxy) that the leader issues after this barrier, so that the copies see what
+      // the block wrote before the loop: one fence.proxy.async.global per thread, once per entry. The
+      // barrier also stands for the leading barrier of a loop of the rotated form.
+      ::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);
       tensor_copies = __syncthreads_or(leader && tiles_aligned);
       if (tensor_copies) {
         int fetch_stage = 0;
@@ -644,10 +668,10 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
           if (k0 < K) {
             auto &As = As_stages[fetch_stage];
             auto &Bs = Bs_stages[fetch_stage];
-            tilepipe_tma::copy_box(As_tmap, As, row, k0 + tx, stage_barriers[fetch_stage]);
-            tilepipe_tma::copy_box(Bs_tmap, Bs, k0 + ty, col, stage_barriers[fetch_stage]);
-            (void)cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                  sizeof(As) + sizeof(Bs));
+            ::tilepipe_tma::copy_box(As_tmap, As, row, k0 + tx, stage_barriers[fetch_stage]);
+            ::tilepipe_tma::copy_box(Bs_tmap, Bs, k0 + ty, col, stage_barriers[fetch_stage]);
+            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                    sizeof(As) + sizeof(Bs));
             k0 += T;
             k0_fetch = k0;
           }
@@ -659,7 +683,7 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
         unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage = 0;
         for (; k0 < K; k0 += T) {
-          tilepipe_tma::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
+          ::tilepipe_tma::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
           parities ^= 1u << stage;
           __syncthreads(); // no thread still reads the buffer refilled next
           if (leader)
@@ -670,12 +694,13 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
             acc += As[ty][k] * Bs[k][tx];
           stage = stage + 1 == 3 ? 0 : stage + 1;
         }
+        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
 #endif
     {
-      cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+      ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
       auto k0_fetch = k0;
       int fetch_stage = 0;
       // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -686,13 +711,13 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
           auto &As = As_stages[fetch_stage];
           auto &Bs = Bs_stages[fetch_stage];
           if (M > row && K > k0 + tx)
-            cuda::memcpy_async(&As[ty][tx], &A[row * K + k0 + tx],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&As[ty][tx], &A[row * K + k0 + tx],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           else
             As[ty][tx] = 0.0f;
           if (k0 + ty <= K - 1 && col <= N - 1) {
-            cuda::memcpy_async(&Bs[ty][tx], &B[(k0 + ty) * N + col],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&Bs[ty][tx], &B[(k0 + ty) * N + col],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           } else {
             Bs[ty][tx] = 0;
           }
@@ -707,7 +732,7 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
       int stage = 0;
       for (; k0 < K; k0 += T) {
         // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-        cuda::pipeline_consumer_wait_prior<1>(pipe);
+        ::cuda::pipeline_consumer_wait_prior<1>(pipe);
         __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
         issue_tile();
         auto &As = As_stages[stage];
@@ -717,7 +742,8 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
         pipe.consumer_release();
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
-      cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else
@@ -748,15 +774,15 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
 // 9.0 and later). Elsewhere, or where a map cannot describe the data (a pointer or a row stride not
 // on 16 bytes), it launches without, and the kernel copies with cp.async as it does when launched directly.
 #define TILEPIPE_LAUNCHER_gemm_ifelse 1
-static void tilepipe_launch_gemm_ifelse(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream, float* C, const float* A, const float* B, int M, int N, int K) {
-  tilepipe_tma::TileMap As_tmap = {};
-  tilepipe_tma::TileMap Bs_tmap = {};
-  bool tma = tilepipe_tma::available();
-  tma = tma && tilepipe_tma::encode(&As_tmap, A, sizeof(float), (long long)(K), (long long)(T), (long long)(T), (long long)(M), (long long)(K));
-  tma = tma && tilepipe_tma::encode(&Bs_tmap, B, sizeof(float), (long long)(N), (long long)(T), (long long)(T), (long long)((K - 1) + 1), (long long)((N - 1) + 1));
-  static std::atomic<unsigned> traced{0};
-  tilepipe_tma::trace("tilepipe_launch_gemm_ifelse", tma, traced);
-  gemm_ifelse<<<grid, block, shared_bytes, stream>>>(C, A, B, M, N, K, As_tmap, Bs_tmap, tma);
+static void tilepipe_launch_gemm_ifelse(::dim3 grid, ::dim3 block, ::size_t shared_bytes, ::cudaStream_t stream, float* C, const float* A, const float* B, int M, int N, int K) {
+  ::tilepipe_tma::TileMap As_tmap = {};
+  ::tilepipe_tma::TileMap Bs_tmap = {};
+  bool tma = ::tilepipe_tma::available();
+  tma = tma && ::tilepipe_tma::encode(&As_tmap, A, sizeof(float), (long long)(K), (long long)(T), (long long)(T), (long long)(M), (long long)(K));
+  tma = tma && ::tilepipe_tma::encode(&Bs_tmap, B, sizeof(float), (long long)(N), (long long)(T), (long long)(T), (long long)((K - 1) + 1), (long long)((N - 1) + 1));
+  static ::std::atomic<unsigned> traced{0};
+  ::tilepipe_tma::trace("tilepipe_launch_gemm_ifelse", tma, traced);
+  ::gemm_ifelse<<<grid, block, shared_bytes, stream>>>(C, A, B, M, N, K, As_tmap, Bs_tmap, tma);
 }
 
 static void runSums(FILE* f, uint64_t seed, int caseNo, unsigned blocks, unsigned seg, unsigned last,

@@ -153,7 +153,7 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -179,17 +179,17 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
           for (unsigned chunk = rank; chunk < sizeof(as) / 16; chunk += threads) {
             const unsigned row0 = chunk / (sizeof(as[0]) / 16);
             const unsigned col = chunk % (sizeof(as[0]) / 16) * (16 / sizeof(as[0][0]));
-            cuda::memcpy_async(&as[row0][col],
-                               &A[as_base + (as_index)row0 * (as_index)(lda) + (as_index)col],
-                               cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&as[row0][col],
+                                 &A[as_base + (as_index)row0 * (as_index)(lda) + (as_index)col],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
           if (threadIdx.z == 0) // the others copy the same elements
-            cuda::memcpy_async(&as[threadIdx.y][threadIdx.x], &A[row * lda + t * TX + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
+            ::cuda::memcpy_async(&as[threadIdx.y][threadIdx.x], &A[row * lda + t * TX + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
         }
-        if (threadIdx.y == 0) cuda::memcpy_async(&xs[threadIdx.x], &x[t * TX + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
+        if (threadIdx.y == 0) ::cuda::memcpy_async(&xs[threadIdx.x], &x[t * TX + threadIdx.x],
+                             ::cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
         ++t;
         t_fetch = t;
       }
@@ -201,7 +201,7 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
     int stage = 0;
     for (; t < cols / TX; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &as = as_stages[stage];
@@ -210,7 +210,8 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

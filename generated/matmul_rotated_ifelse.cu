@@ -149,7 +149,7 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -160,13 +160,13 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
         auto &As = As_stages[fetch_stage];
         auto &Bs = Bs_stages[fetch_stage];
         if (row < M && t * T + tx < K)
-          cuda::memcpy_async(&As[ty][tx], &A[row * K + t * T + tx],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          ::cuda::memcpy_async(&As[ty][tx], &A[row * K + t * T + tx],
+                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         else
           As[ty][tx] = 0.0f;
         if (bRow < N && t * T + tx < K) {
-          cuda::memcpy_async(&Bs[ty][tx], &B[bRow * K + t * T + tx],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          ::cuda::memcpy_async(&Bs[ty][tx], &B[bRow * K + t * T + tx],
+                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         } else {
           Bs[ty][tx] = 0.0f;
         }
@@ -176,12 +176,13 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the copies
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
     for (; t * T < K; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &As = As_stages[stage];
@@ -191,7 +192,8 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

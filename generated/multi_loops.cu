@@ -150,7 +150,7 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -170,14 +170,14 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
           // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
           for (unsigned chunk = rank; chunk < sizeof(rs) / 16; chunk += threads) {
             const unsigned col = chunk % (sizeof(rs) / 16) * (16 / sizeof(rs[0]));
-            cuda::memcpy_async(&rs[col],
-                               &P[rs_base + (rs_index)col],
-                               cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&rs[col],
+                                 &P[rs_base + (rs_index)col],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
           if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            cuda::memcpy_async(&rs[threadIdx.x], &P[b * cols1 + t * T + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&rs[threadIdx.x], &P[b * cols1 + t * T + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -190,7 +190,7 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
     int stage = 0;
     for (; t < cols1 / T; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &rs = rs_stages[stage];
@@ -198,7 +198,8 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -217,7 +218,7 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -226,8 +227,8 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
       auto t = t_fetch;
       if (t < rows2 / T) {
         auto &cs = cs_stages[fetch_stage];
-        cuda::memcpy_async(&cs[threadIdx.x], &Q[(t * T + threadIdx.x) * ld + b],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        ::cuda::memcpy_async(&cs[threadIdx.x], &Q[(t * T + threadIdx.x) * ld + b],
+                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         ++t;
         t_fetch = t;
       }
@@ -239,7 +240,7 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
     int stage = 0;
     for (; t < rows2 / T; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &cs = cs_stages[stage];
@@ -247,7 +248,8 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -274,7 +276,7 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -296,14 +298,14 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
           // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
           for (unsigned chunk = rank; chunk < sizeof(us) / 16; chunk += threads) {
             const unsigned col = chunk % (sizeof(us) / 16) * (16 / sizeof(us[0]));
-            cuda::memcpy_async(&us[col],
-                               &u[us_base + (us_index)col],
-                               cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&us[col],
+                                 &u[us_base + (us_index)col],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
           if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            cuda::memcpy_async(&us[threadIdx.x], &u[blockIdx.x * shift + t * T2 + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&us[threadIdx.x], &u[blockIdx.x * shift + t * T2 + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         using ws_index = decltype(+(t * T2 + threadIdx.x));
         const ws_index ws_base = (ws_index)(t * T2 + threadIdx.x) - (ws_index)threadIdx.x;
@@ -314,14 +316,14 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
           // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
           for (unsigned chunk_1 = rank; chunk_1 < sizeof(ws) / 16; chunk_1 += threads) {
             const unsigned col_1 = chunk_1 % (sizeof(ws) / 16) * (16 / sizeof(ws[0]));
-            cuda::memcpy_async(&ws[col_1],
-                               &w[ws_base + (ws_index)col_1],
-                               cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&ws[col_1],
+                                 &w[ws_base + (ws_index)col_1],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
           if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            cuda::memcpy_async(&ws[threadIdx.x], &w[t * T2 + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&ws[threadIdx.x], &w[t * T2 + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -334,7 +336,7 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
     int stage = 0;
     for (; t < numTiles; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &us = us_stages[stage];
@@ -343,7 +345,8 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

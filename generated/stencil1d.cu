@@ -145,7 +145,7 @@ __global__ void stencil1d(float* __restrict__ out, const float* __restrict__ in,
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int base = blockIdx.x * TS;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto base_fetch = base;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -154,10 +154,10 @@ __global__ void stencil1d(float* __restrict__ out, const float* __restrict__ in,
       auto base = base_fetch;
       if (base + TS + 2 * R <= n) {
         auto &s = s_stages[fetch_stage];
-        cuda::memcpy_async(&s[threadIdx.x], &in[base + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        if (threadIdx.x < 2 * R) cuda::memcpy_async(&s[TS + threadIdx.x], &in[base + TS + threadIdx.x],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        ::cuda::memcpy_async(&s[threadIdx.x], &in[base + threadIdx.x],
+                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        if (threadIdx.x < 2 * R) ::cuda::memcpy_async(&s[TS + threadIdx.x], &in[base + TS + threadIdx.x],
+                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         base += gridDim.x * TS;
         base_fetch = base;
       }
@@ -169,7 +169,7 @@ __global__ void stencil1d(float* __restrict__ out, const float* __restrict__ in,
     int stage = 0;
     for (; base + TS + 2 * R <= n; base += gridDim.x * TS) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &s = s_stages[stage];
@@ -180,7 +180,8 @@ __global__ void stencil1d(float* __restrict__ out, const float* __restrict__ in,
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

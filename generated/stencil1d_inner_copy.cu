@@ -145,7 +145,7 @@ __global__ void stencil_tiles(float* out, const float* in, const float* w, int n
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int tile = blockIdx.x;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto tile_fetch = tile;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -155,8 +155,8 @@ __global__ void stencil_tiles(float* out, const float* in, const float* w, int n
       if (tile < numTiles) {
         auto &s = s_stages[fetch_stage];
         for (int i = threadIdx.x; i < TS + 2 * R; i += blockDim.x)
-          cuda::memcpy_async(&s[i], &in[tile * TS + i],
-                             cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          ::cuda::memcpy_async(&s[i], &in[tile * TS + i],
+                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         tile += gridDim.x;
         tile_fetch = tile;
       }
@@ -168,7 +168,7 @@ __global__ void stencil_tiles(float* out, const float* in, const float* w, int n
     int stage = 0;
     for (; tile < numTiles; tile += gridDim.x) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &s = s_stages[stage];
@@ -181,7 +181,8 @@ __global__ void stencil_tiles(float* out, const float* in, const float* w, int n
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

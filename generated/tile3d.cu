@@ -146,7 +146,7 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -155,10 +155,10 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
       auto t = t_fetch;
       if (t < numTiles) {
         auto &s = s_stages[fetch_stage];
-        cuda::memcpy_async(&s[0][ty][tx], &p[(blockIdx.x + t) * (PX * PY) + ty * PX + tx],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        cuda::memcpy_async(&s[1][ty][tx], &q[(blockIdx.x + t) * (PX * PY) + ty * PX + tx],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        ::cuda::memcpy_async(&s[0][ty][tx], &p[(blockIdx.x + t) * (PX * PY) + ty * PX + tx],
+                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        ::cuda::memcpy_async(&s[1][ty][tx], &q[(blockIdx.x + t) * (PX * PY) + ty * PX + tx],
+                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         ++t;
         t_fetch = t;
       }
@@ -170,7 +170,7 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
     int stage = 0;
     for (; t < numTiles; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &s = s_stages[stage];
@@ -179,7 +179,8 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

@@ -147,7 +147,7 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
     alignas(16) __shared__ float tile_stages[3][T];
     alignas(16) __shared__ float vt_stages[3][T];
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -169,14 +169,14 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
           // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
           for (unsigned chunk = rank; chunk < sizeof(tile) / 16; chunk += threads) {
             const unsigned col = chunk % (sizeof(tile) / 16) * (16 / sizeof(tile[0]));
-            cuda::memcpy_async(&tile[col],
-                               &a[tile_base + (tile_index)col],
-                               cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&tile[col],
+                                 &a[tile_base + (tile_index)col],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
           if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            cuda::memcpy_async(&tile[threadIdx.x], &a[blockIdx.x * shift + t * T + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&tile[threadIdx.x], &a[blockIdx.x * shift + t * T + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         using vt_index = decltype(+(t * T + threadIdx.x));
         const vt_index vt_base = (vt_index)(t * T + threadIdx.x) - (vt_index)threadIdx.x;
@@ -187,14 +187,14 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
           // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
           for (unsigned chunk_1 = rank; chunk_1 < sizeof(vt) / 16; chunk_1 += threads) {
             const unsigned col_1 = chunk_1 % (sizeof(vt) / 16) * (16 / sizeof(vt[0]));
-            cuda::memcpy_async(&vt[col_1],
-                               &v[vt_base + (vt_index)col_1],
-                               cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&vt[col_1],
+                                 &v[vt_base + (vt_index)col_1],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
           if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            cuda::memcpy_async(&vt[threadIdx.x], &v[t * T + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&vt[threadIdx.x], &v[t * T + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -207,7 +207,7 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
     int stage = 0;
     for (; t < numTiles; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &tile = tile_stages[stage];
@@ -216,7 +216,8 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

@@ -148,7 +148,7 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int step, int n
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -173,14 +173,14 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int step, int n
           for (unsigned chunk = rank; chunk < sizeof(tile) / 16; chunk += threads) {
             const unsigned row0 = chunk / (sizeof(tile[0]) / 16);
             const unsigned col = chunk % (sizeof(tile[0]) / 16) * (16 / sizeof(tile[0][0]));
-            cuda::memcpy_async(&tile[row0][col],
-                               &A[tile_base + (tile_index)row0 * (tile_index)(ld) + (tile_index)col],
-                               cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&tile[row0][col],
+                                 &A[tile_base + (tile_index)row0 * (tile_index)(ld) + (tile_index)col],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
           if (threadIdx.z == 0) // the others copy the same elements
-            cuda::memcpy_async(&tile[ty][tx], &A[(blockIdx.x * TR + ty) * ld + t * step + tx],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&tile[ty][tx], &A[(blockIdx.x * TR + ty) * ld + t * step + tx],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -193,7 +193,7 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int step, int n
     int stage = 0;
     for (; t < numTiles; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &tile = tile_stages[stage];
@@ -201,7 +201,8 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int step, int n
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

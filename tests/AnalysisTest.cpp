@@ -160,7 +160,7 @@ TEST(WideCopy, PerElementCopyByOneThreadOfThoseThatRepeatIt) {
   std::string M = wideOutcome(kernel(Simple), &Out);
   EXPECT_TRUE(isWide(M)) << M;
   EXPECT_NE(Out.find("if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements\n" +
-                     std::string(12, ' ') + "cuda::memcpy_async(&s[threadIdx.x], &A[t * T + threadIdx.x],"),
+                     std::string(12, ' ') + "::cuda::memcpy_async(&s[threadIdx.x], &A[t * T + threadIdx.x],"),
             std::string::npos)
       << Out;
   // A tile of two dimensions: the block's z index alone repeats it.
@@ -419,14 +419,14 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   EXPECT_NE(M.find("s by tensor copy (TMA)"), std::string::npos) << M;
   EXPECT_NE(M.find("2 launch site(s) in this file now call tilepipe_launch_k"), std::string::npos) << M;
   // The kernel's new parameters are defaulted: launches tilepipe does not see still build.
-  EXPECT_NE(Out.find("int nt, const __grid_constant__ tilepipe_tma::TileMap s_tmap = "
-                     "tilepipe_tma::TileMap{}, bool tilepipe_tma = false)"),
+  EXPECT_NE(Out.find("int nt, const __grid_constant__ ::tilepipe_tma::TileMap s_tmap = "
+                     "::tilepipe_tma::TileMap{}, bool tilepipe_tma = false)"),
             std::string::npos)
       << Out;
   EXPECT_NE(Out.find("cuda::ptx::cp_async_bulk_tensor("), std::string::npos);
   // The tensor-copy loop is chosen once per launch and block, for the whole loop, and only the leader
   // issues copies: no cp.async pipeline in it.
-  size_t Dispatch = Out.find("if (tilepipe_tma &&\n        tilepipe_tma::takes(s_tmap, s_stages[0]) &&\n"
+  size_t Dispatch = Out.find("if (tilepipe_tma &&\n        ::tilepipe_tma::takes(s_tmap, s_stages[0]) &&\n"
                              "        blockDim.y == sizeof(s_stages[0]) / sizeof(s_stages[0][0]) &&\n"
                              "        blockDim.x == sizeof(s_stages[0][0]) / sizeof(s_stages[0][0][0])) {");
   ASSERT_NE(Dispatch, std::string::npos) << Out;
@@ -443,15 +443,20 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   size_t Step = TmaLoop.find("++t;", Probe);
   size_t Choice = TmaLoop.find("tensor_copies = __syncthreads_or(leader && tiles_aligned);\n");
   EXPECT_TRUE(Test < Start && Start < Step && Step < Choice) << TmaLoop;
+  // Every thread fences its earlier global stores against the copy engine's reads before the barrier
+  // after which the leader issues.
+  size_t Fence = TmaLoop.find("::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);\n");
+  EXPECT_TRUE(Step < Fence && Fence < Choice) << TmaLoop;
+  EXPECT_LT(TmaLoop.find("if (leader) {"), TmaLoop.find("}\n", Step)) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("if (tensor_copies) {"), TmaLoop.find('\n', Choice) + 7) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("pipe."), std::string::npos) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("cuda::pipeline"), std::string::npos) << TmaLoop;
   size_t Copy = TmaLoop.find("tilepipe_tma::copy_tile(s_tmap, s, A, (long long)((blockIdx.y * T + "
                              "threadIdx.y) * ld + t * T + threadIdx.x),");
   // The barrier expects the tile's bytes, a constant (continued under the call's first argument).
-  size_t Arrive = TmaLoop.find("(void)cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, "
+  size_t Arrive = TmaLoop.find("(void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, "
                                "// all the copies' bytes\n" +
-                               std::string(12 + 38, ' ') + "sizeof(s));");
+                               std::string(12 + 40, ' ') + "sizeof(s));");
   EXPECT_TRUE(Copy != std::string::npos && Copy < Arrive && Arrive != std::string::npos) << TmaLoop;
   EXPECT_NE(TmaLoop.find("if (leader)\n            issue_tile();"), std::string::npos) << TmaLoop;
   EXPECT_NE(TmaLoop.find("tilepipe_tma::wait_phase(stage_barriers[stage], parities >> stage & 1u);"), std::string::npos);
@@ -459,8 +464,8 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   EXPECT_EQ(TmaLoop.find("~barrier()"), std::string::npos);
   EXPECT_NE(Out.find("alignas(128) __shared__ float s_stages[3][T][T];"), std::string::npos) << Out;
   EXPECT_NE(Out.find("#define TILEPIPE_LAUNCHER_k 1"), std::string::npos);
-  EXPECT_NE(Out.find("static void tilepipe_launch_k(dim3 grid, dim3 block, size_t shared_bytes, "
-                     "cudaStream_t stream, float *C, const float *A, int ld, int nt)"),
+  EXPECT_NE(Out.find("static void tilepipe_launch_k(::dim3 grid, ::dim3 block, ::size_t shared_bytes, "
+                     "::cudaStream_t stream, float *C, const float *A, int ld, int nt)"),
             std::string::npos)
       << Out;
   EXPECT_NE(Out.find("tilepipe_tma::encode(&s_tmap, A, sizeof(float), (long long)(ld), (long "
@@ -490,8 +495,8 @@ TEST(TensorCopy, AddedParametersAvoidNamesTheFileUses) {
                "  float acc = 0, s_tmap = 0;\n  acc += s_tmap;");
   FileResult R = runWithTensorCopies(Code);
   ASSERT_TRUE(R.Ok) << R.Error;
-  EXPECT_NE(R.Rewritten.find("const __grid_constant__ tilepipe_tma::TileMap s_tmap_1 = "
-                             "tilepipe_tma::TileMap{}, bool tilepipe_tma_1 = false)"),
+  EXPECT_NE(R.Rewritten.find("const __grid_constant__ ::tilepipe_tma::TileMap s_tmap_1 = "
+                             "::tilepipe_tma::TileMap{}, bool tilepipe_tma_1 = false)"),
             std::string::npos)
       << R.Rewritten;
 }
@@ -506,12 +511,12 @@ TEST(TensorCopy, LauncherNamesAvoidTheKernelsParameters) {
   FileResult R = runWithTensorCopies(Code);
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
-  EXPECT_NE(R.Rewritten.find("static void tilepipe_launch_k(dim3 grid, dim3 block_1, size_t shared_bytes, "
-                             "cudaStream_t stream, float *C, const float *A, int ld, int block, int tma) {"),
+  EXPECT_NE(R.Rewritten.find("static void tilepipe_launch_k(::dim3 grid, ::dim3 block_1, ::size_t shared_bytes, "
+                             "::cudaStream_t stream, float *C, const float *A, int ld, int block, int tma) {"),
             std::string::npos)
       << R.Rewritten;
-  EXPECT_NE(R.Rewritten.find("bool tma_1 = tilepipe_tma::available();"), std::string::npos);
-  EXPECT_NE(R.Rewritten.find("k<<<grid, block_1, shared_bytes, stream>>>(C, A, ld, block, tma, s_tmap, tma_1);"),
+  EXPECT_NE(R.Rewritten.find("bool tma_1 = ::tilepipe_tma::available();"), std::string::npos);
+  EXPECT_NE(R.Rewritten.find("::k<<<grid, block_1, shared_bytes, stream>>>(C, A, ld, block, tma, s_tmap, tma_1);"),
             std::string::npos)
       << R.Rewritten;
 }
@@ -984,9 +989,9 @@ __global__ void k(float *C, const float *A, int nt, int passes) {
   ASSERT_EQ(1u, R.Loops.size());
   EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
   const std::string &Out = R.Rewritten;
-  size_t Teardown = Out.find("stage_barriers[s_1].~barrier();");
+  size_t Teardown = Out.find("::tilepipe_tma::drop_barrier(stage_barriers[s_1]);");
   ASSERT_NE(Teardown, std::string::npos) << Out;
-  size_t Barrier = Out.find("__syncthreads(); // the buffers may be refilled", Teardown);
+  size_t Barrier = Out.find("the buffers may be refilled when this block runs again", Teardown);
   size_t Else = Out.find("if (!tensor_copies)\n#endif");
   EXPECT_TRUE(Barrier != std::string::npos && Barrier < Else) << Out;
 }
@@ -1030,8 +1035,8 @@ TEST(BulkCopy, OneDimensionalTileNeedsNoLauncher) {
   EXPECT_EQ(Loop.find("takes("), std::string::npos) << Loop;
   EXPECT_NE(Loop.find("tilepipe_tma::starts_on_16(A, (long long)(t * 256 + threadIdx.x));"), std::string::npos)
       << Loop;
-  size_t Copy = Loop.find("tilepipe_tma::bulk_copy(s, A, (long long)(t * 256 + threadIdx.x),\n" +
-                          std::string(36, ' ') + "stage_barriers[fetch_stage]);");
+  size_t Copy = Loop.find("::tilepipe_tma::bulk_copy(s, A, (long long)(t * 256 + threadIdx.x),\n" +
+                          std::string(38, ' ') + "stage_barriers[fetch_stage]);");
   size_t Arrive = Loop.find("sizeof(s));", Copy);
   EXPECT_TRUE(Copy != std::string::npos && Arrive != std::string::npos) << Loop;
   EXPECT_EQ(Loop.find("pipe."), std::string::npos) << Loop;
@@ -1075,7 +1080,7 @@ __global__ void k(float *C, const float *A, int nt) { tiles(C, A, nt); }
   EXPECT_NE(R.Rewritten.find("__global__ void k(float *C, const float *A, int nt) { tiles(C, A, nt); }"),
             std::string::npos);
   // The function may run again: the barriers are torn down at its end.
-  EXPECT_NE(R.Rewritten.find(".~barrier();"), std::string::npos) << R.Rewritten;
+  EXPECT_NE(R.Rewritten.find("::tilepipe_tma::drop_barrier(stage_barriers["), std::string::npos) << R.Rewritten;
 }
 
 // A loop with a tile of two dimensions (a tensor copy, through its map) and one of one dimension (a
@@ -1105,15 +1110,15 @@ void run(float *C, const float *A, const float *X, int ld, int nt) { k<<<dim3(1,
             std::string::npos)
       << M;
   EXPECT_NE(M.find("x by bulk copy (cp.async.bulk)"), std::string::npos) << M;
-  EXPECT_NE(Out.find("int nt, const __grid_constant__ tilepipe_tma::TileMap s_tmap = tilepipe_tma::TileMap{}, "
+  EXPECT_NE(Out.find("int nt, const __grid_constant__ ::tilepipe_tma::TileMap s_tmap = ::tilepipe_tma::TileMap{}, "
                      "bool tilepipe_tma = false)"),
             std::string::npos)
       << Out;
   EXPECT_EQ(Out.find("x_tmap"), std::string::npos) << Out;
-  EXPECT_NE(Out.find("if (tilepipe_tma &&\n        tilepipe_tma::takes(s_tmap, s_stages[0]) &&\n        blockDim.y =="),
+  EXPECT_NE(Out.find("if (tilepipe_tma &&\n        ::tilepipe_tma::takes(s_tmap, s_stages[0]) &&\n        blockDim.y =="),
             std::string::npos)
       << Out;
-  EXPECT_NE(Out.find("tilepipe_tma::bulk_copy(x, X, (long long)(t * T + threadIdx.x),\n" + std::string(36, ' ') +
+  EXPECT_NE(Out.find("::tilepipe_tma::bulk_copy(x, X, (long long)(t * T + threadIdx.x),\n" + std::string(38, ' ') +
                      "stage_barriers[fetch_stage]);"),
             std::string::npos)
       << Out;
@@ -1171,7 +1176,7 @@ __global__ void k(const float *A, float *C, int nt) { C[threadIdx.x] = body(A, n
   EXPECT_EQ("pipelined", O.first) << O.second;
   // A __device__ function may run again: its block ends with a barrier before the buffers are reused.
   FileResult R = runOnCode(Code);
-  EXPECT_NE(R.Rewritten.find("__syncthreads(); // the buffers may be refilled"), std::string::npos);
+  EXPECT_NE(R.Rewritten.find("the buffers may be refilled when this block runs again"), std::string::npos);
 }
 
 TEST(Analysis, DeviceFunctionCalledWithSharedPointerIsRefused) {
@@ -1636,6 +1641,290 @@ TEST(Analysis, LoopsWithoutBarriersAreNotCandidates) {
   ASSERT_TRUE(R.Ok);
   EXPECT_TRUE(R.Loops.empty());
   EXPECT_EQ(R.Original, R.Rewritten);
+}
+
+// Emission obligations (docs/legality.md). The user's text moves in slices cut between tokens: a
+// slice that a cut would split inside a comment, that holds a line comment continued by a
+// backslash (the line after it is comment too), a token spanning lines, or half of a preprocessor
+// conditional leaves the loop alone (source-text), byte for byte.
+struct SourceTextCase {
+  const char *Name, *Id, *Body, *Why;
+};
+
+const SourceTextCase SourceTextCases[] = {
+    {"ContinuedCommentEndsTheCompute", "source-text", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x]; // the mirrored element \
+
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", "in the compute phase, the line comment at line 9 continues onto the next line"},
+    {"ContinuedCommentEndsTheCopy", "source-text", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x]; // one element \
+
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", "in the copy phase, the line comment"},
+    {"ConditionalAcrossTheTrailingBarrier", "source-text", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+#if T > 0
+    __syncthreads();
+#endif
+  }
+  C[threadIdx.x] = acc;)", "a preprocessor conditional opens and does not close"},
+    {"StringSpanningLines", "source-text", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    if (s[0] != s[0]) printf("a NaN in block \
+%d\n", (int)blockIdx.x);
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", "spans lines (a string or a backslash-newline inside a token)"},
+    // Comments of several lines, line comments that end their line, and whole conditionals move
+    // with their slices.
+    {"WholeCommentsAndConditionals", "pipelined", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) { /* the copy
+    of one tile */ s[threadIdx.x] = A[t * T + threadIdx.x]; // one element
+    __syncthreads(); // published
+    acc += s[T - 1 - threadIdx.x]; /* a comment that
+    ends on the barrier's line */ __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", ""},
+    {"WholeConditionalInTheCompute", "pipelined", R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+#if T > 32
+    acc += s[T - 1 - threadIdx.x];
+#else
+    acc += s[threadIdx.x];
+#endif
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", ""},
+};
+
+void PrintTo(const SourceTextCase &C, std::ostream *OS) { *OS << C.Name << " -> " << C.Id; }
+
+class SourceTextTest : public ::testing::TestWithParam<SourceTextCase> {};
+
+TEST_P(SourceTextTest, CutsBetweenTokensOrLeavesTheLoopAlone) {
+  const SourceTextCase &C = GetParam();
+  FileResult R = runOnCode(kernel(C.Body));
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_EQ(C.Id, reasonInfo(R.Loops[0].Code).Id.str()) << R.Loops[0].message();
+  if (std::string(C.Id) == "source-text") {
+    EXPECT_NE(R.Loops[0].message().find(C.Why), std::string::npos) << R.Loops[0].message();
+    EXPECT_EQ(R.Original, R.Rewritten);
+    return;
+  }
+  // Every comment of the loop is in the rewritten text, whole.
+  for (const char *Piece : {"/* the copy\n", "of one tile */", "// one element", "/* a comment that\n",
+                            "ends on the barrier's line */", "#if T > 32\n", "#else\n", "#endif\n"})
+    if (std::string(C.Body).find(Piece) != std::string::npos)
+      EXPECT_NE(R.Rewritten.find(Piece), std::string::npos) << Piece << "\n" << R.Rewritten;
+  EXPECT_NE(R.Rewritten.find("pipe.consumer_release();"), std::string::npos) << R.Rewritten;
+}
+
+INSTANTIATE_TEST_SUITE_P(Emission, SourceTextTest, ::testing::ValuesIn(SourceTextCases),
+                         [](const ::testing::TestParamInfo<SourceTextCase> &I) { return I.param.Name; });
+
+// Only the slices that move are checked: in --mode=pipeline the trailing barrier's line is dropped,
+// so a continued comment there is no obstacle; in --mode=auto the whole loop moves under #else.
+TEST(Emission, ContinuedCommentOnADroppedLine) {
+  std::string Code = kernel(R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads(); // the buffer is free \
+
+  }
+  C[threadIdx.x] = acc;)");
+  ToolOptions PO = defaultOptions();
+  PO.Mode = CopyMode::Pipeline;
+  EXPECT_EQ("pipelined", outcome(Code, PO).first) << outcome(Code, PO).second;
+  auto O = outcome(Code);
+  EXPECT_EQ("source-text", O.first) << O.second;
+  EXPECT_NE(O.second.find("in the loop kept below compute capability 8.0"), std::string::npos) << O.second;
+}
+
+// Code after the loop on its last line would become part of the `#endif` line: it moves to its own.
+TEST(Emission, CodeAfterTheLoopOnItsLastLine) {
+  FileResult R = runOnCode(kernel(R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  } acc *= 2; // doubled
+  C[threadIdx.x] = acc;)"));
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  EXPECT_NE(R.Rewritten.find("#endif\n  acc *= 2; // doubled\n"), std::string::npos) << R.Rewritten;
+  // A comment alone may stay on the #endif line.
+  FileResult C = runOnCode(kernel(R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  } // tiles done
+  C[threadIdx.x] = acc;)"));
+  EXPECT_NE(C.Rewritten.find("#endif // tiles done\n"), std::string::npos) << C.Rewritten;
+}
+
+// The calls the emitted code makes do not depend on names in the kernel's scope: a parameter
+// `init` (libcu++'s init is found only by argument-dependent lookup, which it would switch off), a
+// namespace `cuda` around the kernel, a parameter named as the kernel (the launcher repeats the
+// parameters). Every call is qualified from the global namespace.
+TEST(Emission, CallsDoNotDependOnTheKernelsNames) {
+  std::string Code = R"(
+#define T 16
+namespace app {
+namespace cuda { __device__ inline float twice(float x) { return 2 * x; } }
+__global__ void k(float *C, const float *A, int ld, int nt, float init, float k) {
+  __shared__ float s[T][T];
+  float acc = init;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = A[(blockIdx.y * T + threadIdx.y) * ld + t * T + threadIdx.x];
+    __syncthreads();
+    acc += cuda::twice(s[threadIdx.x][threadIdx.y]) * k;
+    __syncthreads();
+  }
+  C[(blockIdx.y * T + threadIdx.y) * T + threadIdx.x] = acc;
+}
+}
+void run(float *C, const float *A, int ld, int nt) { app::k<<<dim3(1, 4), dim3(T, T)>>>(C, A, ld, nt, 1, 2); }
+)";
+  FileResult R = runWithTensorCopies(Code);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  std::string Kernel = R.Rewritten.substr(R.Rewritten.find("namespace app {"));
+  EXPECT_NE(Kernel.find("::tilepipe_tma::init_barrier(stage_barriers[s_1], 1);"), std::string::npos) << Kernel;
+  EXPECT_EQ(Kernel.find("init(&"), std::string::npos) << Kernel;
+  // No call through `cuda::` or `tilepipe_tma::` but from the global namespace (the user's own
+  // `cuda::twice` aside).
+  for (const char *Name : {"cuda::", "tilepipe_tma::"})
+    for (size_t P = Kernel.find(Name); P != std::string::npos; P = Kernel.find(Name, P + 1))
+      if (Kernel.compare(P, 12, "cuda::twice(") != 0)
+        EXPECT_TRUE(P >= 2 && Kernel.compare(P - 2, 2, "::") == 0)
+            << Name << " unqualified at: " << Kernel.substr(P > 40 ? P - 40 : 0, 100);
+  EXPECT_NE(Kernel.find("::app::k<<<grid, block, shared_bytes, stream>>>(C, A, ld, nt, init, k, s_tmap, tma);"),
+            std::string::npos)
+      << Kernel;
+  EXPECT_NE(Kernel.find("app::tilepipe_launch_k(dim3(1, 4), dim3(T, T), 0, 0, C, A, ld, nt, 1, 2);"),
+            std::string::npos)
+      << Kernel;
+}
+
+// Where the compute phase may write memory that another thread reads after the loop (here a
+// second __shared__ array that thread 0 sums), the original's last trailing barrier ordered those
+// writes: the rewrite keeps one after the loop, in each path (tensor copies and cp.async), once.
+TEST(Emission, BarrierAfterTheLoopInEveryPath) {
+  std::string Code = R"(
+#define T 16
+__global__ void k(float *C, const float *A, int ld, int nt) {
+  __shared__ float s[T][T];
+  __shared__ float red[T][T];
+  red[threadIdx.y][threadIdx.x] = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = A[(blockIdx.y * T + threadIdx.y) * ld + t * T + threadIdx.x];
+    __syncthreads();
+    red[threadIdx.y][threadIdx.x] += s[threadIdx.x][threadIdx.y];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    float sum = 0;
+    for (int i = 0; i < T * T; ++i) sum += red[i / T][i % T];
+    C[blockIdx.y] = sum;
+  }
+}
+void run(float *C, const float *A, int ld, int nt) { k<<<dim3(1, 4), dim3(T, T)>>>(C, A, ld, nt); }
+)";
+  FileResult R = runWithTensorCopies(Code);
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  const std::string &Out = R.Rewritten;
+  const std::string Drain = "__syncthreads(); // the loop's writes to memory are seen by every thread after it";
+  size_t TmaEnd = Out.find("if (!tensor_copies)\n#endif");
+  size_t First = Out.find(Drain), Second = Out.find(Drain, First + 1);
+  EXPECT_TRUE(First < TmaEnd && TmaEnd < Second && Second != std::string::npos) << Out;
+  EXPECT_EQ(Out.find(Drain, Second + 1), std::string::npos) << Out;
+  // The cp.async loop's barrier comes after the pipeline is drained.
+  EXPECT_LT(Out.find("::cuda::pipeline_consumer_wait_prior<0>(pipe);", TmaEnd), Second);
+  // Nested in another loop: one barrier says both why's, in each path, after the teardown.
+  std::string Nested = Code;
+  Nested.replace(Nested.find("  for (int t = 0;"), 0, "  for (int p = 0; p < 2; ++p)\n");
+  FileResult N = runWithTensorCopies(Nested);
+  ASSERT_EQ(1u, N.Loops.size());
+  const std::string Both = "__syncthreads(); // the loop's writes are seen after it; the buffers may be refilled "
+                           "when this block runs again";
+  size_t NFirst = N.Rewritten.find(Both), NSecond = N.Rewritten.find(Both, NFirst + 1);
+  EXPECT_TRUE(NFirst != std::string::npos && NSecond != std::string::npos) << N.Rewritten;
+  EXPECT_EQ(N.Rewritten.find(Both, NSecond + 1), std::string::npos);
+  EXPECT_LT(N.Rewritten.find("::tilepipe_tma::drop_barrier("), NFirst);
+  EXPECT_EQ(N.Rewritten.find("__syncthreads(); // the buffers may be refilled"), std::string::npos);
+}
+
+// A loop of the rotated form: its leading barrier ordered what threads wrote before the loop (to
+// the copies' sources) before any thread copied; the rewrite issues its first copies after a
+// block barrier. The trailing form needs none.
+TEST(Emission, RotatedLoopCopiesAfterABarrier) {
+  const std::string Lead = "__syncthreads(); // as the loop's leading barrier";
+  FileResult R = runOnCode(kernel(R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    __syncthreads();
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+  }
+  C[threadIdx.x] = acc;)"));
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  size_t Barrier = R.Rewritten.find(Lead);
+  size_t Prologue = R.Rewritten.find("for (int prologue = 0; prologue < 2; ++prologue)\n");
+  size_t Issue = R.Rewritten.find("issue_tile();", Prologue);
+  EXPECT_TRUE(Barrier < Prologue && Prologue < Issue && Issue != std::string::npos) << R.Rewritten;
+  EXPECT_EQ(R.Rewritten.find("issue_tile();"), Issue) << R.Rewritten;
+  EXPECT_EQ(runOnCode(kernel(Simple)).Rewritten.find(Lead), std::string::npos);
+}
+
+// With copies by the copy engine, every thread fences its earlier global stores against the
+// engine's reads (fence.proxy.async.global) before the barrier after which the leader issues.
+TEST(Emission, ProxyFenceBeforeTheLeadersFirstCopy) {
+  FileResult R = runOnCode(BulkKernel);
+  ASSERT_EQ(1u, R.Loops.size());
+  const std::string &Out = R.Rewritten;
+  size_t Fence = Out.find("::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);");
+  size_t Barrier = Out.find("tensor_copies = __syncthreads_or(leader && tiles_aligned);");
+  size_t Prologue = Out.find("for (int prologue = 0; prologue < 2; ++prologue)");
+  EXPECT_TRUE(Fence < Barrier && Barrier < Prologue && Prologue != std::string::npos) << Out;
+  // Not in the leader's branch: every thread executes it.
+  EXPECT_LT(Out.rfind("}\n", Fence), Fence);
+  EXPECT_EQ(Out.find("space_global);", Fence + 60), std::string::npos) << Out;
 }
 
 TEST(Reasons, IdsAreUniqueAndDocumented) {

@@ -494,13 +494,21 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     // Every instantiation must ask for the same text.
     std::optional<std::vector<tooling::Replacement>> First;
     std::string Failure;
+    Reason FailureCode = Reason::Unsupported;
     for (int Attempt = 0; Attempt < 2; ++Attempt) {
       First.reset();
       Rec.Code = Reason::Pipelined;
       for (const LoopResult &LR : Results) {
         auto Edits = emitPipeline(Ctx, LR.Model, Stages, EOpts);
         if (!Edits) {
-          Failure = llvm::toString(Edits.takeError());
+          // Emit says why: its text cannot be cut safely (source-text), or another reason.
+          llvm::handleAllErrors(
+              Edits.takeError(),
+              [&](const EmitError &E) {
+                FailureCode = E.Code;
+                Failure = E.Detail;
+              },
+              [&](const llvm::ErrorInfoBase &E) { Failure = E.message(); });
           break;
         }
         if (!First)
@@ -521,7 +529,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
           }
     }
     if (!Failure.empty()) {
-      Rec.Code = Reason::Unsupported;
+      Rec.Code = FailureCode;
       Rec.Detail = Failure;
     }
     if (Rec.Code == Reason::Pipelined) {
@@ -631,8 +639,8 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
     // 1. The parameters, defaulted so that launches tilepipe does not see still compile.
     std::vector<std::string> NewParams;
     for (const Tile *T : K.Tiles)
-      NewParams.push_back("const __grid_constant__ tilepipe_tma::TileMap " + T->Box.MapName +
-                          " = tilepipe_tma::TileMap{}");
+      NewParams.push_back("const __grid_constant__ ::tilepipe_tma::TileMap " + T->Box.MapName +
+                          " = ::tilepipe_tma::TileMap{}");
     NewParams.push_back("bool " + K.Flag + " = false");
     SourceLocation At;
     std::string Lead = ", ";
@@ -651,9 +659,23 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
         Args.push_back(TP->getNameAsString() + (TP->isParameterPack() ? "..." : ""));
       TemplateArgs = "<" + llvm::join(Args, ", ") + ">";
     }
+    // The launcher names the kernel from the global namespace, so that none of the kernel's
+    // parameters, which the launcher repeats, can hide it (`void scale(float *x, float scale)`);
+    // in an unnamed namespace it cannot, and names it as declared.
+    std::string Qualifier = "::";
+    for (const DeclContext *DC = P->getDeclContext(); DC && !DC->isTranslationUnit(); DC = DC->getParent()) {
+      const auto *NS = dyn_cast<NamespaceDecl>(DC);
+      if (NS && !NS->isAnonymousNamespace())
+        Qualifier = "::" + NS->getName().str() + Qualifier;
+      else if (!isa<LinkageSpecDecl>(DC)) {
+        Qualifier.clear();
+        break;
+      }
+    }
     LauncherParts LP;
     LP.KernelName = Name;
     LP.Kernel = Name + TemplateArgs;
+    LP.Qualifier = Qualifier;
     LP.TemplateHeader = Header;
     LP.Launcher = Launcher;
     auto Fresh = [&](const char *Base) { return K.Names->get(Base); };

@@ -19,6 +19,8 @@ using tooling::Replacement;
 
 namespace tilepipe {
 
+char EmitError::ID = 0;
+
 static const char PipelineTemplate[] =
 #include "PipelineTemplate.inc"
     ;
@@ -91,6 +93,180 @@ public:
     return Line.take_while([](char C) { return C == ' ' || C == '\t'; }).str();
   }
 };
+
+/// The loop's text as Clang's raw lexer sees it, comments kept as tokens: where each token,
+/// comment and preprocessor conditional lies. Emit moves slices of this text into the template
+/// and re-indents their lines; that keeps their meaning only when each slice begins and ends
+/// between tokens, holds no line comment continued by a backslash-newline (the line after it,
+/// inside the comment, would be whatever Emit puts there), no other token that spans lines (a
+/// string or a token spliced by a backslash-newline: re-indenting would change it), and no
+/// preprocessor conditional that opens or closes outside it.
+class SourceTokens {
+public:
+  enum Kind { Code, LineComment, BlockComment };
+  struct Token {
+    unsigned B, E; ///< [B, E) in the file
+    Kind K;
+    bool Lines;    ///< the token spans a newline
+    int Cond;      ///< a conditional directive: +1 #if*, -1 #endif, 0 #else/#elif (2: none)
+  };
+  /// Lexes from From (a token boundary) up to the first token at or past To that starts a line.
+  SourceTokens(const FileText &F, unsigned From, unsigned To) : F(F) {
+    Lexer Raw(F.SM.getLocForStartOfFile(F.FID), F.LO, F.Buffer.begin(), F.Buffer.begin() + From,
+              F.Buffer.end());
+    Raw.SetCommentRetentionState(true);
+    bool AfterHash = false;
+    for (;;) {
+      clang::Token T;
+      bool End = Raw.LexFromRawLexer(T);
+      if (T.is(tok::eof))
+        break;
+      unsigned B = F.SM.getFileOffset(T.getLocation()), E = B + T.getLength();
+      if (B >= To && T.isAtStartOfLine())
+        break;
+      StringRef Text = F.Buffer.slice(B, E);
+      Kind K = !T.is(tok::comment) ? Code : Text.starts_with("//") ? LineComment : BlockComment;
+      int Cond = 2;
+      if (AfterHash && T.is(tok::raw_identifier)) {
+        StringRef D = T.getRawIdentifier();
+        if (D == "if" || D == "ifdef" || D == "ifndef")
+          Cond = 1;
+        else if (D == "endif")
+          Cond = -1;
+        else if (D == "else" || D == "elif" || D == "elifdef" || D == "elifndef")
+          Cond = 0;
+      }
+      AfterHash = T.is(tok::hash) && T.isAtStartOfLine();
+      Tokens.push_back({B, E, K, Text.find_first_of("\n\r") != StringRef::npos, Cond});
+      if (End)
+        break;
+    }
+  }
+
+  /// Why [B, E) cannot be moved, or "" when it can. What names the slice for the message.
+  std::string problem(unsigned B, unsigned E, StringRef What) const {
+    auto Where = [&](unsigned Off) { return "line " + std::to_string(F.SM.getLineNumber(F.FID, Off)); };
+    for (unsigned Cut : {B, E})
+      if (const Token *T = straddling(Cut))
+        return What.str() + " would be cut inside " +
+               (T->K == Code ? "a token" : T->K == LineComment ? "a line comment" : "a block comment") +
+               " at " + Where(T->B);
+    int Depth = 0;
+    for (const Token &T : Tokens) {
+      if (T.B < B || T.E > E)
+        continue;
+      if (T.K == LineComment && T.Lines)
+        return "in " + What.str() + ", the line comment at " + Where(T.B) +
+               " continues onto the next line (its line ends in a backslash)";
+      if (T.K == Code && T.Lines)
+        return "in " + What.str() + ", a token at " + Where(T.B) +
+               " spans lines (a string or a backslash-newline inside a token)";
+      if (T.Cond != 2) {
+        Depth += T.Cond;
+        if (Depth < 0 || (T.Cond == 0 && Depth == 0))
+          return "in " + What.str() + ", the preprocessor conditional at " + Where(T.B) +
+                 " belongs to one that opens outside it";
+      }
+    }
+    if (Depth != 0)
+      return "in " + What.str() + ", a preprocessor conditional opens and does not close";
+    return "";
+  }
+
+  /// Whether code follows Off on its line (before a newline that is not inside a comment): text
+  /// put before Off that ends a line (a directive) would then take that code into its line.
+  bool codeFollowsOnLine(unsigned Off) const {
+    unsigned P = Off;
+    for (const Token &T : Tokens) {
+      if (T.B < Off)
+        continue;
+      if (F.Buffer.slice(P, T.B).contains('\n') || T.K == LineComment)
+        return false;
+      if (T.K == Code)
+        return true;
+      P = T.E;
+    }
+    return false;
+  }
+
+private:
+  const FileText &F;
+  std::vector<Token> Tokens;
+  /// The token that Off falls strictly inside, if any.
+  const Token *straddling(unsigned Off) const {
+    auto It = llvm::upper_bound(Tokens, Off, [](unsigned O, const Token &T) { return O < T.B; });
+    if (It == Tokens.begin())
+      return nullptr;
+    --It;
+    return It->B < Off && Off < It->E ? &*It : nullptr;
+  }
+};
+
+/// Marks where text that Emit writes itself begins (a template line, a statement it makes), so
+/// that the final text can be checked: each such piece must begin with a token of its own, not
+/// inside a comment that the user's text opened. Removed before the text leaves Emit.
+const char Own = '\x02';
+
+/// S marked as Emit's own.
+std::string mark(std::string S) { return Own + S; }
+Lines mark(Lines L) {
+  for (std::string &S : L)
+    S = mark(std::move(S));
+  return L;
+}
+/// L without its mark, for tests of how it begins.
+StringRef bare(StringRef L) { return L.starts_with(StringRef(&Own, 1)) ? L.drop_front() : L; }
+
+/// Text with its marks removed, or why a piece of Emit's own in it does not begin with a token:
+/// the last line of defence against a cut that let the user's comment take in emitted code.
+std::string unmark(std::string &Text, const LangOptions &LO) {
+  std::vector<unsigned> Starts;
+  std::string Out;
+  Out.reserve(Text.size());
+  for (char C : Text)
+    if (C == Own)
+      Starts.push_back(Out.size());
+    else
+      Out += C;
+  for (unsigned &Start : Starts)
+    while (Start < Out.size() && (Out[Start] == ' ' || Out[Start] == '\t'))
+      ++Start;
+  Text = std::move(Out);
+  // Lexed on its own, from a location whose raw encoding is 0, so that a token's raw encoding is
+  // its offset in Text. The text replaces the loop from the start of a line or from the loop's
+  // first token, outside any comment, so it lexes here as it does in the file.
+  std::set<unsigned> CodeStarts;
+  Lexer Raw(SourceLocation(), LO, Text.data(), Text.data(), Text.data() + Text.size());
+  Raw.SetCommentRetentionState(true);
+  int Depth = 0; // of preprocessor conditionals: the text must hold whole ones
+  bool AfterHash = false;
+  for (;;) {
+    clang::Token T;
+    bool End = Raw.LexFromRawLexer(T);
+    if (T.is(tok::eof))
+      break;
+    if (!T.is(tok::comment))
+      CodeStarts.insert(T.getLocation().getRawEncoding());
+    if (AfterHash && T.is(tok::raw_identifier)) {
+      StringRef D = T.getRawIdentifier();
+      Depth += D == "if" || D == "ifdef" || D == "ifndef" ? 1 : D == "endif" ? -1 : 0;
+      if (Depth < 0 || (Depth == 0 && D.starts_with("el")))
+        return "the emitted text has a '#" + D.str() + "' without its '#if'";
+    }
+    AfterHash = T.is(tok::hash) && T.isAtStartOfLine();
+    if (End)
+      break;
+  }
+  if (Depth != 0)
+    return "the emitted text has an '#if' without its '#endif'";
+  for (unsigned Start : Starts)
+    if (!CodeStarts.count(Start)) {
+      size_t End = Text.find('\n', Start);
+      return "the emitted code '" + Text.substr(Start, End == std::string::npos ? End : End - Start) +
+             "' would not be code (a comment of the loop's text would take it in)";
+    }
+  return "";
+}
 
 /// Splits raw source into lines relative to the indentation Base, dropping blank edges.
 Lines chunk(StringRef Text, StringRef Base) {
@@ -170,8 +346,10 @@ private:
 };
 
 /// Fills templates/pipeline.cu.in: ${name} inline, or a line holding only ${name} replaced by a block.
+/// Each line of the template that is code is marked as Emit's own (mark), unless Mark is false.
 std::string render(StringRef Template, const std::map<std::string, std::string> &Inline,
-                   const std::map<std::string, Lines> &Blocks, StringRef Base, StringRef Unit) {
+                   const std::map<std::string, Lines> &Blocks, StringRef Base, StringRef Unit,
+                   bool Mark = true) {
   SmallVector<StringRef, 64> TemplateLines;
   Template.rtrim('\n').split(TemplateLines, '\n');
   std::string Out;
@@ -212,6 +390,8 @@ std::string render(StringRef Template, const std::map<std::string, std::string> 
       for (size_t P = Line.find(Pattern); P != std::string::npos; P = Line.find(Pattern, P + Value.size()))
         Line.replace(P, Pattern.size(), Value);
     }
+    if (Mark && !Line.empty() && !StringRef(Line).starts_with("//"))
+      Line = mark(std::move(Line));
     Emit(Body.starts_with("#") ? "" : Indent, Line); // a directive of the template stays in column 0
   }
   return Out;
@@ -244,9 +424,9 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   const bool TmaLoop = !M.Tiles.empty() && llvm::all_of(M.Tiles, UsesTma);
   FileText F(Ctx, Ctx.getSourceManager().getFileID(
                       Ctx.getSourceManager().getExpansionLoc(M.Loop->getBeginLoc())));
-  auto Fail = [](const Twine &Why) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), Why);
-  };
+  auto Fail = [](const Twine &Why) { return llvm::make_error<EmitError>(Reason::Unsupported, Why.str()); };
+  // The loop's text cannot be cut safely: the loop is left alone with reason source-text.
+  auto CannotCut = [](const std::string &Why) { return llvm::make_error<EmitError>(Reason::SourceText, Why); };
   const auto *Body = [&]() -> const CompoundStmt * {
     if (const auto *For = dyn_cast<ForStmt>(M.Loop))
       return cast<CompoundStmt>(For->getBody());
@@ -293,13 +473,13 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     if (!isa<ArraySubscriptExpr>(Src) || Src->getBeginLoc().isMacroID())
       R = "(" + R + ")";
     const std::string &T = M.Tiles[S.TileIdx].ElementTypeText;
-    std::string Head = "cuda::memcpy_async(&" + D + ", &" + R + ",";
-    std::string Tail = "cuda::aligned_size_t<sizeof(" + T + ")>(sizeof(" + T + ")), " + Pipe + ")";
+    std::string Head = "::cuda::memcpy_async(&" + D + ", &" + R + ",";
+    std::string Tail = "::cuda::aligned_size_t<sizeof(" + T + ")>(sizeof(" + T + ")), " + Pipe + ")";
     // Long calls continue under their first argument.
     std::string Ind = F.indentOf(F.begin(S.Statement)) + Extra;
     if (Ind.size() + Unit.size() + Head.size() + Tail.size() + 2 <= 100)
       return Head + " " + Tail;
-    return Head + "\n" + Ind + std::string(19, ' ') + Tail;
+    return Head + "\n" + Ind + std::string(21, ' ') + Tail;
   };
   // A store that fills a whole tile (its box is known) gets the block-wide 16-byte copy, with the
   // per-element copy kept for blocks of another shape and unaligned addresses.
@@ -383,12 +563,12 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
                                              {"tile", V},
                                              {"pipe", Pipe}};
     std::string Ind2 = Ind + Unit + Unit;
-    std::string Head = "cuda::memcpy_async(&" + V + Dst + ",";
+    std::string Head = "::cuda::memcpy_async(&" + V + Dst + ",";
     std::string Mid = "&" + B.Pointer + "[" + Src + "],";
-    std::string Tail = "cuda::aligned_size_t<16>(16), " + Pipe + ");";
+    std::string Tail = "::cuda::aligned_size_t<16>(16), " + Pipe + ");";
     Lines Call{Head + " " + Mid + " " + Tail};
     if (Ind2.size() + Call[0].size() > 100)
-      Call = {Head, std::string(19, ' ') + Mid, std::string(19, ' ') + Tail};
+      Call = {Head, std::string(21, ' ') + Mid, std::string(21, ' ') + Tail};
     // Per element, the threads that differ only in an index the tile does not span copy the same
     // elements to the same places: the first of them copies, the others would only race with it.
     std::vector<std::string> Others;
@@ -399,10 +579,10 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     if (!Others.empty())
       PerElement = {"if (" + llvm::join(Others, " && ") + ") // the others copy the same elements",
                     Unit + CopyCall(S, Unit + Unit) + ";"};
-    std::map<std::string, Lines> Bl = {{"base", BaseDecl},
-                                       {"coordinates", Coords},
-                                       {"copy", Call},
-                                       {"per_element", PerElement}};
+    std::map<std::string, Lines> Bl = {{"base", mark(BaseDecl)},
+                                       {"coordinates", mark(Coords)},
+                                       {"copy", mark(Call)},
+                                       {"per_element", mark(PerElement)}};
     AnyWide = true;
     return render(WideCopyTemplate, In, Bl, Ind, Unit);
   };
@@ -445,18 +625,20 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       if (Box.Guarded) {
         std::string Row = Box.Coordinates.size() == 2 ? Box.Coordinates[0] : "0";
         TmaEdits.emplace_back(
-            B, Len, Call("tilepipe_tma::copy_box", {Box.MapName, V, Row, Box.Coordinates.back(), Bar}, Ind));
+            B, Len, mark(Call("::tilepipe_tma::copy_box", {Box.MapName, V, Row, Box.Coordinates.back(), Bar}, Ind)));
         std::string Tracker = Names.get(V + "_probe");
-        ProbeState.push_back("tilepipe_tma::BoxProbe " + Tracker + ";");
+        ProbeState.push_back(mark("::tilepipe_tma::BoxProbe " + Tracker + ";"));
         ProbeEdits.emplace_back(B, Len,
-                                Test(Tracker + ".fits(" + Box.MapName + ", " + Box.Pointer + ", " + First + ", " +
-                                     Row + ", " + Box.Coordinates.back() + ");"));
+                                mark(Test(Tracker + ".fits(" + Box.MapName + ", " + Box.Pointer + ", " + First +
+                                          ", " + Row + ", " + Box.Coordinates.back() + ");")));
       } else {
         TmaEdits.emplace_back(B, Len,
-                              Box.BulkCopy
-                                  ? Call("tilepipe_tma::bulk_copy", {V, Box.Pointer, First, Bar}, Ind)
-                                  : Call("tilepipe_tma::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar}, Ind));
-        ProbeEdits.emplace_back(B, Len, Test("tilepipe_tma::starts_on_16(" + Box.Pointer + ", " + First + ");"));
+                              mark(Box.BulkCopy
+                                       ? Call("::tilepipe_tma::bulk_copy", {V, Box.Pointer, First, Bar}, Ind)
+                                       : Call("::tilepipe_tma::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar},
+                                              Ind)));
+        ProbeEdits.emplace_back(B, Len,
+                                mark(Test("::tilepipe_tma::starts_on_16(" + Box.Pointer + ", " + First + ");")));
       }
       // Every tile of the loop comes whole, once per tile: the barrier expects all their bytes.
       TileBytes += (TileBytes.empty() ? "" : " + ") + ("sizeof(" + V + ")");
@@ -484,13 +666,14 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       };
       std::string Ind = F.indentOf(B);
       Edits.emplace_back(B, F.afterSemi(S.Statement) - B,
-                         "if (" + F.text(CO->getCond()->IgnoreParens()->getSourceRange()) + ")\n" + Ind + Unit +
-                             Branch(S) + ";\n" + Ind + "else\n" + Ind + Unit + Branch(S2) + ";");
+                         mark("if (" + F.text(CO->getCond()->IgnoreParens()->getSourceRange()) + ")") + "\n" +
+                             Ind + Unit + mark(Branch(S) + ";") + "\n" + Ind + mark("else") + "\n" + Ind + Unit +
+                             mark(Branch(S2) + ";"));
       ++I;
       continue;
     }
     if (S.Src && Pipelined)
-      Edits.emplace_back(B, E - B, CopyCall(S));
+      Edits.emplace_back(B, E - B, mark(CopyCall(S)));
   }
   std::string CopyText = editSpan(F, CopyBegin, CopyEnd, Edits);
   Lines CopyLines = chunk(CopyText, BodyIndent);
@@ -535,6 +718,43 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     Increment += (Increment.empty() ? "" : " ") + T;
   }
 
+  // Every slice of the user's text that moves begins and ends between tokens and carries its
+  // comments and conditionals whole (SourceTokens); else the loop is left alone.
+  unsigned LoopEnd = F.end(M.Loop);
+  SourceTokens Toks(F, LoopOff, LoopEnd);
+  {
+    StringRef LoopText = F.slice(LoopOff, LoopEnd);
+    if (LoopText.contains(Verbatim) || LoopText.contains(Own))
+      return CannotCut("the loop's text holds a control character (\\x01 or \\x02) that tilepipe uses to mark lines");
+    std::vector<std::tuple<unsigned, unsigned, std::string>> Slices = {
+        {CopyBegin, CopyEnd, "the copy phase"},
+        {ComputeBegin, ComputeEnd, "the compute phase"},
+        {F.begin(M.Cond), F.end(M.Cond), "the loop condition"}};
+    if (M.Init)
+      Slices.emplace_back(F.begin(M.Init), F.afterSemi(M.Init), "the loop's initialization");
+    if (M.Inc)
+      Slices.emplace_back(F.begin(M.Inc), F.end(M.Inc), "the loop's increment");
+    for (const Stmt *S : M.TailIncs)
+      Slices.emplace_back(F.begin(S), F.afterSemi(S), "an increment at the end of the body");
+    for (const DeclStmt *DS : M.IndexDecls)
+      Slices.emplace_back(F.begin(DS), F.end(DS), "an index declaration");
+    for (const Tile &T : M.Tiles)
+      if (T.DeclaredInBody)
+        Slices.emplace_back(F.begin(T.DeclaredInBody), F.end(T.DeclaredInBody), "a tile declaration");
+    // Where the copies replace the user's statements: only the cut points matter (what they
+    // replace is dropped).
+    for (const auto *E : {&Edits, &TmaEdits, &ProbeEdits})
+      for (const auto &[Off, Len, New] : *E)
+        for (unsigned Cut : {Off, Off + Len})
+          Slices.emplace_back(Cut, Cut, "a tile copy");
+    // Below compute capability 8.0 the whole loop stays, re-indented inside a block.
+    if (Pipelined && Opts.ArchGuard)
+      Slices.emplace_back(LoopOff, LoopEnd, "the loop kept below compute capability 8.0");
+    for (const auto &[B, E, What] : Slices)
+      if (std::string Why = Toks.problem(B, E, What); !Why.empty())
+        return CannotCut(Why);
+  }
+
   Lines Hoisted, Cursors, Shadows, Stores, FetchViews, Views, IndexDecls;
   for (const Tile &T : M.Tiles) {
     std::string Dims = "[" + std::to_string(Stages) + "]";
@@ -554,15 +774,15 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       if (!llvm::is_contained(Hoisted, Decl))
         Hoisted.push_back(Decl);
     }
-    FetchViews.push_back("auto &" + T.Var->getName().str() + " = " + StageArray[T.Var] + "[" +
-                         FetchStage + "];");
-    Views.push_back("auto &" + T.Var->getName().str() + " = " + StageArray[T.Var] + "[" + Stage +
-                    "];");
+    FetchViews.push_back(mark("auto &" + T.Var->getName().str() + " = " + StageArray[T.Var] + "[" +
+                              FetchStage + "];"));
+    Views.push_back(mark("auto &" + T.Var->getName().str() + " = " + StageArray[T.Var] + "[" + Stage +
+                         "];"));
   }
   for (const VarDecl *V : M.Inductions) {
-    Cursors.push_back("auto " + Cursor[V] + " = " + V->getName().str() + ";");
-    Shadows.push_back("auto " + V->getName().str() + " = " + Cursor[V] + ";");
-    Stores.push_back(Cursor[V] + " = " + V->getName().str() + ";");
+    Cursors.push_back(mark("auto " + Cursor[V] + " = " + V->getName().str() + ";"));
+    Shadows.push_back(mark("auto " + V->getName().str() + " = " + Cursor[V] + ";"));
+    Stores.push_back(mark(Cursor[V] + " = " + V->getName().str() + ";"));
   }
   // Index variables stay in the loop body only where the compute phase still reads them.
   llvm::SmallPtrSet<const Decl *, 8> ReadByCompute;
@@ -587,9 +807,9 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
 
   Lines WideSetup;
   if (AnyWide)
-    WideSetup = {"const unsigned " + Rank +
-                     " = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);",
-                 "const unsigned " + Threads + " = blockDim.x * blockDim.y * blockDim.z;"};
+    WideSetup = mark(Lines{"const unsigned " + Rank +
+                               " = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);",
+                           "const unsigned " + Threads + " = blockDim.x * blockDim.y * blockDim.z;"});
   std::map<std::string, std::string> Inline = {
       {"stages", std::to_string(Stages)}, {"ahead", std::to_string(Stages - 1)},
       {"pending", std::to_string(Stages - 2)},
@@ -601,8 +821,23 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       {"parities", Parities}, {"s", StageVar},
       {"tensor_copies", TensorCopies}, {"aligned", AlignedVar},
       {"probe", Probe}};
-  Lines Trailing = single(
-      M.NestedInLoop ? "__syncthreads(); // the buffers may be refilled when this block runs again" : "");
+  // After the loop, a block barrier where the original's last one ordered something: what the
+  // compute phase wrote to shared or global memory (another thread may read it after the loop),
+  // and, where the block may run the loop again, its reads of the buffers before the next refill.
+  Lines Trailing;
+  if (M.ComputeWritesMemory && M.NestedInLoop)
+    Trailing = {"__syncthreads(); // the loop's writes are seen after it; the buffers may be refilled when this "
+                "block runs again"};
+  else if (M.ComputeWritesMemory)
+    Trailing = {"__syncthreads(); // the loop's writes to memory are seen by every thread after it"};
+  else if (M.NestedInLoop)
+    Trailing = {"__syncthreads(); // the buffers may be refilled when this block runs again"};
+  // Before the first copies of a loop of the rotated form, its leading barrier: every thread's
+  // writes before the loop (to the copies' sources) are done before any thread copies.
+  Lines Leading;
+  if (M.Form == LoopForm::Rotated)
+    Leading = {"__syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the "
+               "copies"};
   std::map<std::string, Lines> Blocks = {
       {"hoisted_tiles", Hoisted},
       {"init", single(InitText)},
@@ -620,12 +855,13 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       {"compute_phase", ComputeLines},
       {"tail_increments", TailLines},
       {"wide_setup", WideSetup},
-      {"trailing_barrier", Trailing}};
+      {"trailing_barrier", mark(Trailing)},
+      {"leading_barrier", mark(Leading)}};
   // A rendered section as lines of a block, its directives kept in column 0.
   auto Section = [&](StringRef Name) {
     Lines Out;
     for (const std::string &L : chunk(render(section(PipelineTemplate, Name), Inline, Blocks, "", Unit), ""))
-      Out.push_back(StringRef(L).starts_with("#") ? Verbatim + L : L);
+      Out.push_back(bare(L).starts_with("#") ? Verbatim + L : L);
     return Out;
   };
   std::string NewText;
@@ -646,7 +882,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
         AnyBulk |= T.Box.BulkCopy;
         AnyTensor |= !T.Box.BulkCopy;
         if (!T.Box.BulkCopy)
-          Launch.push_back("tilepipe_tma::takes(" + T.Box.MapName + ", " + V + (T.Box.Guarded ? ", true)" : ")"));
+          Launch.push_back("::tilepipe_tma::takes(" + T.Box.MapName + ", " + V + (T.Box.Guarded ? ", true)" : ")"));
         for (const std::string &Cond : blockHasShape(V, T.Box.ThreadDims))
           if (!llvm::is_contained(Shapes, Cond))
             Shapes.push_back(Cond);
@@ -669,10 +905,10 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
                                     "(cp.async.bulk) per tile"
                                   : "however launched: one bulk copy (cp.async.bulk) per tile";
       Blocks["invalidate"] =
-          M.NestedInLoop ? Lines{"if (" + Leader + ") // set up again when this block runs again",
-                                 Unit + "for (int " + StageVar + " = 0; " + StageVar + " < " +
-                                     std::to_string(Stages) + "; ++" + StageVar + ")",
-                                 Unit + Unit + Bars + "[" + StageVar + "].~barrier();"}
+          M.NestedInLoop ? mark(Lines{"if (" + Leader + ") // set up again when this block runs again",
+                                      Unit + "for (int " + StageVar + " = 0; " + StageVar + " < " +
+                                          std::to_string(Stages) + "; ++" + StageVar + ")",
+                                      Unit + Unit + "::tilepipe_tma::drop_barrier(" + Bars + "[" + StageVar + "]);"})
                          : Lines{};
       Blocks["tma_loop"] = Section("tma_loop");
     }
@@ -680,8 +916,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   }
 
   std::vector<Replacement> Out;
-  unsigned LoopEnd = F.end(M.Loop);
-  unsigned ReplaceFrom = LoopOff;
+  unsigned ReplaceFrom = LoopOff, ReplaceTo = LoopEnd;
   if (Pipelined && Opts.ArchGuard) {
     // Below compute capability 8.0 the loop stays as it was, reading stage 0 of each tile.
     if (!F.firstOnLine(LoopOff))
@@ -690,18 +925,28 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     Lines Original;
     for (const Tile &T : M.Tiles)
       if (!T.DeclaredInBody)
-        Original.push_back("auto &" + T.Var->getName().str() + " = " + StageArray[T.Var] + "[0];");
+        Original.push_back(mark("auto &" + T.Var->getName().str() + " = " + StageArray[T.Var] + "[0];"));
     for (const std::string &L : chunk(F.slice(LoopOff, LoopEnd), Base))
       Original.push_back(L);
-    std::string Text = "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800\n" + Base + NewText +
-                       "\n#else\n" + Base +
-                       "{ // tilepipe: below compute capability 8.0, the loop as it was\n";
+    std::string Text = mark("#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800") + "\n" + Base + NewText + "\n" +
+                       mark("#else") + "\n" + Base +
+                       mark("{ // tilepipe: below compute capability 8.0, the loop as it was") + "\n";
     for (const std::string &L : Original)
       Text += L.empty() ? "\n" : L.front() == Verbatim ? L.substr(1) + "\n" : Base + Unit + L + "\n";
-    NewText = Text + Base + "}\n#endif";
+    NewText = Text + Base + mark("}") + "\n" + mark("#endif");
+    // Code after the loop on its last line would otherwise become part of the #endif line: it
+    // goes to a line of its own.
+    if (Toks.codeFollowsOnLine(LoopEnd)) {
+      NewText += "\n" + Base;
+      while (ReplaceTo < F.Buffer.size() && (F.Buffer[ReplaceTo] == ' ' || F.Buffer[ReplaceTo] == '\t'))
+        ++ReplaceTo;
+    }
   }
+  // The last line of defence: every line Emit wrote begins with a token of its own.
+  if (std::string Why = unmark(NewText, F.LO); !Why.empty())
+    return CannotCut(Why);
   Out.emplace_back(F.SM, CharSourceRange::getCharRange(F.SM.getComposedLoc(F.FID, ReplaceFrom),
-                                                       F.SM.getComposedLoc(F.FID, LoopEnd)),
+                                                       F.SM.getComposedLoc(F.FID, ReplaceTo)),
                    NewText);
   std::set<unsigned> Aligned;
   for (const Tile &T : M.Tiles)
@@ -724,7 +969,7 @@ std::string emitLauncher(const LauncherParts &P) {
   std::vector<std::string> Args = P.Args;
   for (const Tile *T : P.Tiles) {
     const TileBox &B = T->Box;
-    Maps.push_back("tilepipe_tma::TileMap " + B.MapName + " = {};");
+    Maps.push_back("::tilepipe_tma::TileMap " + B.MapName + " = {};");
     // Rows and planes: the tile's next-to-innermost and outermost dimensions, with their strides.
     const size_t N = B.ExtentText.size();
     auto Long = [](const std::string &E) { return "(long long)(" + E + ")"; };
@@ -737,20 +982,21 @@ std::string emitLauncher(const LauncherParts &P) {
       Bounds = std::string(", ") + (B.Bounds.size() == 1 ? "0" : Long(B.Bounds[0])) + ", " + Long(B.Bounds.back());
     else if (N == 3)
       Bounds = ", 0, 0, " + Long(B.Coefficients[0]) + ", " + Long(B.ExtentText[0]);
-    Encodes.push_back(P.Ok + " = " + P.Ok + " && tilepipe_tma::encode(&" + B.MapName + ", " + B.PointerParam +
-                      ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " + Rows + ", " + Long(B.ExtentText.back()) +
-                      Bounds + ");");
+    Encodes.push_back(P.Ok + " = " + P.Ok + " && ::tilepipe_tma::encode(&" + B.MapName + ", " +
+                      B.PointerParam + ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " + Rows + ", " +
+                      Long(B.ExtentText.back()) + Bounds + ");");
     Args.push_back(B.MapName);
   }
   Args.push_back(P.Ok);
   std::map<std::string, std::string> Inline = {
       {"kernel_name", P.KernelName}, {"kernel", P.Kernel},   {"launcher", P.Launcher},
+      {"qualifier", P.Qualifier},
       {"params", P.Params},          {"args", llvm::join(Args, ", ")}, {"grid", P.Grid},
       {"block", P.Block},            {"shared_bytes", P.SharedBytes},
       {"stream", P.Stream},          {"ok", P.Ok},           {"traced", P.Traced}};
   std::map<std::string, Lines> Blocks = {
       {"template_header", single(P.TemplateHeader)}, {"maps", Maps}, {"encodes", Encodes}};
-  return render(TmaLauncherTemplate, Inline, Blocks, "", "  ");
+  return render(TmaLauncherTemplate, Inline, Blocks, "", "  ", /*Mark=*/false);
 }
 
 struct FreshNames::Impl {

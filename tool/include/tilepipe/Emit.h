@@ -25,8 +25,23 @@ struct EmitOptions {
   bool ArchGuard = false;
 };
 
+/// Why a loop cannot be emitted: the reason the Driver records for it (Reason::SourceText when
+/// its text cannot be cut safely, Reason::Unsupported for the rest) and a detail that says where.
+class EmitError : public llvm::ErrorInfo<EmitError> {
+public:
+  static char ID;
+  EmitError(Reason Code, std::string Detail) : Code(Code), Detail(std::move(Detail)) {}
+  Reason Code;
+  std::string Detail;
+  void log(llvm::raw_ostream &OS) const override { OS << Detail; }
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+};
+
 /// The loop statement replaced by the pipelined block, and each tile declared before the loop
-/// renamed to its stage array. Fails (with a message) when the source cannot be cut as planned.
+/// renamed to its stage array. Fails with an EmitError when the source cannot be cut as planned:
+/// every piece of the user's text that moves is cut between tokens (checked with the raw lexer)
+/// and carries its comments and preprocessor conditionals whole, and every statement the
+/// template emits is, in the result, a token of its own and not inside a comment.
 llvm::Expected<std::vector<clang::tooling::Replacement>>
 emitPipeline(clang::ASTContext &Ctx, const LoopModel &M, unsigned Stages,
              const EmitOptions &Opts = {});
@@ -36,6 +51,7 @@ emitPipeline(clang::ASTContext &Ctx, const LoopModel &M, unsigned Stages,
 struct LauncherParts {
   std::string KernelName;     ///< the kernel's name
   std::string Kernel;         ///< the kernel as the launch names it (with its template arguments)
+  std::string Qualifier;      ///< `::` and its namespaces, for the launch (empty in an unnamed namespace)
   std::string TemplateHeader; ///< `template <...>` for a kernel template, else empty
   std::string Launcher;       ///< the launcher's name
   std::string Params;         ///< ", <each kernel parameter as written>"

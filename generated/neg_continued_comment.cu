@@ -1,0 +1,264 @@
+// neg_continued_comment.cu: two kernels with the same tiled loop that differ in one comment.
+// In mirrored_sums_noted, the comment that ends the compute phase ends in a backslash, so the
+// blank line after it belongs to the comment too: a rewrite that cut the body by lines and put
+// its own statements after that line would put them into the comment. The tool must leave that
+// loop alone, byte for byte, with source-text; mirrored_sums, with an ordinary comment, is
+// rewritten. Both kernels compute the same sums.
+#include <cuda/pipeline>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cstdint>
+#include <algorithm>
+
+#define CK(call)                                                            \
+  do {                                                                      \
+    cudaError_t ck_err_ = (call);                                           \
+    if (ck_err_ != cudaSuccess) {                                           \
+      fprintf(stderr, "%s:%d: CUDA error: %s (%s)\n", __FILE__, __LINE__,   \
+              cudaGetErrorString(ck_err_), #call);                          \
+      exit(1);                                                              \
+    }                                                                       \
+  } while (0)
+
+// Deterministic xorshift64* generator, seeded from (seed, case number).
+struct Rng {
+  uint64_t s;
+  Rng(uint64_t seed, uint64_t caseNo) {
+    s = ((seed + 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL) ^
+        ((caseNo + 1) * 0x94D049BB133111EBULL);
+    if (s == 0) s = 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < 4; ++i) next();
+  }
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1DULL;
+  }
+  // Uniform in [-1, 1).
+  float uniform() { return (float)(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
+  double uniformd() { return (double)(next() >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
+  // Uniform integer in [lo, hi].
+  int range(int lo, int hi) { return lo + (int)(next() % (uint64_t)(hi - lo + 1)); }
+};
+
+template <typename F = float>
+static std::vector<F> randomFloats(size_t n, Rng& r) {
+  std::vector<F> v(n);
+  size_t i = 0;
+  for (; i + 1 < n; i += 2) {  // two 24-bit values per draw
+    const uint64_t x = r.next();
+    v[i] = (F)(x >> 40) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+    v[i + 1] = (F)((x >> 16) & 0xFFFFFFu) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+  }
+  if (i < n) v[i] = (F)r.uniform();
+  return v;
+}
+
+template <typename T>
+static T* toDevice(const std::vector<T>& h) {
+  T* d = nullptr;
+  CK(cudaMalloc(&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
+  if (!h.empty()) CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Allocates an output buffer of n elements and poisons it with 0xFF bytes.
+template <typename T>
+static T* poisonedOutput(size_t n) {
+  T* d = nullptr;
+  const size_t bytes = std::max<size_t>(n, 1) * sizeof(T);
+  CK(cudaMalloc(&d, bytes));
+  CK(cudaMemset(d, 0xFF, bytes));
+  return d;
+}
+
+template <typename T>
+static void writeOutput(FILE* f, const T* d, size_t n) {
+  if (n == 0) return;
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  if (fwrite(h.data(), sizeof(T), n, f) != n) {
+    fprintf(stderr, "%s:%d: short write to output file\n", __FILE__, __LINE__);
+    exit(1);
+  }
+}
+
+static void checkLaunch() {
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+}
+
+// 3 warm-up launches, then 20 individually timed launches; prints the median.
+template <typename F>
+static void timeKernel(F launch) {
+  for (int i = 0; i < 3; ++i) launch();
+  checkLaunch();
+  cudaEvent_t start, stop;
+  CK(cudaEventCreate(&start));
+  CK(cudaEventCreate(&stop));
+  std::vector<float> ms;
+  for (int i = 0; i < 20; ++i) {
+    CK(cudaEventRecord(start));
+    launch();
+    CK(cudaEventRecord(stop));
+    CK(cudaEventSynchronize(stop));
+    CK(cudaGetLastError());
+    float t = 0.0f;
+    CK(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  printf("time_ms=%.4f\n", 0.5 * (ms[9] + ms[10]));
+  CK(cudaEventDestroy(start));
+  CK(cudaEventDestroy(stop));
+}
+
+static FILE* openOutput(int argc, char** argv, uint64_t* seed) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <output.bin> [seed]\n", argv[0]);
+    exit(2);
+  }
+  FILE* f = fopen(argv[1], "wb");
+  if (!f) {
+    perror(argv[1]);
+    exit(1);
+  }
+  *seed = argc > 2 ? strtoull(argv[2], nullptr, 10) : 1;
+  return f;
+}
+
+static void closeOutput(FILE* f) {
+  if (fclose(f) != 0) {
+    perror("fclose");
+    exit(1);
+  }
+}
+
+#define T 128  // == blockDim.x
+
+__global__ void mirrored_sums_noted(float* out, const float* in, int numTiles) {
+  __shared__ float s[T];
+  float acc = 0.0f;
+  // EXPECT: source-text
+  for (int t = 0; t < numTiles; ++t) {
+    s[threadIdx.x] = in[(blockIdx.x * numTiles + t) * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x] * s[T - 1 - threadIdx.x]; // the product with the mirrored element \
+
+    __syncthreads();
+  }
+  out[blockIdx.x * T + threadIdx.x] = acc;
+}
+
+__global__ void mirrored_sums(float* out, const float* in, int numTiles) {
+  alignas(16) __shared__ float s_stages[3][T];
+  float acc = 0.0f;
+  // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
+  {
+    int t = 0;
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
+    auto t_fetch = t;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto t = t_fetch;
+      if (t < numTiles) {
+        auto &s = s_stages[fetch_stage];
+        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+        using s_index = decltype(+((blockIdx.x * numTiles + t) * T + threadIdx.x));
+        const s_index s_base = (s_index)((blockIdx.x * numTiles + t) * T + threadIdx.x)
+            - (s_index)threadIdx.x;
+        if (sizeof(s) % 16 == 0 &&
+            blockDim.x == sizeof(s) / sizeof(s[0]) &&
+            reinterpret_cast<unsigned long long>(&in[s_base]) % 16 == 0 &&
+            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+            ::cuda::memcpy_async(&s[col],
+                                 &in[s_base + (s_index)col],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
+          }
+        } else {
+          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+            ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
+        ++t;
+        t_fetch = t;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+    };
+    for (int prologue = 0; prologue < 2; ++prologue)
+      issue_tile();
+    int stage = 0;
+    for (; t < numTiles; ++t) {
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &s = s_stages[stage];
+      acc += s[threadIdx.x] * s[T - 1 - threadIdx.x]; // the product with the mirrored element /* \ */
+      /* a comment of two lines
+         ends here */
+      pipe.consumer_release();
+      stage = stage + 1 == 3 ? 0 : stage + 1;
+    }
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
+  }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &s = s_stages[0];
+    for (int t = 0; t < numTiles; ++t) {
+      s[threadIdx.x] = in[(blockIdx.x * numTiles + t) * T + threadIdx.x];
+      __syncthreads();
+      acc += s[threadIdx.x] * s[T - 1 - threadIdx.x]; // the product with the mirrored element /* \ */
+      /* a comment of two lines
+         ends here */ __syncthreads();
+    }
+  }
+#endif
+  out[blockIdx.x * T + threadIdx.x] = acc;
+}
+
+static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int numTiles, bool timeIt) {
+  Rng rng(seed, caseNo);
+  std::vector<float> h = randomFloats((size_t)blocks * numTiles * T, rng);
+  float* d = toDevice(h);
+  const size_t nOut = (size_t)blocks * T;
+  float* dNoted = poisonedOutput<float>(nOut);
+  float* dPlain = poisonedOutput<float>(nOut);
+  mirrored_sums_noted<<<blocks, T>>>(dNoted, d, numTiles);
+  checkLaunch();
+  mirrored_sums<<<blocks, T>>>(dPlain, d, numTiles);
+  checkLaunch();
+  writeOutput(f, dNoted, nOut);
+  writeOutput(f, dPlain, nOut);
+  printf("case %d: mirrored_sums_noted, mirrored_sums blocks=%d tiles=%d elements=%zu\n", caseNo, blocks,
+         numTiles, nOut);
+  if (timeIt) timeKernel([&] { mirrored_sums<<<blocks, T>>>(dPlain, d, numTiles); });
+  CK(cudaFree(d));
+  CK(cudaFree(dNoted));
+  CK(cudaFree(dPlain));
+}
+
+int main(int argc, char** argv) {
+  uint64_t seed = 1;
+  FILE* f = openOutput(argc, argv, &seed);
+  runCase(f, seed, 0, 3, 0, false);     // 0 tiles
+  runCase(f, seed, 1, 5, 1, false);     // 1 tile
+  runCase(f, seed, 2, 7, 2, false);     // 2 tiles
+  runCase(f, seed, 3, 9, 3, false);     // 3 tiles
+  runCase(f, seed, 4, 4096, 64, true);  // 4096 blocks x 64 tiles (timed)
+  closeOutput(f);
+  return 0;
+}

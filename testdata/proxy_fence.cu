@@ -1,0 +1,229 @@
+// proxy_fence.cu: loops whose tiles the copy engine moves on sm_90 (bulk copies of 2 KiB tiles),
+// reading what the block wrote earlier in the same kernel with ordinary stores. staged_sums writes
+// its work row (thread i writes element T-1-i of each tile), a __syncthreads() publishes it, and
+// the loop copies it; staged_rotated does the same with a loop of the rotated form, whose leading
+// barrier publishes it. Ordinary stores go through the generic proxy and the copy engine reads
+// through the async proxy: each thread must fence (fence.proxy.async) before the barrier after
+// which the leader issues the first copy. direct_sums, the close safe form, copies only what was
+// written before the launch.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cstdint>
+#include <algorithm>
+
+#define CK(call)                                                            \
+  do {                                                                      \
+    cudaError_t ck_err_ = (call);                                           \
+    if (ck_err_ != cudaSuccess) {                                           \
+      fprintf(stderr, "%s:%d: CUDA error: %s (%s)\n", __FILE__, __LINE__,   \
+              cudaGetErrorString(ck_err_), #call);                          \
+      exit(1);                                                              \
+    }                                                                       \
+  } while (0)
+
+// Deterministic xorshift64* generator, seeded from (seed, case number).
+struct Rng {
+  uint64_t s;
+  Rng(uint64_t seed, uint64_t caseNo) {
+    s = ((seed + 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL) ^
+        ((caseNo + 1) * 0x94D049BB133111EBULL);
+    if (s == 0) s = 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < 4; ++i) next();
+  }
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1DULL;
+  }
+  // Uniform in [-1, 1).
+  float uniform() { return (float)(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
+  double uniformd() { return (double)(next() >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
+  // Uniform integer in [lo, hi].
+  int range(int lo, int hi) { return lo + (int)(next() % (uint64_t)(hi - lo + 1)); }
+};
+
+template <typename F = float>
+static std::vector<F> randomFloats(size_t n, Rng& r) {
+  std::vector<F> v(n);
+  size_t i = 0;
+  for (; i + 1 < n; i += 2) {  // two 24-bit values per draw
+    const uint64_t x = r.next();
+    v[i] = (F)(x >> 40) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+    v[i + 1] = (F)((x >> 16) & 0xFFFFFFu) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+  }
+  if (i < n) v[i] = (F)r.uniform();
+  return v;
+}
+
+template <typename T>
+static T* toDevice(const std::vector<T>& h) {
+  T* d = nullptr;
+  CK(cudaMalloc(&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
+  if (!h.empty()) CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Allocates an output buffer of n elements and poisons it with 0xFF bytes.
+template <typename T>
+static T* poisonedOutput(size_t n) {
+  T* d = nullptr;
+  const size_t bytes = std::max<size_t>(n, 1) * sizeof(T);
+  CK(cudaMalloc(&d, bytes));
+  CK(cudaMemset(d, 0xFF, bytes));
+  return d;
+}
+
+template <typename T>
+static void writeOutput(FILE* f, const T* d, size_t n) {
+  if (n == 0) return;
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  if (fwrite(h.data(), sizeof(T), n, f) != n) {
+    fprintf(stderr, "%s:%d: short write to output file\n", __FILE__, __LINE__);
+    exit(1);
+  }
+}
+
+static void checkLaunch() {
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+}
+
+// 3 warm-up launches, then 20 individually timed launches; prints the median.
+template <typename F>
+static void timeKernel(F launch) {
+  for (int i = 0; i < 3; ++i) launch();
+  checkLaunch();
+  cudaEvent_t start, stop;
+  CK(cudaEventCreate(&start));
+  CK(cudaEventCreate(&stop));
+  std::vector<float> ms;
+  for (int i = 0; i < 20; ++i) {
+    CK(cudaEventRecord(start));
+    launch();
+    CK(cudaEventRecord(stop));
+    CK(cudaEventSynchronize(stop));
+    CK(cudaGetLastError());
+    float t = 0.0f;
+    CK(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  printf("time_ms=%.4f\n", 0.5 * (ms[9] + ms[10]));
+  CK(cudaEventDestroy(start));
+  CK(cudaEventDestroy(stop));
+}
+
+static FILE* openOutput(int argc, char** argv, uint64_t* seed) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <output.bin> [seed]\n", argv[0]);
+    exit(2);
+  }
+  FILE* f = fopen(argv[1], "wb");
+  if (!f) {
+    perror(argv[1]);
+    exit(1);
+  }
+  *seed = argc > 2 ? strtoull(argv[2], nullptr, 10) : 1;
+  return f;
+}
+
+static void closeOutput(FILE* f) {
+  if (fclose(f) != 0) {
+    perror("fclose");
+    exit(1);
+  }
+}
+
+#define T 512  // == blockDim.x
+
+__global__ void staged_sums(float* out, float* work, const float* in, int numTiles) {
+  __shared__ float s[T];
+  for (int k = 0; k < numTiles; ++k)
+    work[(blockIdx.x * numTiles + k) * T + (T - 1 - threadIdx.x)] =
+        3.0f * in[(blockIdx.x * numTiles + k) * T + threadIdx.x] - 1.0f;
+  __syncthreads();
+  float acc = 0.0f;
+  // EXPECT: pipelined
+  for (int t = 0; t < numTiles; ++t) {
+    s[threadIdx.x] = work[(blockIdx.x * numTiles + t) * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x] * s[(threadIdx.x + 5) % T];
+    __syncthreads();
+  }
+  out[blockIdx.x * T + threadIdx.x] = acc;
+}
+
+__global__ void staged_rotated(float* out, float* work, const float* in, int numTiles) {
+  __shared__ float s[T];
+  for (int k = 0; k < numTiles; ++k)
+    work[(blockIdx.x * numTiles + k) * T + (T - 1 - threadIdx.x)] =
+        0.5f * in[(blockIdx.x * numTiles + k) * T + threadIdx.x] + 2.0f;
+  float acc = 0.0f;
+  // EXPECT: pipelined
+  for (int t = 0; t < numTiles; ++t) {
+    __syncthreads();
+    s[threadIdx.x] = work[(blockIdx.x * numTiles + t) * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x] * s[(threadIdx.x + 5) % T];
+  }
+  out[blockIdx.x * T + threadIdx.x] = acc;
+}
+
+__global__ void direct_sums(float* out, const float* in, int numTiles) {
+  __shared__ float s[T];
+  float acc = 0.0f;
+  // EXPECT: pipelined
+  for (int t = 0; t < numTiles; ++t) {
+    s[threadIdx.x] = in[(blockIdx.x * numTiles + t) * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x] * s[(threadIdx.x + 5) % T];
+    __syncthreads();
+  }
+  out[blockIdx.x * T + threadIdx.x] = acc;
+}
+
+static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int numTiles, bool timeIt) {
+  Rng rng(seed, caseNo);
+  const size_t n = (size_t)blocks * numTiles * T, nOut = (size_t)blocks * T;
+  std::vector<float> h = randomFloats(n, rng);
+  float* d = toDevice(h);
+  float* dWork = poisonedOutput<float>(n);
+  float* dOut1 = poisonedOutput<float>(nOut);
+  float* dOut2 = poisonedOutput<float>(nOut);
+  float* dOut3 = poisonedOutput<float>(nOut);
+  staged_sums<<<blocks, T>>>(dOut1, dWork, d, numTiles);
+  checkLaunch();
+  staged_rotated<<<blocks, T>>>(dOut2, dWork, d, numTiles);
+  checkLaunch();
+  direct_sums<<<blocks, T>>>(dOut3, d, numTiles);
+  checkLaunch();
+  writeOutput(f, dOut1, nOut);
+  writeOutput(f, dOut2, nOut);
+  writeOutput(f, dOut3, nOut);
+  printf("case %d: staged_sums, staged_rotated, direct_sums blocks=%d tiles=%d\n", caseNo, blocks, numTiles);
+  if (timeIt) {
+    timeKernel([&] { staged_sums<<<blocks, T>>>(dOut1, dWork, d, numTiles); });
+    timeKernel([&] { direct_sums<<<blocks, T>>>(dOut3, d, numTiles); });
+  }
+  CK(cudaFree(d));
+  CK(cudaFree(dWork));
+  CK(cudaFree(dOut1));
+  CK(cudaFree(dOut2));
+  CK(cudaFree(dOut3));
+}
+
+int main(int argc, char** argv) {
+  uint64_t seed = 1;
+  FILE* f = openOutput(argc, argv, &seed);
+  runCase(f, seed, 0, 3, 0, false);     // 0 tiles
+  runCase(f, seed, 1, 5, 1, false);     // 1 tile
+  runCase(f, seed, 2, 7, 2, false);     // 2 tiles
+  runCase(f, seed, 3, 9, 3, false);     // 3 tiles
+  runCase(f, seed, 4, 2048, 64, true);  // 2048 blocks x 64 tiles (timed)
+  closeOutput(f);
+  return 0;
+}
