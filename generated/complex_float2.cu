@@ -550,7 +550,6 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
           }
           stage = stage + 1 == 3 ? 0 : stage + 1;
         }
-        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
@@ -640,7 +639,6 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
       ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else

@@ -218,7 +218,7 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
     ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-    __syncthreads(); // the loop's writes are seen after it; the buffers may be refilled when this block runs again
+    __syncthreads(); // the buffers may be refilled when this block runs again
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

@@ -534,7 +534,6 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
           stage = stage + 1 == 3 ? 0 : stage + 1;
           k += blockDim.x;
         }
-        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
@@ -611,7 +610,6 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
         k += blockDim.x;
       }
       ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else

@@ -754,7 +754,8 @@ __global__ void own_totals(float* out, const float* in, int numTiles) {
   out[blockIdx.x * T + threadIdx.x] = red[threadIdx.x];
 }
 
-__global__ void neighbour_means(float* out, float* row, const float* in, int numTiles) {
+__global__ void neighbour_means(float* out, float* __restrict__ row, const float* __restrict__ in,
+                                int numTiles) {
   alignas(16) __shared__ float s_stages[3][T2];
   row[blockIdx.x * T2 + threadIdx.x] = 0.0f;
   __syncthreads();

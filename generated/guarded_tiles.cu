@@ -533,7 +533,6 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
           acc += s[(threadIdx.x * 7u + t) % W] * (double)(t + 1);
           stage = stage + 1 == 3 ? 0 : stage + 1;
         }
-        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
@@ -574,7 +573,6 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
       ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else
@@ -694,7 +692,6 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
             acc += As[ty][k] * Bs[k][tx];
           stage = stage + 1 == 3 ? 0 : stage + 1;
         }
-        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
@@ -743,7 +740,6 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
       ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else

@@ -150,21 +150,33 @@ inline bool encode(TileMap *M, const void *Base, size_t Elem, long long Stride, 
 /// Guarded, and each stage of Tile (the first one is Stage0) starts on 128 bytes, as tensor copies need.
 template <class Tile>
 __device__ inline bool takes(const TileMap &M, const Tile &Stage0, bool Guarded = false) {
-  constexpr unsigned Rank = std::rank<Tile>::value;
+  constexpr unsigned Rank = ::std::rank<Tile>::value;
   static_assert(Rank >= 1 && Rank <= 3, "tensor copies take tiles of one to three dimensions");
-  constexpr unsigned Planes = Rank == 3 ? std::extent<Tile, 0>::value : 0;
-  constexpr unsigned Rows = Rank == 1 ? 0 : std::extent<Tile, Rank - 2>::value;
+  constexpr unsigned Planes = Rank == 3 ? ::std::extent<Tile, 0>::value : 0;
+  constexpr unsigned Rows = Rank == 1 ? 0 : ::std::extent<Tile, Rank - 2>::value;
   return M.Bounded == (unsigned)Guarded && M.Planes == Planes && M.Rows == Rows &&
-         M.Cols == (unsigned)std::extent<Tile, Rank - 1>::value && sizeof(Tile) % 128 == 0 &&
+         M.Cols == (unsigned)::std::extent<Tile, Rank - 1>::value && sizeof(Tile) % 128 == 0 &&
          __cvta_generic_to_shared(&Stage0) % 128 == 0;
+}
+/// In the leader: sets up a stage barrier for Count arrivals. The kernel calls this, not `init`:
+/// libcu++'s `init` is found only by argument-dependent lookup, which a name `init` in the
+/// kernel's scope (a parameter `float init`) switches off; here no name of the user's is visible.
+__device__ inline void init_barrier(::cuda::barrier<::cuda::thread_scope_block> &Bar, int Count) {
+  init(&Bar, Count);
+}
+/// In the leader, when no thread waits on Bar any more: tears it down, so that it may be set up
+/// again when the block runs the loop again.
+__device__ inline void drop_barrier(::cuda::barrier<::cuda::thread_scope_block> &Bar) {
+  using Barrier = ::cuda::barrier<::cuda::thread_scope_block>;
+  Bar.~Barrier();
 }
 /// In every thread: waits until the phase of Bar with parity Parity has completed (acquiring, at
 /// block scope, what the copies wrote). A bare loop on mbarrier.try_wait, which suspends the thread
 /// in hardware until the phase completes or a time limit passes: cuda::barrier::wait_parity also
 /// reads the global timer on each call and backs off by sleeping, which cost a 4096-cube matmul
 /// 1.5 % at 32 x 32 tiles (docs/verify-record.md).
-__device__ inline void wait_phase(cuda::barrier<cuda::thread_scope_block> &Bar, unsigned Parity) {
-  while (!cuda::ptx::mbarrier_try_wait_parity(cuda::device::barrier_native_handle(Bar), Parity)) {
+__device__ inline void wait_phase(::cuda::barrier<::cuda::thread_scope_block> &Bar, unsigned Parity) {
+  while (!::cuda::ptx::mbarrier_try_wait_parity(::cuda::device::barrier_native_handle(Bar), Parity)) {
   }
 }
 /// In the leader: whether the element Src[First] starts on 16 bytes, as the first element of a
@@ -180,13 +192,13 @@ __device__ inline bool starts_on_16(const Elem *Src, long long First) {
 /// do, and the tool only where the index moves by a fixed step, so that the first two decide for all.
 template <class Tile, class Elem>
 __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, long long First,
-                                 cuda::barrier<cuda::thread_scope_block> &Bar) {
-  using E = typename std::remove_all_extents<Tile>::type;
+                                 ::cuda::barrier<::cuda::thread_scope_block> &Bar) {
+  using E = typename ::std::remove_all_extents<Tile>::type;
   static_assert(sizeof(E) == sizeof(Elem), "the tile holds the source's elements");
-  constexpr unsigned Rank = std::rank<Tile>::value;
-  constexpr unsigned Planes = Rank == 3 ? std::extent<Tile, 0>::value : 1;
-  constexpr unsigned Rows = Rank == 1 ? 1 : std::extent<Tile, Rank - 2>::value;
-  constexpr unsigned Cols = std::extent<Tile, Rank - 1>::value;
+  constexpr unsigned Rank = ::std::rank<Tile>::value;
+  constexpr unsigned Planes = Rank == 3 ? ::std::extent<Tile, 0>::value : 1;
+  constexpr unsigned Rows = Rank == 1 ? 1 : ::std::extent<Tile, Rank - 2>::value;
+  constexpr unsigned Cols = ::std::extent<Tile, Rank - 1>::value;
   constexpr long long Words = sizeof(E) == 16 ? 2 : 1;
   E *D = reinterpret_cast<E *>(&Dst);
   if (Rank == 3) {
@@ -197,16 +209,16 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
       const unsigned Row = quotient(M, InPlane), Col = InPlane - Row * Stride;
       if (Col + Cols <= Stride && Row + Rows <= M.PlaneRows && Z + Planes <= 0x7fffffffu) {
         const int32_t Coords[3] = {(int32_t)(Col * Words), (int32_t)Row, (int32_t)Z};
-        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
-                                        cuda::device::barrier_native_handle(Bar));
+        ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D, &M.Map, Coords,
+                                          ::cuda::device::barrier_native_handle(Bar));
         return;
       }
     }
   } else if (Rank == 1) {
     if (First >= 0 && (First + Cols) * Words <= 0x7fffffffLL) {
       const int32_t Coords[1] = {(int32_t)(First * Words)};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
-                                      cuda::device::barrier_native_handle(Bar));
+      ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D, &M.Map, Coords,
+                                        ::cuda::device::barrier_native_handle(Bar));
       return;
     }
   } else if (First >= 0 && First < 0x80000000LL) {
@@ -215,8 +227,8 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
     const unsigned Col = (unsigned)First - Row * Stride;
     if (Col + Cols <= Stride && Row + Rows <= 0x7fffffffu) {
       const int32_t Coords[2] = {(int32_t)(Col * Words), (int32_t)Row};
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, D, &M.Map, Coords,
-                                      cuda::device::barrier_native_handle(Bar));
+      ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D, &M.Map, Coords,
+                                        ::cuda::device::barrier_native_handle(Bar));
       return;
     }
   }
@@ -231,15 +243,15 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
       for (unsigned P = 0; P < Planes; ++P)
 #pragma unroll 1
         for (unsigned R = 0; R < Rows; ++R)
-          cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + (P * Rows + R) * Cols,
-                                   Src + First + P * M.Plane + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
-                                   cuda::device::barrier_native_handle(Bar));
+          ::cuda::ptx::cp_async_bulk(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D + (P * Rows + R) * Cols,
+                                     Src + First + P * M.Plane + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
+                                     ::cuda::device::barrier_native_handle(Bar));
     } else {
       // Unrolled: kept in a loop, it costs the 2-D matmul 7 registers more (39 instead of 32).
       for (unsigned R = 0; R < Rows; ++R)
-        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, D + R * Cols,
-                                 Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
-                                 cuda::device::barrier_native_handle(Bar));
+        ::cuda::ptx::cp_async_bulk(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D + R * Cols,
+                                   Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
+                                   ::cuda::device::barrier_native_handle(Bar));
     }
   } else {
     __trap(); // unreachable: takes() refuses a map made for tiles of another shape
@@ -253,13 +265,13 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
 /// of the index), and the stage on 128.
 template <class Tile, class Elem>
 __device__ inline void bulk_copy(Tile &Dst, const Elem *Src, long long First,
-                                 cuda::barrier<cuda::thread_scope_block> &Bar) {
-  static_assert(std::rank<Tile>::value == 1, "bulk copies take tiles of one dimension");
-  static_assert(sizeof(typename std::remove_all_extents<Tile>::type) == sizeof(Elem),
+                                 ::cuda::barrier<::cuda::thread_scope_block> &Bar) {
+  static_assert(::std::rank<Tile>::value == 1, "bulk copies take tiles of one dimension");
+  static_assert(sizeof(typename ::std::remove_all_extents<Tile>::type) == sizeof(Elem),
                 "the tile holds the source's elements");
   static_assert(sizeof(Tile) % 16 == 0, "a bulk copy moves whole 16-byte units");
-  cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, &Dst[0], Src + First,
-                           (uint32_t)sizeof(Tile), cuda::device::barrier_native_handle(Bar));
+  ::cuda::ptx::cp_async_bulk(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, &Dst[0], Src + First,
+                             (uint32_t)sizeof(Tile), ::cuda::device::barrier_native_handle(Bar));
 }
 /// In the leader, over a guarded copy's first two tiles: the element Src[First] is the one at
 /// (Row, Col) in the bounded map M (Row 0 for a 1-D tile), it starts on 16 bytes (as the first
@@ -284,30 +296,30 @@ struct BoxProbe {
 /// guard fails.
 template <class Tile>
 __device__ inline void copy_box(const TileMap &M, Tile &Dst, int Row, int Col,
-                                cuda::barrier<cuda::thread_scope_block> &Bar) {
-  using E = typename std::remove_all_extents<Tile>::type;
-  static_assert(std::rank<Tile>::value <= 2, "guarded tensor copies take tiles of one or two dimensions");
+                                ::cuda::barrier<::cuda::thread_scope_block> &Bar) {
+  using E = typename ::std::remove_all_extents<Tile>::type;
+  static_assert(::std::rank<Tile>::value <= 2, "guarded tensor copies take tiles of one or two dimensions");
   constexpr unsigned Words = sizeof(E) == 16 ? 2 : 1;
   // Past 2^31 the coordinate wraps to a negative one: outside the map all the same.
   const int32_t C = (int32_t)((unsigned)Col * Words);
-  if (std::rank<Tile>::value == 1) {
+  if (::std::rank<Tile>::value == 1) {
     const int32_t Coords[1] = {C};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, &Dst, &M.Map, Coords,
-                                    cuda::device::barrier_native_handle(Bar));
+    ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, &Dst, &M.Map, Coords,
+                                      ::cuda::device::barrier_native_handle(Bar));
   } else {
     const int32_t Coords[2] = {C, Row};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, &Dst, &M.Map, Coords,
-                                    cuda::device::barrier_native_handle(Bar));
+    ::cuda::ptx::cp_async_bulk_tensor(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, &Dst, &M.Map, Coords,
+                                      ::cuda::device::barrier_native_handle(Bar));
   }
 }
 #endif
 /// With TILEPIPE_TRACE set in the environment, says on stderr which copies a launcher chose, the
 /// first time it chooses each (Said: the launcher's own record of what it has said).
-inline void trace(const char *Launcher, bool Tma, std::atomic<unsigned> &Said) {
-  static const bool On = std::getenv("TILEPIPE_TRACE") != nullptr;
+inline void trace(const char *Launcher, bool Tma, ::std::atomic<unsigned> &Said) {
+  static const bool On = ::std::getenv("TILEPIPE_TRACE") != nullptr;
   const unsigned Bit = Tma ? 2u : 1u;
   if (On && !(Said.fetch_or(Bit) & Bit))
-    std::fprintf(stderr, "tilepipe: %s: %s\n", Launcher, Tma ? "tensor copies (TMA)" : "cp.async copies");
+    ::std::fprintf(stderr, "tilepipe: %s: %s\n", Launcher, Tma ? "tensor copies (TMA)" : "cp.async copies");
 }
 } // namespace tilepipe_tma
 
@@ -472,7 +484,7 @@ __global__ void lambda_into_output(const float* __restrict__ A, float* __restric
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -493,12 +505,14 @@ __global__ void lambda_into_output(const float* __restrict__ A, float* __restric
           // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
           for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
             const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            cuda::memcpy_async(&s[col], &A[s_base + (s_index)col], cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&s[col],
+                                 &A[s_base + (s_index)col],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
           if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            cuda::memcpy_async(&s[threadIdx.x], &A[(blockIdx.x * nt + t) * T + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&s[threadIdx.x], &A[(blockIdx.x * nt + t) * T + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -511,7 +525,7 @@ __global__ void lambda_into_output(const float* __restrict__ A, float* __restric
     int stage = 0;
     for (; t < nt; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &s = s_stages[stage];
@@ -520,7 +534,8 @@ __global__ void lambda_into_output(const float* __restrict__ A, float* __restric
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -564,7 +579,7 @@ __global__ void pure_index(const float* A, float* C, int nt) {
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -585,12 +600,14 @@ __global__ void pure_index(const float* A, float* C, int nt) {
           // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
           for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
             const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            cuda::memcpy_async(&s[col], &A[s_base + (s_index)col], cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&s[col],
+                                 &A[s_base + (s_index)col],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
           if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            cuda::memcpy_async(&s[threadIdx.x], &A[tileOf(blockIdx.x, t, nt) * T + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&s[threadIdx.x], &A[tileOf(blockIdx.x, t, nt) * T + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -603,7 +620,7 @@ __global__ void pure_index(const float* A, float* C, int nt) {
     int stage = 0;
     for (; t < nt; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &s = s_stages[stage];
@@ -611,7 +628,7 @@ __global__ void pure_index(const float* A, float* C, int nt) {
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -639,7 +656,7 @@ __global__ void rows_after_early_exit(const float* A, float* C, int nt) {
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -648,8 +665,8 @@ __global__ void rows_after_early_exit(const float* A, float* C, int nt) {
       auto t = t_fetch;
       if (t < nt) {
         auto &s = s_stages[fetch_stage];
-        cuda::memcpy_async(&s[ty][tx], &A[((size_t)(blockIdx.x * nt + t) * 16 + ty) * 16 + tx],
-                           cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        ::cuda::memcpy_async(&s[ty][tx], &A[((size_t)(blockIdx.x * nt + t) * 16 + ty) * 16 + tx],
+                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         ++t;
         t_fetch = t;
       }
@@ -661,7 +678,7 @@ __global__ void rows_after_early_exit(const float* A, float* C, int nt) {
     int stage = 0;
     for (; t < nt; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &s = s_stages[stage];
@@ -669,7 +686,7 @@ __global__ void rows_after_early_exit(const float* A, float* C, int nt) {
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -696,7 +713,7 @@ __global__ void shared_read_after_loop(const float* A, float* C, int nt) {
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -717,12 +734,14 @@ __global__ void shared_read_after_loop(const float* A, float* C, int nt) {
           // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
           for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
             const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            cuda::memcpy_async(&s[col], &A[s_base + (s_index)col], cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&s[col],
+                                 &A[s_base + (s_index)col],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
           if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            cuda::memcpy_async(&s[threadIdx.x], &A[(blockIdx.x * nt + t) * T + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&s[threadIdx.x], &A[(blockIdx.x * nt + t) * T + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -735,7 +754,7 @@ __global__ void shared_read_after_loop(const float* A, float* C, int nt) {
     int stage = 0;
     for (; t < nt; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &s = s_stages[stage];
@@ -743,7 +762,8 @@ __global__ void shared_read_after_loop(const float* A, float* C, int nt) {
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -774,7 +794,7 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int t = 0;
-    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto t_fetch = t;
     int fetch_stage = 0;
     // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -795,12 +815,14 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
           // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
           for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
             const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            cuda::memcpy_async(&s[col], &A[s_base + (s_index)col], cuda::aligned_size_t<16>(16), pipe);
+            ::cuda::memcpy_async(&s[col],
+                                 &A[s_base + (s_index)col],
+                                 ::cuda::aligned_size_t<16>(16), pipe);
           }
         } else {
           if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
-                               cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -808,12 +830,13 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the copies
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
     for (; t < nt; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      cuda::pipeline_consumer_wait_prior<1>(pipe);
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
       __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
       issue_tile();
       auto &s = s_stages[stage];
@@ -821,7 +844,7 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -839,7 +862,7 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
 
 // B3 with tiles big enough for tensor copies on sm_90: 32x32 floats, rows of A written before
 // the loop by other threads of the block.
-__global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, const __grid_constant__ tilepipe_tma::TileMap s_tmap = tilepipe_tma::TileMap{}, bool tilepipe_tma = false) {
+__global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, const __grid_constant__ ::tilepipe_tma::TileMap s_tmap = ::tilepipe_tma::TileMap{}, bool tilepipe_tma = false) {
   const int tx = threadIdx.x, ty = threadIdx.y;
   A[(blockIdx.x * 32 + (ty + 1) % 32) * ld + tx] += 1.0f;
   alignas(128) __shared__ float s_stages[3][32][32];
@@ -853,12 +876,12 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
 #if __CUDA_ARCH__ >= 900
     bool tensor_copies = false;
     if (tilepipe_tma &&
-        tilepipe_tma::takes(s_tmap, s_stages[0]) &&
+        ::tilepipe_tma::takes(s_tmap, s_stages[0]) &&
         blockDim.y == sizeof(s_stages[0]) / sizeof(s_stages[0][0]) &&
         blockDim.x == sizeof(s_stages[0][0]) / sizeof(s_stages[0][0][0])) {
       // The leader (thread 0, 0, 0) issues the copies; each stage's copies land on its barrier. Its thread
       // indices are 0: each index it computes is that of its tile's first element.
-      __shared__ cuda::barrier<cuda::thread_scope_block> stage_barriers[3];
+      __shared__ ::cuda::barrier<::cuda::thread_scope_block> stage_barriers[3];
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto t_fetch = t;
       // Tensor copies where the first two tiles start on 16 bytes (so do all, where the indices
@@ -868,15 +891,20 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
         auto t = t_fetch;
         for (int probe = 0; probe < 2 && (t < nt); ++probe) {
           tiles_aligned = tiles_aligned &&
-                          tilepipe_tma::starts_on_16(A, (long long)((blockIdx.x * 32 + ty) * ld + t * 32 + tx));
+                          ::tilepipe_tma::starts_on_16(A, (long long)((blockIdx.x * 32 + ty) * ld + t * 32 + tx));
           ++t;
         }
         if (tiles_aligned) {
           for (int s_1 = 0; s_1 < 3; ++s_1)
-            init(&stage_barriers[s_1], 1);
-          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared); // the copy engine sees the barriers
+            ::tilepipe_tma::init_barrier(stage_barriers[s_1], 1);
+          ::cuda::ptx::fence_proxy_async(::cuda::ptx::space_shared); // the copy engine sees the barriers
         }
       }
+      // Each thread orders its earlier stores to global memory (generic proxy) before the reads of the
+      // copy engine (async proxy) that the leader issues after this barrier, so that the copies see what
+      // the block wrote before the loop: one fence.proxy.async.global per thread, once per entry. The
+      // barrier also stands for the leading barrier of a loop of the rotated form.
+      ::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);
       tensor_copies = __syncthreads_or(leader && tiles_aligned);
       if (tensor_copies) {
         int fetch_stage = 0;
@@ -885,10 +913,10 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
           auto t = t_fetch;
           if (t < nt) {
             auto &s = s_stages[fetch_stage];
-            tilepipe_tma::copy_tile(s_tmap, s, A, (long long)((blockIdx.x * 32 + ty) * ld + t * 32 + tx),
-                                    stage_barriers[fetch_stage]);
-            (void)cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                  sizeof(s));
+            ::tilepipe_tma::copy_tile(s_tmap, s, A, (long long)((blockIdx.x * 32 + ty) * ld + t * 32 + tx),
+                                      stage_barriers[fetch_stage]);
+            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                    sizeof(s));
             ++t;
             t_fetch = t;
           }
@@ -900,7 +928,7 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
         unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage = 0;
         for (; t < nt; ++t) {
-          tilepipe_tma::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
+          ::tilepipe_tma::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
           parities ^= 1u << stage;
           __syncthreads(); // no thread still reads the buffer refilled next
           if (leader)
@@ -914,7 +942,7 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
     if (!tensor_copies)
 #endif
     {
-      cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+      ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
       auto t_fetch = t;
       int fetch_stage = 0;
       // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
@@ -939,14 +967,14 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
             for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
               const unsigned row0 = chunk / (sizeof(s[0]) / 16);
               const unsigned col = chunk % (sizeof(s[0]) / 16) * (16 / sizeof(s[0][0]));
-              cuda::memcpy_async(&s[row0][col],
-                                 &A[s_base + (s_index)row0 * (s_index)(ld) + (s_index)col],
-                                 cuda::aligned_size_t<16>(16), pipe);
+              ::cuda::memcpy_async(&s[row0][col],
+                                   &A[s_base + (s_index)row0 * (s_index)(ld) + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
             }
           } else {
             if (threadIdx.z == 0) // the others copy the same elements
-              cuda::memcpy_async(&s[ty][tx], &A[(blockIdx.x * 32 + ty) * ld + t * 32 + tx],
-                                 cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+              ::cuda::memcpy_async(&s[ty][tx], &A[(blockIdx.x * 32 + ty) * ld + t * 32 + tx],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
           ++t;
           t_fetch = t;
@@ -954,12 +982,13 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
         pipe.producer_commit();
         fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
       };
+      __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the copies
       for (int prologue = 0; prologue < 2; ++prologue)
         issue_tile();
       int stage = 0;
       for (; t < nt; ++t) {
         // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-        cuda::pipeline_consumer_wait_prior<1>(pipe);
+        ::cuda::pipeline_consumer_wait_prior<1>(pipe);
         __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
         issue_tile();
         auto &s = s_stages[stage];
@@ -967,7 +996,7 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
         pipe.consumer_release();
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
-      cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
     }
   }
 #else
@@ -988,13 +1017,13 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
 // 9.0 and later). Elsewhere, or where a map cannot describe the data (a pointer or a row stride not
 // on 16 bytes), it launches without, and the kernel copies with cp.async as it does when launched directly.
 #define TILEPIPE_LAUNCHER_rotated_after_writes_2d 1
-static void tilepipe_launch_rotated_after_writes_2d(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream, float* A, float* C, int ld, int nt) {
-  tilepipe_tma::TileMap s_tmap = {};
-  bool tma = tilepipe_tma::available();
-  tma = tma && tilepipe_tma::encode(&s_tmap, A, sizeof(float), (long long)(ld), (long long)(32), (long long)(32));
-  static std::atomic<unsigned> traced{0};
-  tilepipe_tma::trace("tilepipe_launch_rotated_after_writes_2d", tma, traced);
-  rotated_after_writes_2d<<<grid, block, shared_bytes, stream>>>(A, C, ld, nt, s_tmap, tma);
+static void tilepipe_launch_rotated_after_writes_2d(::dim3 grid, ::dim3 block, ::size_t shared_bytes, ::cudaStream_t stream, float* A, float* C, int ld, int nt) {
+  ::tilepipe_tma::TileMap s_tmap = {};
+  bool tma = ::tilepipe_tma::available();
+  tma = tma && ::tilepipe_tma::encode(&s_tmap, A, sizeof(float), (long long)(ld), (long long)(32), (long long)(32));
+  static ::std::atomic<unsigned> traced{0};
+  ::tilepipe_tma::trace("tilepipe_launch_rotated_after_writes_2d", tma, traced);
+  ::rotated_after_writes_2d<<<grid, block, shared_bytes, stream>>>(A, C, ld, nt, s_tmap, tma);
 }
 
 static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {

@@ -555,7 +555,6 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
             Csub += AS(ty, k) * BS(k, tx);
           stage = stage + 1 == 3 ? 0 : stage + 1;
         }
-        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
@@ -645,7 +644,6 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
       ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else

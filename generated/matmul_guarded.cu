@@ -549,7 +549,6 @@ __global__ void matmul_guarded(float* C, const float* A, const float* B, int M, 
             acc += As[ty][k] * Bs[k][tx];
           stage = stage + 1 == 3 ? 0 : stage + 1;
         }
-        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
@@ -599,7 +598,6 @@ __global__ void matmul_guarded(float* C, const float* A, const float* B, int M, 
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
       ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else

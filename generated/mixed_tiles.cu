@@ -543,7 +543,6 @@ __global__ void rows_times_vector(float* out, const float* A, const float* x, in
           acc *= 0.75f;
           stage = stage + 1 == 3 ? 0 : stage + 1;
         }
-        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
@@ -625,7 +624,6 @@ __global__ void rows_times_vector(float* out, const float* A, const float* x, in
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
       ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else

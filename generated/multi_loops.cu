@@ -199,7 +199,6 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
     ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -249,7 +248,6 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
     ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -346,7 +344,6 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
     ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

@@ -541,7 +541,6 @@ __global__ void weighted_tiles(float* out, const float* A, int lda, int numTiles
           cuda += weighted_tiles * tile[tx][ty] + barrier * tile[ty][(tx + leader + s) % T] - probe * tile[0][tx];
           stage_1 = stage_1 + 1 == 3 ? 0 : stage_1 + 1;
         }
-        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies_1)
@@ -601,7 +600,6 @@ __global__ void weighted_tiles(float* out, const float* A, int lda, int numTiles
         stage_1 = stage_1 + 1 == 3 ? 0 : stage_1 + 1;
       }
       ::cuda::pipeline_consumer_wait_prior<0>(pipe_1); // only empty groups remain; wait for them anyway
-      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else

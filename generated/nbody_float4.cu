@@ -538,7 +538,6 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
           }
           stage = stage + 1 == 3 ? 0 : stage + 1;
         }
-        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
@@ -602,7 +601,6 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
       ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else

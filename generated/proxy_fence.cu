@@ -535,7 +535,6 @@ __global__ void staged_sums(float* out, float* work, const float* in, int numTil
           acc += s[threadIdx.x] * s[(threadIdx.x + 5) % T];
           stage = stage + 1 == 3 ? 0 : stage + 1;
         }
-        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
@@ -591,7 +590,6 @@ __global__ void staged_sums(float* out, float* work, const float* in, int numTil
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
       ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else
@@ -681,7 +679,6 @@ __global__ void staged_rotated(float* out, float* work, const float* in, int num
           acc += s[threadIdx.x] * s[(threadIdx.x + 5) % T];
           stage = stage + 1 == 3 ? 0 : stage + 1;
         }
-        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
@@ -738,7 +735,6 @@ __global__ void staged_rotated(float* out, float* work, const float* in, int num
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
       ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else
@@ -825,7 +821,6 @@ __global__ void direct_sums(float* out, const float* in, int numTiles) {
           acc += s[threadIdx.x] * s[(threadIdx.x + 5) % T];
           stage = stage + 1 == 3 ? 0 : stage + 1;
         }
-        __syncthreads(); // the loop's writes to memory are seen by every thread after it
       }
     }
     if (!tensor_copies)
@@ -881,7 +876,6 @@ __global__ void direct_sums(float* out, const float* in, int numTiles) {
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
       ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-      __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
 #else

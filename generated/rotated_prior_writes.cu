@@ -201,7 +201,6 @@ __global__ void reversed_scratch(float* out, float* scratch, const float* in, in
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
     ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -276,7 +275,6 @@ __global__ void plain_rotated(float* out, const float* in, int numTiles) {
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
     ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

@@ -202,7 +202,6 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int step, int n
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
     ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-    __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
