@@ -100,8 +100,6 @@ def main():
         text = subprocess.run([sys.executable, gen, '--seed', m.group(1), '--only', m.group(2),
                                '-o', '/dev/stdout'], check=True, capture_output=True,
                               text=True).stdout
-        if a.batch and not a.seed:
-            pass
     else:
         with open(a.batch) as f:
             text = f.read()
