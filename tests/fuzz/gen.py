@@ -236,6 +236,26 @@ class Kernel:
         if self.nested:
             self.L('nested')
         self.devfn_loop = r.random() < 0.1
+        self.template = not self.devfn_loop and r.random() < 0.08
+        if self.template:
+            self.L('template')
+        self.stages = r.choice([2, 4, 5, 8]) if r.random() < 0.12 else 0
+        if self.stages:
+            self.L('stages-annotated')
+        self.helper_index = r.random() < 0.08
+        if self.helper_index:
+            self.L('helper-index')
+        self.peek = r.random() < 0.04 and any(t.dims == 1 for t in self.tiles)
+        if self.peek:
+            self.L('tile-to-devfn')
+        self.shfl = self.T in ('float', 'double', 'int') and r.random() < 0.08
+        if self.shfl:
+            self.L('post-shfl')
+        for t in self.tiles:
+            t.bdim_step = (t.dims == 1 and not t.linear and t.xs == 'exact' and t.walk == 'x'
+                           and r.random() < 0.25)
+            if t.bdim_step:
+                self.L('blockdim')
         if self.devfn_loop:
             self.L('devfn-loop')
         self.tile_in_body = r.random() < 0.12
@@ -378,8 +398,8 @@ class Kernel:
 
     # ---------------------------------------------------------------- text helpers
     def sz(self, v, what):
-        """A tile extent: a literal or the kernel's macro."""
-        if 'size' in self.macros and what in self.size_macros:
+        """A tile extent: a literal, the kernel's macro or its template parameter."""
+        if what in self.size_macros:
             return self.size_macros[what]
         return str(v)
 
@@ -414,7 +434,10 @@ class Kernel:
             if 'index' in self.macros:
                 parts.append('%sIDX%d(%s, %s)' % (self.P, t.i, y, x))
                 return ' + '.join(parts)
-            parts.append('%s * %s' % (y, self.pitch(t, 'ld')))
+            if self.helper_index:
+                parts.append('fz_mul(%s, %s)' % (y, self.pitch(t, 'ld')))
+            else:
+                parts.append('%s * %s' % (y, self.pitch(t, 'ld')))
         parts.append(x)
         return ' + '.join(parts)
 
@@ -426,8 +449,10 @@ class Kernel:
     def step_expr(self, t):
         if t.walk == 'y' and t.ld_param:
             return '%d * ld%d' % (t.ey + max(t.gap, 0), t.i)
-        if t.walk == 'x' and 'size' in self.macros and t.gap == 0 and ('ex', t.i) in self.size_macros:
+        if t.walk == 'x' and t.gap == 0 and ('ex', t.i) in self.size_macros:
             return self.size_macros[('ex', t.i)]
+        if t.walk == 'x' and t.gap == 0 and t.bdim_step:
+            return 'blockDim.x'
         return str(t.step)
 
     def gaddr(self, t, local, next_tile=False):
@@ -473,14 +498,16 @@ class Kernel:
         P = self.P
         T = self.T
         out = []
-        out.append('// ==== BEGIN KERNEL %s %s' % (self.id, ','.join(sorted(self.labels))))
-        # Macros.
+        out.append('// ==== BEGIN KERNEL %s @LABELS@' % self.id)
+        # Macros (and the template parameter that sizes the first tile).
         self.size_macros = {}
         if 'size' in self.macros:
             for t in self.tiles:
                 nm = '%sTS%d' % (P, t.i)
                 out.append('#define %s %d' % (nm, t.ex))
                 self.size_macros[('ex', t.i)] = nm
+        if self.template:
+            self.size_macros[('ex', 0)] = 'EX0'
         if self.barrier == 'macro':
             out.append('#define %sSYNC() __syncthreads()' % P)
         if 'copy' in self.macros:
@@ -498,6 +525,8 @@ class Kernel:
             out.append('__device__ void put_%s(%s* p, int i, %s v) { p[i] = v; }' % (self.id, T, T))
         if self.store == 'devglobal':
             out.append('__device__ %s* g_%s;' % (T, self.id))
+        if self.peek:
+            out.append('__device__ %s peek_%s(const %s* p, int i) { return p[i]; }' % (T, self.id, T))
         # Kernel text.
         body = self.kernel_body()
         params = ', '.join(d for d, _ in self.params)
@@ -509,11 +538,14 @@ class Kernel:
             out.append('  body_%s(%s);' % (self.id, ', '.join(n for _, n in self.params)))
             out.append('}')
         else:
+            if self.template:
+                out.append('template <int EX0>')
             out.append('__global__ void %s(%s) {' % (self.fn, params))
             out.extend('  ' + l if l else '' for l in body)
             out.append('}')
         out.extend(self.host_text())
         out.append('// ==== END KERNEL %s' % self.id)
+        out[0] = out[0].replace('@LABELS@', ','.join(sorted(self.labels)))
         return '\n'.join(out) + '\n'
 
     def kernel_body(self):
@@ -528,6 +560,8 @@ class Kernel:
             params.append(('%s* %sout2' % (T, '__restrict__ ' if self.restrict else ''), 'out2'))
         if self.red:
             params.append(('%s* outr' % T, 'outr'))
+        if self.shfl:
+            params.append(('%s* outw' % T, 'outw'))
         for s in self.srcs:
             const = '' if s.alias else 'const '
             rq = '__restrict__ ' if self.restrict else ''
@@ -624,7 +658,7 @@ class Kernel:
                 self.offi_expr = 'offs[ko]'
             elif o == 'minmax':
                 B.append('const int lo = %d;' % self.offval)
-                self.offi_expr = 'min(lo, %d)' % self.offval
+                self.offi_expr = r.choice(['min(lo, %d)' % self.offval, 'max(lo, 0)'])
         acc_t = T
         B.append('%s acc = %s;' % (acc_t, ty['zero']))
         # Store setup.
@@ -655,6 +689,11 @@ class Kernel:
                 B.append('  for (int i = %d; i < %d; ++i) sum += red[i];' % (first, self.NT))
             B.append('  outr[blockIdx.x] = sum;')
             B.append('}')
+        if self.shfl:
+            # A warp reduction after the loop (whole warps only ever leave early).
+            B.append('for (int o = 16; o > 0; o >>= 1)')
+            B.append('  acc += __shfl_down_sync(0xffffffffu, acc, o);')
+            B.append('if ((tid & 31) == 0) outw[blockIdx.x * %d + (tid >> 5)] = acc;' % (self.NT // 32))
         B.append('out[blockIdx.x * %d + tid] = acc;' % self.NT)
         return B
 
@@ -795,6 +834,8 @@ class Kernel:
             B.append('   (this line continues the comment above: __syncthreads(); t = 0;)')
         if any(s.hidden and s.annotate for s in self.srcs):
             B.append('// tilepipe: assume-noalias=false')
+        if self.stages:
+            B.append('// tilepipe: stages=%d' % self.stages)
         B.append(head)
         body = []
         if self.form == 'rotated':
@@ -883,7 +924,11 @@ class Kernel:
         elif use_var:
             self.L('index-var')
         if loop_x:
-            hdr = 'for (int i = %s; i < %d; i += %d)' % (cx, t.ex, span)
+            inc = span
+            if not t.linear and r.random() < 0.3:
+                inc = 'blockDim.x'
+                self.L('blockdim')
+            hdr = 'for (int i = %s; i < %d; i += %s)' % (cx, t.ex, inc)
             lines = self.wrap(hdr, lines)
         if loop_y:
             hdr = 'for (int r = ty; r < %d; r += %d)' % (t.ey, by)
@@ -910,7 +955,11 @@ class Kernel:
         pre = []
         if use_var:
             v = 'g%d_%d' % (t.i, k)
-            pre.append('const int %s = %s;' % (v, g))
+            if r.random() < 0.2:
+                pre.append('const unsigned %s = %s;' % (v, g))
+                self.L('unsigned-index')
+            else:
+                pre.append('const int %s = %s;' % (v, g))
             g = v
         n = t.src.guard_n
         if t.guard == 'clamp':
@@ -1036,6 +1085,10 @@ class Kernel:
                 else:
                     out.append('  acc += %s * %s;' % (ref, ty['half']))
                 self.L('compute-stencil')
+        if self.peek:
+            t = r.choice([t for t in tiles if t.dims == 1])
+            out.append('acc += %s;' % m('peek_%s(%s, (%s + %d) %% %d)' % (
+                self.id, t.name, self.cx(t), r.randrange(t.ex), t.ex)))
         # Every tile is read (a copy nobody reads could be dropped by the compiler).
         text = '\n'.join(out)
         for t in tiles:
@@ -1271,6 +1324,11 @@ class Kernel:
                 H.append('    %s* b_outr = fz_out<%s>(run, %d);' % (T, T, grid))
                 args['outr'] = 'b_outr'
                 outs.append(('b_outr', grid))
+            if self.shfl:
+                nw = grid * (self.NT // 32)
+                H.append('    %s* b_outw = fz_out<%s>(run, %d);' % (T, T, nw))
+                args['outw'] = 'b_outw'
+                outs.append(('b_outw', nw))
             if self.store == 'devglobal':
                 tgt = self.store_target
                 p = 'b_out2' if tgt == 'out' else args[tgt.name]
@@ -1290,7 +1348,8 @@ class Kernel:
                 H.append('    %s* b_w = fz_in<%s>(run, 1024, %dULL);' % (T, T, seed_base + 999))
                 args['w'] = 'b_w'
             call = ', '.join(args[n] for _, n in self.params)
-            H.append('    %s<<<%d, dim3(%d, %d, %d)>>>(%s);' % (self.fn, grid, *self.B, call))
+            fn = self.fn + ('<%d>' % self.tiles[0].ex if self.template else '')
+            H.append('    %s<<<%d, dim3(%d, %d, %d)>>>(%s);' % (fn, grid, *self.B, call))
             H.append('    fz_launched();')
             for b, n in outs + written:
                 H.append('    fz_hash(run, %s, %d);' % (b, n))
