@@ -403,6 +403,20 @@ def outcomes(loops, kernels):
     return res
 
 
+SUSPECT = [
+    ('alias-visible', 'stores through a pointer its copies read (expected store-aliases-load)'),
+    ('noalias-annotated', 'marked assume-noalias=false, yet stores through another pointer that '
+                          'aliases a source (expected a refusal)'),
+    ('offvar-ptr', 'an address uses a variable the loop changes through a pointer'),
+    ('offvar-lambda', 'an address uses a variable the loop changes in a lambda'),
+    ('offvar-devfn', 'an address uses a variable the loop changes in a __device__ function'),
+]
+
+
+def suspect(labels):
+    return '; '.join(why for lab, why in SUSPECT if lab in labels)
+
+
 def summarize(a, seeds, manifests, reports, variants, builds, archs):
     s = dict(seeds=seeds, kernels=0, by_label={}, by_reason={m: Counter() for m in MODES},
              loops={m: Counter() for m in MODES}, kernel_outcomes={m: Counter() for m in MODES})
@@ -425,6 +439,18 @@ def summarize(a, seeds, manifests, reports, variants, builds, archs):
                     if outs[mode][kid] == 'pipelined':
                         labels[l][mode] += 1
     s['by_label'] = dict(sorted(labels.items()))
+    # Static suspects: rewritten kernels whose generated shape the tool's own rules should refuse.
+    sus = []
+    for seed in seeds:
+        man = manifests[seed]
+        ks = [m[0] for m in man]
+        outs = {mode: outcomes(reports[seed].get(mode), ks) for mode in MODES}
+        for kid, lab, *_ in man:
+            why = suspect(lab.split(','))
+            modes = [m for m in MODES if outs[m][kid] == 'pipelined']
+            if why and modes:
+                sus.append(dict(kernel=kid, modes=modes, why=why, labels=lab))
+    s['suspects'] = sus
     s['builds'] = {'%s s%d %s' % (v, seed, arch): r['ok'] for (seed, v, arch), r in builds.items()}
     for k in ('by_reason', 'loops', 'kernel_outcomes'):
         s[k] = {m: dict(c) for m, c in s[k].items()}
@@ -458,6 +484,14 @@ def render(s, archs):
             t['wall_s'], t['jobs'], t['tool_s_per_run'], t['gen_s_per_batch'],
             ', '.join('%s %.1f s' % kv for kv in sorted(t['nvcc_s'].items())) or '-'))
     L.append('')
+    sus = s.get('suspects', [])
+    if sus:
+        L.append('suspects: %d rewritten kernels whose shape the tool\'s own rules should refuse; not '
+                 'failures here (no GPU): the GPU harness tells whether the rewrite changed results' %
+                 len(sus))
+        for x in sus:
+            L.append('  %s (%s): %s' % (x['kernel'], ','.join(x['modes']), x['why']))
+        L.append('')
     fs = s.get('failures', [])
     if fs:
         L.append('FAILURES: %d' % len(fs))
