@@ -1124,7 +1124,7 @@ class Kernel:
             c = self.tvar if self.has_t else 'cnt'
             idx = '(blockIdx.x * 2 + (%s & 1)) * %d + tid' % (c, self.NT)
             if self.iv == 'gridstride':
-                idx = 'tile * %d + tid' % self.NT
+                idx = '(blockIdx.x * 2 + ((tile / gridDim.x) & 1)) * %d + tid' % self.NT
             val = 'acc' if r.random() < 0.5 else self.store_value()
             return self.store_stmt(idx, val)
         # A write into the source: the element this thread copies of this tile (cur) or of the
@@ -1209,8 +1209,8 @@ class Kernel:
             c = cases[0]
             if c['ntl'] > 16:
                 c['ntl'] = max(16, c['ntl'] // 2)
-            elif c['grid'] >= 2048:
-                c['grid'] //= 2
+            elif c['grid'] > 512:
+                c['grid'] = max(512, c['grid'] // 2)
             else:
                 break
         self.cases = cases
@@ -1257,7 +1257,7 @@ class Kernel:
         total = 0
         esz = self.ty['size']
         if self.iv == 'gridstride':
-            c.setdefault('total', c['grid'] * c['ntl'] - (c['grid'] // 3 if c['ntl'] else 0))
+            c['total'] = c['grid'] * c['ntl'] - (c['grid'] // 3 if c['ntl'] else 0)
         for s in self.srcs:
             lay = self.src_layout(s, c)
             total += lay[2] * esz
@@ -1272,7 +1272,7 @@ class Kernel:
         seed_base = self.r.randrange(1, 1 << 40)
         for ci, c in enumerate(self.cases):
             if self.iv == 'gridstride':
-                c.setdefault('total', c['grid'] * c['ntl'] - (c['grid'] // 3 if c['ntl'] else 0))
+                c['total'] = c['grid'] * c['ntl'] - (c['grid'] // 3 if c['ntl'] else 0)
             if c['small']:
                 H.append('  {  // case %s: %d blocks, %d tiles' % (c['name'], c['grid'], c['ntl']))
             else:
@@ -1315,8 +1315,6 @@ class Kernel:
             outs = [('b_out', nout)]
             if self.store and self.store_target == 'out':
                 n2 = grid * 2 * self.NT
-                if self.iv == 'gridstride':
-                    n2 = max(c['total'], 1) * self.NT
                 H.append('    %s* b_out2 = fz_out<%s>(run, %d);' % (T, T, n2))
                 args['out2'] = 'b_out2'
                 outs.append(('b_out2', n2))
