@@ -76,7 +76,6 @@ class Kernel:
         self.fn = 'k_' + self.id
         self.P = self.id.upper() + '_'
         self.labels = set()
-        self.pre = []      # file-scope lines before the kernel
         self.params = []   # (C declaration, name)
         self.lines = []    # kernel body lines (indented by the emitter)
         self.host = []
@@ -494,7 +493,6 @@ class Kernel:
         self.choose()
         self.finish_geometry()
         self.plan_cases()
-        r = self.r
         P = self.P
         T = self.T
         out = []
@@ -550,7 +548,7 @@ class Kernel:
 
     def kernel_body(self):
         r = self.r
-        P, T, ty = self.P, self.T, self.ty
+        T, ty = self.T, self.ty
         bx, by, bz = self.B
         B = []
         params = []
@@ -621,7 +619,6 @@ class Kernel:
             B.append(self.bar())
         # Block bases.
         for s in self.srcs:
-            s.mis_in_index = 0
             if self.iv == 'gridstride':
                 continue
             if s.base_form == 'mod':
@@ -763,7 +760,6 @@ class Kernel:
         self.tvar = 't'
         self.has_t = True
         tail = []
-        pre = []
         if self.offv:
             B.append('int offv = 0;')
             if self.offv == 'ptr':
@@ -860,7 +856,6 @@ class Kernel:
 
     # ---------------------------------------------------------------- copy phase
     def copy_phase(self):
-        r = self.r
         out = []
         for t in self.tiles:
             out.extend(self.copy_tile(t))
@@ -1117,8 +1112,6 @@ class Kernel:
 
     def compute_store(self):
         r = self.r
-        T, ty = self.T, self.ty
-        isint = T == 'int'
         tgt = self.store_target
         if tgt == 'out':
             c = self.tvar if self.has_t else 'cnt'
@@ -1266,7 +1259,7 @@ class Kernel:
 
     def host_text(self):
         r = self.r
-        T, ty = self.T, self.ty
+        T = self.T
         H = []
         H.append('static void run_%s(FzRun& run) {' % self.id)
         seed_base = self.r.randrange(1, 1 << 40)
@@ -1388,7 +1381,7 @@ class MatmulKernel(Kernel):
         if amacro:
             self.L('macro-access')
         unroll = r.random() < 0.4
-        ld_param = r.random() < 0.7
+        r.random()   # a draw kept so that existing seeds give the same kernels
         pads = [r.choice([0, 0, 1, 3, 4, 16]) for _ in range(3)]
         if any(pads):
             self.L('padded')

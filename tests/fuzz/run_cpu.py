@@ -110,7 +110,7 @@ def tool_step(ctx, seed, bdir, mode, kernels):
     dst = os.path.join(bdir, mode + '.cu')
     rep = os.path.join(bdir, mode + '.json')
     t0 = time.time()
-    rc, out, err, to = run(tool_cmd(a, mode, src, dst, rep), a.timeout)
+    rc, _, err, to = run(tool_cmd(a, mode, src, dst, rep), a.timeout)
     dt = time.time() - t0
     if to or rc != 0 or not os.path.exists(dst):
         kind = 'tool-timeout' if to else ('tool-crash' if rc is None or rc < 0 or rc >= 128
