@@ -30,6 +30,7 @@ class Runner:
     def __init__(self, a):
         self.a = a
         self.deadline = a.deadline or (time.time() + 10 ** 9)
+        self.times = []   # seconds of each whole-batch program run, for sizing later calls
 
     def exe(self, batch, variant, tag):
         p = os.path.join(self.a.out, 'bin', '%s.%s.%s' % (batch, variant, tag))
@@ -49,6 +50,8 @@ class Runner:
         """{id: hash} with 'CRASH rc=..', 'HANG', 'NOT RUN' or 'MISSING' for kernels with no hash."""
         res = {}
         pending = list(ids)
+        t0 = time.time()
+        whole = len(ids) > 1 and not extra
         while pending:
             if time.time() > self.deadline:
                 for k in pending:
@@ -76,6 +79,8 @@ class Runner:
             res[rest[0]] = 'HANG' if rc == 'HANG' else 'CRASH rc=%s %s' % (
                 rc, (err.strip().splitlines() or [''])[-1][:200])
             pending = rest[1:]
+        if whole:
+            self.times.append(time.time() - t0)
         return res
 
 
@@ -354,6 +359,18 @@ def main():
     report = []
     report.append('tilepipe fuzz (GPU): %d batches, %d kernels, %.0f s' % (
         len(batches), sum(len(v) for v in kernels.values()), time.time() - t_start))
+    bt = []
+    for f in os.listdir(os.path.join(a.out, 'log')) if os.path.isdir(os.path.join(a.out, 'log')) else []:
+        with open(os.path.join(a.out, 'log', f), errors='replace') as fh:
+            for line in fh:
+                if line.startswith('build_ms '):
+                    bt.append(int(line.split()[1]) / 1000.0)
+    if bt:
+        report.append('builds: %d, %.1f s each on average, %.1f s the longest' % (
+            len(bt), sum(bt) / len(bt), max(bt)))
+    if runner.times:
+        report.append('program runs (a whole batch): %d, %.1f s each on average, %.1f s the longest' % (
+            len(runner.times), sum(runner.times) / len(runner.times), max(runner.times)))
     report.append('')
     report.extend(lines)
     report.append('')
