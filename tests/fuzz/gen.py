@@ -1336,7 +1336,8 @@ class Kernel:
             if self.exit_rows:
                 args['rows_out'] = str(self.exit_rows)
             if self.stencil_w:
-                H.append('    %s* b_w = fz_in<%s>(run, 1024, %dULL);' % (T, T, seed_base + 999))
+                nw = max([1024] + [t.H + 1 for t in self.tiles if t.xs == 'halo'])
+                H.append('    %s* b_w = fz_in<%s>(run, %d, %dULL);' % (T, T, nw, seed_base + 999))
                 args['w'] = 'b_w'
             call = ', '.join(args[n] for _, n in self.params)
             fn = self.fn + ('<%d>' % self.tiles[0].ex if self.template else '')
