@@ -134,7 +134,9 @@ struct DepResult {
     if (static_cast<int>(O.D) > static_cast<int>(D))
       *this = std::move(O);
   }
+  bool ReadsMemory = false; ///< Bad because it reads memory (a copy that computes on its read)
   static DepResult bad(std::string W) { return {Dep::Bad, std::move(W)}; }
+  static DepResult read(std::string W) { return {Dep::Bad, std::move(W), true}; }
 };
 
 /// An index expression as sum(coefficient * atom) + constant, for telling tile elements apart.
@@ -269,14 +271,14 @@ DepResult LoopChecker::classifyVar(const VarDecl *V) {
     return DepResult::bad(name(V) + " is volatile");
   if (!V->hasLocalStorage() || V->isStaticLocal()) {
     if (isShared(V))
-      return DepResult::bad("reads the __shared__ variable " + name(V));
+      return DepResult::read("reads the __shared__ variable " + name(V));
     if (V->isConstexpr() || (V->getType().isConstQualified() && V->hasInit() &&
                              !V->hasAttr<CUDADeviceAttr>()))
       return {};
-    return DepResult::bad("reads the global variable " + name(V));
+    return DepResult::read("reads the global variable " + name(V));
   }
   if (isShared(V))
-    return DepResult::bad("reads the __shared__ variable " + name(V));
+    return DepResult::read("reads the __shared__ variable " + name(V));
   if (InLoop.Declared.contains(V))
     return DepResult::bad(name(V) + " is computed inside the loop");
   if (InLoop.Mutated.contains(V))
@@ -306,7 +308,7 @@ DepResult LoopChecker::classify(const Expr *E) {
       return {};
     if (const auto *V = dyn_cast<VarDecl>(D)) {
       if (V->getType()->isArrayType() && !isShared(V) && V->hasLocalStorage())
-        return DepResult::bad("reads the local array " + name(V));
+        return DepResult::read("reads the local array " + name(V));
       return classifyVar(V);
     }
     return DepResult::bad("uses " + name(D));
@@ -315,7 +317,7 @@ DepResult LoopChecker::classify(const Expr *E) {
     if (ICE->getCastKind() == CK_LValueToRValue) {
       const Expr *Sub = ICE->getSubExpr()->IgnoreParens();
       if (!isa<DeclRefExpr>(Sub) && !isa<MemberExpr>(Sub) && !isBuiltinIndexRead(Sub))
-        return DepResult::bad("reads memory (" + text(Sub) + ")");
+        return DepResult::read("reads memory (" + text(Sub) + ")");
     }
     return classify(ICE->getSubExpr());
   }
@@ -325,7 +327,7 @@ DepResult LoopChecker::classify(const Expr *E) {
     if (UO->isIncrementDecrementOp())
       return DepResult::bad("has a side effect (" + text(UO) + ")");
     if (UO->getOpcode() == UO_Deref)
-      return DepResult::bad("reads memory (" + text(UO) + ")");
+      return DepResult::read("reads memory (" + text(UO) + ")");
     if (UO->getOpcode() == UO_AddrOf)
       return DepResult::bad("takes an address (" + text(UO) + ")");
     return classify(UO->getSubExpr());
@@ -345,11 +347,11 @@ DepResult LoopChecker::classify(const Expr *E) {
   }
   if (const auto *ME = dyn_cast<MemberExpr>(E)) {
     if (ME->isArrow())
-      return DepResult::bad("reads memory (" + text(ME) + ")");
+      return DepResult::read("reads memory (" + text(ME) + ")");
     return classify(ME->getBase());
   }
   if (isa<ArraySubscriptExpr>(E))
-    return DepResult::bad("reads memory (" + text(E) + ")");
+    return DepResult::read("reads memory (" + text(E) + ")");
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
     if (isa<CXXOperatorCallExpr>(Call) || isa<CXXMemberCallExpr>(Call))
       return DepResult::bad("calls " + text(Call->getCallee()));
@@ -778,7 +780,7 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
     // Anything else must be a fill value: no memory read, nothing that changes.
     DepResult D = classify(V);
     if (D.D == Dep::Bad) {
-      if (StringRef(D.Why).starts_with("reads memory") || StringRef(D.Why).starts_with("reads the"))
+      if (D.ReadsMemory)
         return Verdict::refuse(Reason::LoadComputes,
                                "'" + text(V) + "' computes on what it reads before storing it");
       return Verdict::refuse(Reason::AddressNotInvariant, "the value stored " + D.Why);
