@@ -754,11 +754,13 @@ __global__ void own_totals(float* out, const float* in, int numTiles) {
   out[blockIdx.x * T + threadIdx.x] = red[threadIdx.x];
 }
 
-__global__ void neighbour_means(float* out, float* __restrict__ row, const float* __restrict__ in,
-                                int numTiles) {
+__global__ void neighbour_means(float* out, float* row, const float* in, int numTiles) {
   alignas(16) __shared__ float s_stages[3][T2];
   row[blockIdx.x * T2 + threadIdx.x] = 0.0f;
   __syncthreads();
+  // row is not in: the launches below pass separate buffers. (Not __restrict__: row is written and
+  // read by other threads, which __restrict__ would let the compiler ignore.)
+  // tilepipe: assume-noalias=true
   // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.

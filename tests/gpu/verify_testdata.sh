@@ -34,7 +34,7 @@ build() { # name variant source [flags]
     { echo "BUILD FAILED: $3 $4"; cat "$out/bin/$1.$2.log"; return 1; }
 }
 export -f build; export out arch
-printf '%s\n' "${progs[@]}" | xargs -P 8 -I{} bash -c 'build {} orig testdata/{}.cu; build {} pipe generated/{}.cu;
+printf '%s\n' "${progs[@]}" | xargs -P "$(nproc)" -I{} bash -c 'build {} orig testdata/{}.cu; build {} pipe generated/{}.cu;
   build {} orig_nofma testdata/{}.cu -fmad=false; build {} pipe_nofma generated/{}.cu -fmad=false'
 
 status=0
