@@ -1268,6 +1268,38 @@ TEST(Analysis, StageBarriersCountAgainstSharedMemory) {
   EXPECT_NE(O.second.find("3 stages requested, 2 fit"), std::string::npos) << O.second;
 }
 
+// Two instantiations whose rewrites differ cannot share one text: the template is left alone.
+// Here one instantiation's compute phase writes another __shared__ array (through a specialized
+// helper), so its rewrite needs a barrier after the loop and the other's does not.
+TEST(Analysis, InstantiationsThatDisagreeLeaveTheTemplateAlone) {
+  std::string Code = R"(
+template <int N> struct Sink { __device__ static void put(float *, float) {} };
+template <> struct Sink<64> { __device__ static void put(float *d, float v) { d[threadIdx.x] += v; } };
+template <int N>
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[N];
+  __shared__ float red[N];
+  red[threadIdx.x] = 0;
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * N + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % N];
+    Sink<N>::put(red, acc);
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc + red[(threadIdx.x + 1) % N];
+}
+template __global__ void k<64>(const float *, float *, int);
+template __global__ void k<128>(const float *, float *, int);
+)";
+  FileResult R = runOnCode(Code);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_EQ("instantiations-disagree", reasonInfo(R.Loops[0].Code).Id.str()) << R.Loops[0].message();
+  EXPECT_EQ(R.Original, R.Rewritten);
+}
+
 TEST(Analysis, TemplateRewrittenOnceForAllInstantiations) {
   std::string Code = R"(
 template <typename E, int TS>

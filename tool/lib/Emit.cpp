@@ -10,6 +10,7 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Regex.h"
 #include <map>
 #include <set>
@@ -37,7 +38,8 @@ static const char TmaLauncherTemplate[] =
 /// One '@name' section of a template of several (templates/pipeline.cu.in).
 static std::string section(StringRef All, StringRef Name) {
   size_t B = All.find("@" + Name.str() + "\n");
-  assert(B != StringRef::npos && "no such section");
+  if (B == StringRef::npos) // a template and the code that renders it disagree: a build defect
+    llvm::report_fatal_error(llvm::Twine("tilepipe: template section '@") + Name + "' is missing");
   B = All.find('\n', B) + 1;
   size_t E = All.find("\n@", B);
   return All.slice(B, E == StringRef::npos ? All.size() : E + 1).str();
