@@ -97,6 +97,11 @@ const Case Stores[] = {
     {"AtomicIntoSource", "store-aliases-load",
      "__global__ void k(float *A, float *C, int nt) {\n" LOOP(
          IDX, "acc += s[threadIdx.x]; atomicAdd(&A[" NEXT "], acc);") "}\n"},
+    {"LambdaHandedToToolkitFunction", "unknown-effects",
+     "#include <cuda/std/functional>\n"
+     "__global__ void k(float *A, float *C, int nt) {\n"
+     "  auto put = [&](int i) { A[i] = 1.0f; return 0; };\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; ::cuda::std::invoke(put, (int)(" NEXT "));") "}\n"},
     {"DeviceFunctionWithPureBody", "pipelined",
      "__device__ float twice(float v) { return 2.0f * v; }\n"
      "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(

@@ -1227,9 +1227,7 @@ Verdict LoopChecker::checkStores() {
   RegionEffects Fx = Effects.effectsOf(M.Function, Region);
   if (Fx.UnknownAt)
     return Verdict::refuse(Reason::UnknownEffects,
-                           "'" + text(Fx.UnknownAt).substr(0, 60) + "' " +
-                               (StringRef(Fx.UnknownWhy).starts_with("calls") ? "" : "has ") +
-                               Fx.UnknownWhy);
+                           "'" + text(Fx.UnknownAt).substr(0, 60) + "': " + Fx.UnknownWhy);
   for (const MemoryWrite &W : Fx.Writes)
     if (Verdict V = classifyStoreTarget(W.Target, W.Where); !V.ok())
       return V;

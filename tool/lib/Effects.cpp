@@ -484,7 +484,22 @@ public:
       return;
     }
     // The toolkit's own functions (math, atomics, intrinsics): they reach memory only through
-    // their pointer and reference arguments.
+    // their pointer and reference arguments, unless they are handed code of the user's to run (a
+    // lambda, a function object, a function pointer): its effects would be unseen.
+    const SourceManager &SM = A.Ctx.getSourceManager();
+    for (const Expr *Arg : Args) {
+      QualType T = Arg->getType().getNonReferenceType();
+      const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+      if (T->isFunctionPointerType() || T->isFunctionType() ||
+          (RD && !SM.isInSystemHeader(RD->getLocation()) && RD->isLambda()) ||
+          (RD && !SM.isInSystemHeader(RD->getLocation()) && RD->hasDefinition() &&
+           llvm::any_of(RD->methods(), [](const CXXMethodDecl *M) {
+             return M->getOverloadedOperator() == OO_Call;
+           }))) {
+        unknown(Call, "code of the user's is handed to " + quoted(FD) + ", which runs it unseen");
+        return;
+      }
+    }
     for (unsigned I = 0; I < Args.size(); ++I) {
       QualType PT = I < FD->getNumParams() ? FD->getParamDecl(I)->getType() : Args[I]->getType();
       if (PT->isPointerType())
