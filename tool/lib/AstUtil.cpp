@@ -1,4 +1,5 @@
 #include "tilepipe/AstUtil.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Lex/Lexer.h"
@@ -6,6 +7,52 @@
 using namespace clang;
 
 namespace tilepipe {
+
+const VarDecl *varOf(const Expr *E) {
+  E = E->IgnoreParenImpCasts();
+  if (const auto *OVE = dyn_cast<OpaqueValueExpr>(E))
+    E = OVE->getSourceExpr()->IgnoreParenImpCasts();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    return dyn_cast<VarDecl>(DRE->getDecl());
+  return nullptr;
+}
+
+bool isSharedVar(const VarDecl *V) { return V && V->hasAttr<CUDASharedAttr>(); }
+
+bool isCudaBuiltinVar(const VarDecl *V) {
+  if (const auto *RD = V->getType()->getAsCXXRecordDecl())
+    return RD->getName().starts_with("__cuda_builtin_");
+  return false;
+}
+
+bool isBuiltinIndexRead(const Expr *E, std::string *Name) {
+  E = E->IgnoreParenImpCasts();
+  if (const auto *POE = dyn_cast<PseudoObjectExpr>(E))
+    E = POE->getSyntacticForm()->IgnoreParenImpCasts();
+  const Expr *Base = nullptr;
+  StringRef Member;
+  if (const auto *MP = dyn_cast<MSPropertyRefExpr>(E)) {
+    Base = MP->getBaseExpr();
+    Member = MP->getPropertyDecl()->getName();
+  } else if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+    Base = ME->getBase();
+    Member = ME->getMemberDecl()->getName();
+  }
+  if (Base)
+    if (const VarDecl *V = varOf(Base); V && isCudaBuiltinVar(V)) {
+      if (Name)
+        *Name = V->getName().str() + "." + Member.str();
+      return true;
+    }
+  if (const auto *CE = dyn_cast<CallExpr>(E))
+    if (const FunctionDecl *FD = CE->getDirectCallee();
+        FD && FD->getIdentifier() && FD->getName().starts_with("__fetch_builtin_")) {
+      if (Name)
+        *Name = FD->getName().str();
+      return true;
+    }
+  return false;
+}
 
 const Expr *stripNoOps(const Expr *E) {
   while (true) {

@@ -66,13 +66,6 @@ static const Expr *skipCleanups(const Expr *E) {
   return E;
 }
 
-static bool isCudaBuiltinVar(const VarDecl *V) {
-  QualType T = V->getType();
-  if (const auto *RD = T->getAsCXXRecordDecl())
-    return RD->getName().starts_with("__cuda_builtin_");
-  return false;
-}
-
 static unsigned arrayRank(ASTContext &Ctx, QualType T) {
   unsigned N = 0;
   for (; Ctx.getAsArrayType(T); T = Ctx.getAsArrayType(T)->getElementType())
@@ -80,47 +73,8 @@ static unsigned arrayRank(ASTContext &Ctx, QualType T) {
   return N;
 }
 
-static bool isShared(const VarDecl *V) { return V && V->hasAttr<CUDASharedAttr>(); }
-
-static const VarDecl *varOf(const Expr *E) {
-  E = E->IgnoreParenImpCasts();
-  if (const auto *OVE = dyn_cast<OpaqueValueExpr>(E))
-    E = OVE->getSourceExpr()->IgnoreParenImpCasts();
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
-    return dyn_cast<VarDecl>(DRE->getDecl());
-  return nullptr;
-}
-
-/// `threadIdx.x` and friends are property reads on builtin variables.
-static bool isBuiltinIndexRead(const Expr *E, std::string *Name = nullptr) {
-  E = E->IgnoreParenImpCasts();
-  if (const auto *POE = dyn_cast<PseudoObjectExpr>(E))
-    E = POE->getSyntacticForm()->IgnoreParenImpCasts();
-  if (const auto *MP = dyn_cast<MSPropertyRefExpr>(E)) {
-    if (const VarDecl *V = varOf(MP->getBaseExpr()); V && isCudaBuiltinVar(V)) {
-      if (Name)
-        *Name = V->getName().str() + "." + MP->getPropertyDecl()->getName().str();
-      return true;
-    }
-  }
-  if (const auto *ME = dyn_cast<MemberExpr>(E))
-    if (const VarDecl *V = varOf(ME->getBase()); V && isCudaBuiltinVar(V)) {
-      if (Name)
-        *Name = V->getName().str() + "." + ME->getMemberDecl()->getName().str();
-      return true;
-    }
-  if (const auto *CE = dyn_cast<CallExpr>(E))
-    if (const FunctionDecl *FD = CE->getDirectCallee())
-      if (FD->getName().starts_with("__fetch_builtin_")) {
-        if (Name)
-          *Name = FD->getName().str();
-        return true;
-      }
-  return false;
-}
-
 //===----------------------------------------------------------------------===//
-// Mutations
+// Dependences
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -175,7 +129,7 @@ private:
   LoopModel &M;
 
   LocalFacts InLoop;   // mutations inside the loop statement
-  LocalFacts InFunction;
+  const LocalFacts *InFunction = nullptr; // the whole function's (Effects keeps them)
   llvm::DenseMap<const VarDecl *, DepResult> IndexDeclDeps;
   llvm::SmallPtrSet<const VarDecl *, 4> InnerVars; // variables of inner copy loops
   llvm::DenseMap<const VarDecl *, size_t> TileIndex;
@@ -239,7 +193,7 @@ private:
   bool threadAffine(const Expr *E, std::map<char, Coef> &Out, unsigned Depth = 0);
   bool visibleAtLoop(const Expr *E);
   bool changes(const VarDecl *V) const {
-    return InFunction.Mutated.contains(V) || InFunction.Escaped.contains(V);
+    return InFunction->changes(V);
   }
   bool setOnceLocal(const VarDecl *V) const;
   bool unchangedParam(const VarDecl *V) const;
@@ -270,20 +224,20 @@ DepResult LoopChecker::classifyVar(const VarDecl *V) {
   if (V->getType().isVolatileQualified())
     return DepResult::bad(name(V) + " is volatile");
   if (!V->hasLocalStorage() || V->isStaticLocal()) {
-    if (isShared(V))
+    if (isSharedVar(V))
       return DepResult::read("reads the __shared__ variable " + name(V));
     if (V->isConstexpr() || (V->getType().isConstQualified() && V->hasInit() &&
                              !V->hasAttr<CUDADeviceAttr>()))
       return {};
     return DepResult::read("reads the global variable " + name(V));
   }
-  if (isShared(V))
+  if (isSharedVar(V))
     return DepResult::read("reads the __shared__ variable " + name(V));
   if (InLoop.Declared.contains(V))
     return DepResult::bad(name(V) + " is computed inside the loop");
   if (InLoop.Mutated.contains(V))
     return DepResult::bad(name(V) + " is modified in the loop");
-  if (InFunction.Escaped.contains(V))
+  if (InFunction->Escaped.contains(V))
     return DepResult::bad(name(V) + " escapes: its address is taken, or a reference or a lambda "
                                     "that may change it is bound to it");
   return {};
@@ -307,7 +261,7 @@ DepResult LoopChecker::classify(const Expr *E) {
     if (isa<EnumConstantDecl, NonTypeTemplateParmDecl>(D))
       return {};
     if (const auto *V = dyn_cast<VarDecl>(D)) {
-      if (V->getType()->isArrayType() && !isShared(V) && V->hasLocalStorage())
+      if (V->getType()->isArrayType() && !isSharedVar(V) && V->hasLocalStorage())
         return DepResult::read("reads the local array " + name(V));
       return classifyVar(V);
     }
@@ -482,7 +436,7 @@ Verdict LoopChecker::addIncrement(const Expr *E) {
                            "the increment '" + text(E) + "' is not 'v += step' or '++v'");
   QualType T = Var->getType();
   if (!(T->isIntegerType() || T->isPointerType()) || T.isVolatileQualified() ||
-      !Var->hasLocalStorage() || isShared(Var))
+      !Var->hasLocalStorage() || isSharedVar(Var))
     return Verdict::refuse(Reason::InductionStep,
                            name(Var) + " is not a local integer or pointer variable");
   if (!isInduction(Var))
@@ -621,7 +575,7 @@ Verdict LoopChecker::collectInductions() {
     if (Rest.Mutated.contains(V))
       return Verdict::refuse(Reason::InductionStep,
                              name(V) + " is also modified outside the increment");
-    if (InFunction.Escaped.contains(V))
+    if (InFunction->Escaped.contains(V))
       return Verdict::refuse(Reason::InductionStep,
                              name(V) + " escapes: its address is taken, or a reference or a "
                                        "lambda that may change it is bound to it");
@@ -668,7 +622,7 @@ const VarDecl *LoopChecker::pointerBase(const Expr *E) {
 }
 
 bool LoopChecker::isGlobalPointer(const VarDecl *V, unsigned Depth) {
-  if (!V || Depth > 6 || !V->getType()->isPointerType() || isShared(V))
+  if (!V || Depth > 6 || !V->getType()->isPointerType() || isSharedVar(V))
     return false;
   if (const auto *P = dyn_cast<ParmVarDecl>(V)) {
     const auto *F = dyn_cast<FunctionDecl>(P->getDeclContext());
@@ -691,18 +645,11 @@ bool LoopChecker::isGlobalPointer(const VarDecl *V, unsigned Depth) {
   }
   if (!V->hasLocalStorage() || !V->getInit())
     return false;
-  // A local pointer set once from global memory. The loop's own function was scanned once in
-  // run(); a caller's is scanned here.
+  // A local pointer set once from global memory.
   const auto *F = dyn_cast<FunctionDecl>(V->getDeclContext());
   if (!F)
     return false;
-  LocalFacts Caller;
-  const LocalFacts *Whole = &InFunction;
-  if (F != M.Function) {
-    Caller.scan(F->getBody());
-    Whole = &Caller;
-  }
-  if (Whole->Mutated.contains(V) || Whole->Escaped.contains(V))
+  if (Effects.localFacts(F).changes(V))
     return false;
   return isGlobalPointer(pointerBase(V->getInit()), Depth + 1);
 }
@@ -719,7 +666,7 @@ Verdict LoopChecker::tileOfLValue(const Expr *E, const VarDecl *&TileVar,
     E = ICE->getSubExpr()->IgnoreParens();
   }
   const VarDecl *V = varOf(E);
-  if (!V || !isShared(V))
+  if (!V || !isSharedVar(V))
     return Verdict::refuse(Reason::LoadPhase, "stores into '" + text(E) + "', which is not a tile");
   TileVar = V;
   return {};
@@ -1016,7 +963,7 @@ Verdict LoopChecker::checkCopyPhase() {
       bool AllShared = true, AnyShared = false;
       for (const Decl *D : DS->decls()) {
         const auto *V = dyn_cast<VarDecl>(D);
-        bool Sh = isShared(V);
+        bool Sh = isSharedVar(V);
         AllShared &= Sh;
         AnyShared |= Sh;
       }
@@ -1193,7 +1140,7 @@ Verdict LoopChecker::classifyStoreTarget(const RootSet &Target, const Stmt *Wher
                              What + " writes through " + name(Root) + ", which the copies read");
   for (const VarDecl *Root : Target.Roots) {
     // __shared__ memory and this thread's own variables are never the copied global memory.
-    if (isShared(Root) || (Root->hasLocalStorage() && !isa<ParmVarDecl>(Root)) ||
+    if (isSharedVar(Root) || (Root->hasLocalStorage() && !isa<ParmVarDecl>(Root)) ||
         (isa<ParmVarDecl>(Root) && !Root->getType()->isPointerType() &&
          !Root->getType()->isReferenceType()))
       continue;
@@ -1715,7 +1662,7 @@ bool LoopChecker::guardBounds(Tile &T, const Expr *Guard, std::string &Why) {
 bool LoopChecker::startSetJustBefore(const VarDecl *V) {
   if (const auto *InitDS = dyn_cast_or_null<DeclStmt>(M.Init))
     return llvm::is_contained(InitDS->decls(), V);
-  if (M.Init || !V->getInit() || InFunction.Escaped.contains(V))
+  if (M.Init || !V->getInit() || InFunction->Escaped.contains(V))
     return false;
   DynTypedNodeList P = Ctx.getParents(*M.Loop);
   const auto *Block = P.empty() ? nullptr : P[0].get<CompoundStmt>();
@@ -1860,7 +1807,7 @@ static uint64_t sharedBytesOutside(ASTContext &Ctx, const FunctionDecl *FD,
   struct Decls : RecursiveASTVisitor<Decls> {
     std::vector<const VarDecl *> Shared;
     bool VisitVarDecl(VarDecl *V) {
-      if (isShared(V) && !V->hasExternalStorage())
+      if (isSharedVar(V) && !V->hasExternalStorage())
         Shared.push_back(V);
       return true;
     }
@@ -1881,7 +1828,7 @@ Verdict LoopChecker::run() {
   for (const DynTypedNode &P : Ctx.getParents(*M.Loop))
     if (P.get<AttributedStmt>())
       return Verdict::refuse(Reason::Unsupported, "a #pragma or attribute applies to the loop");
-  InFunction.scan(M.Function->getBody());
+  InFunction = &Effects.localFacts(M.Function);
   InLoop.scan(M.Loop);
   if (Verdict V = checkShape(); !V.ok())
     return V;

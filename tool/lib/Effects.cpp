@@ -153,9 +153,7 @@ RootSet EffectsAnalyzer::rootsOfVar(const Frame &Fr, const VarDecl *V, unsigned 
     }
   } else if (V->getInit()) {
     R.join(roots(*Home, V->getInit(), Depth + 1));
-  } else if (!V->getType()->isArrayType()) {
-    // Declared without a value: only its assignments give it one (an unset pointer has none).
-  }
+  } // else declared without a value: only its assignments below give it one
   llvm::SmallVector<const Expr *, 4> Assigned;
   assignmentsTo(V, Owner->getBody(), Assigned);
   for (const Expr *E : Assigned)

@@ -1,5 +1,6 @@
 // Small facts shared by the effects, locals and reachability analyses. Internal to tool/lib.
 #pragma once
+#include "tilepipe/AstUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
@@ -11,10 +12,6 @@ namespace tilepipe {
 
 /// How deep the analyses follow calls, pointer copies and references before giving up.
 inline constexpr unsigned MaxDepth = 8;
-
-inline bool isSharedVar(const clang::VarDecl *V) {
-  return V && V->hasAttr<clang::CUDASharedAttr>();
-}
 
 inline std::string quoted(const clang::NamedDecl *D) { return "'" + D->getNameAsString() + "'"; }
 

@@ -46,12 +46,7 @@ public:
         E = ICE->getSubExpr();
         continue;
       }
-      if (const auto *CO = dyn_cast<ConditionalOperator>(E)) {
-        // Either side may be the one bound: both are marked by the caller through markBoth.
-        (void)CO;
-        return nullptr;
-      }
-      return nullptr;
+      return nullptr; // a conditional's sides are marked one by one by mark()
     }
   }
   void mark(const Expr *E, bool Escapes) {

@@ -1,6 +1,7 @@
 // Whether a value is the same in every thread of a block, and whether every thread reaches a
 // statement. See tilepipe/Effects.h.
 #include "tilepipe/Effects.h"
+#include "tilepipe/AstUtil.h"
 #include "EffectsUtil.h"
 #include "tilepipe/Check.h"
 #include "clang/AST/Attr.h"
@@ -18,41 +19,6 @@ namespace tilepipe {
 //===----------------------------------------------------------------------===//
 // Uniformity and reachability
 //===----------------------------------------------------------------------===//
-
-static bool builtinIndexName(const Expr *E, std::string &Name) {
-  E = E->IgnoreParenImpCasts();
-  if (const auto *POE = dyn_cast<PseudoObjectExpr>(E))
-    E = POE->getSyntacticForm()->IgnoreParenImpCasts();
-  const Expr *Base = nullptr;
-  StringRef Member;
-  if (const auto *MP = dyn_cast<MSPropertyRefExpr>(E)) {
-    Base = MP->getBaseExpr();
-    Member = MP->getPropertyDecl()->getName();
-  } else if (const auto *ME = dyn_cast<MemberExpr>(E)) {
-    Base = ME->getBase();
-    Member = ME->getMemberDecl()->getName();
-  }
-  if (Base) {
-    Base = Base->IgnoreParenImpCasts();
-    if (const auto *OVE = dyn_cast<OpaqueValueExpr>(Base))
-      Base = OVE->getSourceExpr()->IgnoreParenImpCasts();
-  }
-  if (Base)
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(Base))
-      if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()))
-        if (const auto *RD = V->getType()->getAsCXXRecordDecl();
-            RD && RD->getName().starts_with("__cuda_builtin_")) {
-          Name = V->getName().str() + "." + Member.str();
-          return true;
-        }
-  if (const auto *CE = dyn_cast<CallExpr>(E))
-    if (const FunctionDecl *FD = CE->getDirectCallee(); FD && FD->getIdentifier() &&
-                                                        FD->getName().starts_with("__fetch_builtin_")) {
-      Name = FD->getName().str();
-      return true;
-    }
-  return false;
-}
 
 static bool differs(ASTContext &Ctx, EffectsAnalyzer &Fx, const FunctionDecl *F, const Expr *E,
                     unsigned Depth);
@@ -99,7 +65,7 @@ static bool differs(ASTContext &Ctx, EffectsAnalyzer &Fx, const FunctionDecl *F,
     return true;
   E = E->IgnoreParens();
   std::string Name;
-  if (builtinIndexName(E, Name))
+  if (isBuiltinIndexRead(E, &Name))
     return !(StringRef(Name).starts_with("blockIdx") || StringRef(Name).starts_with("blockDim") ||
              StringRef(Name).starts_with("gridDim") ||
              StringRef(Name).contains("ctaid") || StringRef(Name).contains("ntid") ||

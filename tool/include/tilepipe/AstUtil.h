@@ -12,6 +12,19 @@ const clang::Expr *stripNoOps(const clang::Expr *E);
 /// Splits `a = b` (built-in, or a trivial copy assignment of a vector type) into its sides.
 bool splitAssignment(const clang::Stmt *S, const clang::Expr *&LHS, const clang::Expr *&RHS);
 
+/// The variable E names (through parentheses, implicit casts and opaque values), or null.
+const clang::VarDecl *varOf(const clang::Expr *E);
+
+/// A `__shared__` variable.
+bool isSharedVar(const clang::VarDecl *V);
+
+/// One of CUDA's builtin variables (threadIdx, blockIdx, blockDim, gridDim).
+bool isCudaBuiltinVar(const clang::VarDecl *V);
+
+/// `threadIdx.x` and friends: property reads on the builtin variables (Name: "threadIdx.x"), or the
+/// `__fetch_builtin_` calls behind them (Name: the function's name).
+bool isBuiltinIndexRead(const clang::Expr *E, std::string *Name = nullptr);
+
 /// The file text of a node, or "" when it cannot be expressed as one range of the file.
 std::string sourceText(const clang::ASTContext &Ctx, clang::SourceRange R);
 

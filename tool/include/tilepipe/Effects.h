@@ -12,6 +12,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
+#include <map>
 #include <string>
 #include <vector>
 
@@ -83,7 +84,7 @@ private:
   class Walker;
   clang::ASTContext &Ctx;
   const TranslationUnitIndex &Index;
-  llvm::DenseMap<const clang::FunctionDecl *, LocalFacts> Facts;
+  std::map<const clang::FunctionDecl *, LocalFacts> Facts; ///< node-based: references stay valid
   llvm::DenseMap<const clang::FunctionDecl *, bool> PureCache;
 
   RootSet roots(const Frame &Fr, const clang::Expr *E, unsigned Depth);
