@@ -238,6 +238,49 @@ const Case Variables[] = {
 INSTANTIATE_TEST_SUITE_P(Variables, LegalityTest, ::testing::ValuesIn(Variables),
                          [](const auto &I) { return std::string(I.param.Name); });
 
+// 6. Launches: more static shared memory must not crowd out a launch's dynamic shared memory.
+const Case Launches[] = {
+    {"KernelUsesDynamicSharedMemory", "launch-resources",
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  extern __shared__ float scratch[];\n"
+     "  scratch[threadIdx.x] = 0;\n" LOOP(IDX, "acc += s[threadIdx.x];") "}\n"},
+    {"DynamicSharedMemoryInACallee", "launch-resources",
+     "extern __shared__ float scratch[];\n"
+     "__device__ void note(float v) { scratch[threadIdx.x] = v; }\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x];") "  note(acc);\n}\n"},
+    {"DynamicSharedMemoryInACalleesLambda", "launch-resources",
+     "extern __shared__ float scratch[];\n"
+     "__device__ void note(float v) { auto put = [&] { scratch[threadIdx.x] = v; }; put(); }\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x];") "  note(acc);\n}\n"},
+    {"CalleeWithoutBody", "launch-resources",
+     "__device__ void elsewhere(float *p);\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x];") "  elsewhere(C);\n}\n"},
+    {"CallThroughPointer", "launch-resources",
+     "__device__ void twice(float *p) { *p *= 2; }\n"
+     "__global__ void k(const float *A, float *C, int nt, int which) {\n"
+     "  void (*f)(float *) = twice;\n" LOOP(IDX, "acc += s[threadIdx.x];") "  f(C);\n}\n"},
+    {"LoopInDeviceFunctionOfKernelWithDynamicSharedMemory", "launch-resources",
+     "__device__ float sum(const float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x];") "  return acc;\n}\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  extern __shared__ float scratch[];\n"
+     "  scratch[threadIdx.x] = sum(A, C, nt);\n}\n"},
+    {"LoopInDeviceFunctionOfPlainKernels", "pipelined",
+     "__device__ void sum(const float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x];") "}\n"
+     "__global__ void k1(const float *A, float *C, int nt) { sum(A, C, nt); }\n"
+     "__global__ void k2(const float *A, float *C, int nt) { sum(A, C, nt + 1); }\n"},
+    {"ToolkitCallsAndStaticSharedMemoryAreFine", "pipelined",
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  __shared__ float other[32];\n"
+     "  other[threadIdx.x % 32] = __expf(1.0f);\n" LOOP(IDX, "acc += s[threadIdx.x];") "}\n"},
+};
+INSTANTIATE_TEST_SUITE_P(Launches, LegalityTest, ::testing::ValuesIn(Launches),
+                         [](const auto &I) { return std::string(I.param.Name); });
+
 // 5. Whole-tile copies stand in for every thread's copy: they need every thread at the loop.
 struct Reach {
   const char *Name;

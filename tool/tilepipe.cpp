@@ -67,6 +67,13 @@ static cl::opt<bool> AssumeNoAlias(
              "copied from, assuming they do not overlap the copied data (default false: such "
              "loops are left alone unless every pointer involved is __restrict__)"),
     cl::init(false), cl::cat(Category));
+static cl::opt<bool> CheckLaunchResources(
+    "check-launch-resources",
+    cl::desc("Compile the original and the rewrite with nvcc (sm_80, sm_90 and --gpu-arch) and "
+             "compare each kernel's registers: a kernel whose rewrite would allow fewer threads "
+             "per block gets __launch_bounds__ for the original's limit, and where that cannot be "
+             "done or checked the loops are left alone (default true)"),
+    cl::init(true), cl::cat(Category));
 static cl::opt<bool> Quiet("quiet", cl::desc("Print no remarks and no summary"), cl::cat(Category));
 static cl::list<std::string> KernelNames("kernel", cl::desc("Only look at loops in these kernels or device functions (repeatable)"),
                                          cl::value_desc("name"), cl::cat(Category));
@@ -279,6 +286,7 @@ int main(int argc, const char **argv) {
   Opts.TmaMinStageBytes = TmaMinStageBytes;
   Opts.TmaThreeDimensions = TmaThreeDimensions;
   Opts.AssumeNoAlias = AssumeNoAlias;
+  Opts.CheckLaunchResources = CheckLaunchResources;
   Opts.GpuArch = GpuArch;
   Opts.ParseArgs = cudaParseArgs(*Cuda, GpuArch);
   Opts.Kernels.assign(KernelNames.begin(), KernelNames.end());

@@ -4,6 +4,7 @@
 #include "tilepipe/Find.h"
 #include "tilepipe/Parse.h"
 #include "tilepipe/Plan.h"
+#include "tilepipe/Resources.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Lex/Lexer.h"
@@ -62,6 +63,9 @@ struct LoopResult {
 
 } // namespace
 
+static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &DB,
+                          const ToolOptions &Opts, FileResult &R);
+
 FileResult processFile(const tooling::CompilationDatabase &DB, const std::string &Path,
                        const ToolOptions &Opts) {
   FileResult R;
@@ -86,10 +90,73 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
     R.Error = Path + ": error: the file could not be parsed as CUDA; nothing was written";
     return R;
   }
-  analyzeAST(ASTs[0]->getASTContext(), Opts, R);
+  ASTContext &Ctx = ASTs[0]->getASTContext();
+  analyzeAST(Ctx, Opts, R);
   if (R.Ok)
     R.Dependencies = dependencies(ASTs[0]->getSourceManager());
+  if (R.Ok && Opts.CheckLaunchResources &&
+      llvm::any_of(R.Loops, [](const LoopRecord &L) { return L.transformed(); }))
+    boundLaunches(Ctx, DB, Opts, R);
   return R;
+}
+
+/// The rewrite must launch wherever the original did (Resources.h): compiles both with nvcc, and
+/// either bounds the kernels whose rewrite needs more registers, or leaves every loop as it was.
+static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &DB,
+                          const ToolOptions &Opts, FileResult &R) {
+  std::string Nvcc = "nvcc";
+  for (const std::string &A : Opts.ParseArgs)
+    if (StringRef(A).starts_with("--cuda-path="))
+      Nvcc = A.substr(12) + "/bin/nvcc";
+  std::vector<std::string> Args;
+  auto Commands = DB.getCompileCommands(R.Path);
+  if (!Commands.empty())
+    Args = cudaArgumentsAdjuster(Opts.ParseArgs)(Commands.front().CommandLine, R.Path);
+  std::vector<std::string> Archs{"sm_80", "sm_90"};
+  if (!llvm::is_contained(Archs, Opts.GpuArch) && StringRef(Opts.GpuArch).starts_with("sm_") &&
+      Opts.GpuArch >= "sm_80")
+    Archs.push_back(Opts.GpuArch);
+  LaunchCheck LC = checkLaunchResources(Ctx, R, Nvcc, Args, Archs);
+  if (!LC.KeepWhy.empty()) {
+    ToolOptions Keep = Opts;
+    Keep.CheckLaunchResources = false;
+    for (const LoopRecord &L : R.Loops)
+      if (L.transformed())
+        Keep.KeepLoops[{L.File, L.Offset}] = LC.KeepWhy;
+    FileResult Kept;
+    Kept.Path = R.Path;
+    Kept.Original = R.Original;
+    analyzeAST(Ctx, Keep, Kept);
+    Kept.Dependencies = std::move(R.Dependencies);
+    R = std::move(Kept);
+    return;
+  }
+  for (const LaunchCheck::Bound &B : LC.Bounds) {
+    for (const tooling::Replacement &E : B.Edits)
+      if (llvm::Error Err = R.Edits.add(E)) {
+        R.Ok = false;
+        R.Error = R.Path + ": error: internal: " + llvm::toString(std::move(Err));
+        return;
+      }
+    // The bounds travel with the first rewritten loop of the kernel, or of the file.
+    LoopRecord *Owner = nullptr;
+    for (LoopRecord &L : R.Loops)
+      if (L.transformed() && L.File == R.Path && (!Owner || (L.Kernel == B.Kernel && Owner->Kernel != B.Kernel)))
+        Owner = &L;
+    if (Owner) {
+      Owner->Edits.insert(Owner->Edits.end(), B.Edits.begin(), B.Edits.end());
+      Owner->Detail += "; " + B.Note;
+    }
+  }
+  if (!LC.Bounds.empty()) {
+    auto New = tooling::applyAllReplacements(R.Original, R.Edits);
+    if (!New) {
+      R.Ok = false;
+      R.Error = R.Path + ": error: internal: " + llvm::toString(New.takeError());
+      return;
+    }
+    R.Rewritten = *New;
+  }
 }
 
 std::vector<std::string> dependencies(const SourceManager &SM) {
@@ -256,6 +323,17 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
         if (A.AssumeNoAlias)
           LoopOpts.AssumeNoAlias = *A.AssumeNoAlias;
         LR.V = checkLoop(Ctx, Index, C, LoopOpts, LR.Model);
+        // More static shared memory must not crowd out a launch's dynamic shared memory.
+        if (LR.V.ok())
+          if (std::string Why = dynamicSharedProblem(Ctx, Index, FD); !Why.empty())
+            LR.V = Verdict::refuse(Reason::LaunchResources, Why);
+        SourceLocation At = SM.getExpansionLoc(C.Loop->getBeginLoc());
+        auto Kept = Opts.KeepLoops.find(
+            {SM.getFileID(At) == SM.getMainFileID() ? Path
+                                                    : std::string(SM.getPresumedLoc(At).getFilename()),
+             SM.getFileOffset(At)});
+        if (LR.V.ok() && Kept != Opts.KeepLoops.end())
+          LR.V = Verdict::refuse(Reason::LaunchResources, Kept->second);
       }
       Local.push_back(std::move(LR));
     }

@@ -4,6 +4,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Core/Replacement.h"
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ struct ToolOptions {
   std::string GpuArch = "sm_90";
   std::vector<std::string> ParseArgs; ///< from cudaParseArgs
   std::vector<std::string> Kernels;   ///< when not empty, only loops in functions of these names
+  /// Compile the original and the rewrite with nvcc and compare their kernels' registers, so that
+  /// every block size the original launches with still launches (see Resources.h).
+  bool CheckLaunchResources = true;
+  /// Loops to leave as they are, by file (as LoopRecord::File) and offset of the loop keyword,
+  /// with the reason (LaunchResources) in words.
+  std::map<std::pair<std::string, unsigned>, std::string> KeepLoops;
 };
 
 /// What happened to one candidate loop.

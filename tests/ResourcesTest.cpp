@@ -1,0 +1,146 @@
+// The launch-resource check (Resources.h): ptxas's report read right, the thread limit a register
+// count allows, and the tool's answer when the rewrite would need more registers than the
+// original's largest blocks allow, or when it cannot count them.
+#include "TestSupport.h"
+#include "tilepipe/Resources.h"
+#include <gtest/gtest.h>
+
+using namespace tilepipe;
+using namespace tilepipe::test;
+
+TEST(Resources, ReadsPtxasReport) {
+  const char *Report =
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function '_ZN2ns2ktILi3EEEvPfi' for 'sm_80'\n"
+      "ptxas info    : Function properties for _ZN2ns2ktILi3EEEvPfi\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 70 registers, used 1 barriers, 36864 bytes smem, 400 bytes cmem[0]\n"
+      "ptxas info    : Compiling entry function "
+      "'_ZN35_GLOBAL__N__0a1d0c3e_4_a_cu__Z2kbPf2kaEPf' for 'sm_90'\n"
+      "ptxas info    : Used 10 registers, used 0 barriers\n"
+      "ptxas info    : Compiling entry function 'plain_c_kernel' for 'sm_90'\n"
+      "ptxas info    : Used 8 registers\n";
+  std::vector<KernelUsage> K = parseResourceUsage(Report);
+  ASSERT_EQ(3u, K.size());
+  EXPECT_EQ("void ns::kt<3>", K[0].Name);
+  EXPECT_EQ((std::vector<std::string>{"float*", "int"}), K[0].Params);
+  EXPECT_EQ("sm_80", K[0].Arch);
+  EXPECT_EQ(70u, K[0].Registers);
+  EXPECT_EQ(36864u, K[0].SharedBytes);
+  EXPECT_EQ("(anonymous namespace)::ka", K[1].Name);
+  EXPECT_EQ(10u, K[1].Registers);
+  EXPECT_EQ(0u, K[1].SharedBytes);
+  EXPECT_EQ("plain_c_kernel", K[2].Name);
+  EXPECT_TRUE(K[2].Params.empty());
+}
+
+TEST(Resources, ClangAndNvccSpellAnonymousNamespacesAlike) {
+  std::string A, B;
+  std::vector<std::string> PA, PB;
+  splitDemangled("(anonymous namespace)::k(float*, int (*)(int), S<int, 2>)", A, PA);
+  splitDemangled("_GLOBAL__N__0a1d0c3e_4_a_cu__Z2kbPf::k(float*, int (*)(int), S<int, 2>)", B, PB);
+  EXPECT_EQ(A, B);
+  EXPECT_EQ(PA, PB);
+  EXPECT_EQ((std::vector<std::string>{"float*", "int (*)(int)", "S<int, 2>"}), PA);
+}
+
+TEST(Resources, ThreadsPerBlockARegisterCountAllows) {
+  EXPECT_EQ(1024u, maxThreadsPerBlock(0));
+  EXPECT_EQ(1024u, maxThreadsPerBlock(56));
+  EXPECT_EQ(1024u, maxThreadsPerBlock(64));
+  EXPECT_EQ(896u, maxThreadsPerBlock(65)); // 65 x 32 rounds up to 2304 per warp: 28 warps
+  EXPECT_EQ(896u, maxThreadsPerBlock(70));
+  EXPECT_EQ(512u, maxThreadsPerBlock(128));
+  EXPECT_EQ(256u, maxThreadsPerBlock(255));
+}
+
+namespace {
+// 1024-thread blocks and register pressure: the original fits 64 registers, the pipelined loop
+// without bounds does not (testdata/launch_resources.cu has the whole program).
+const char *WideKernel = R"(
+__global__ void BOUNDS wide(int* __restrict__ out, const int* __restrict__ a,
+                            const int* __restrict__ b, int ld1, int n1, int numTiles) {
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  __shared__ int t0[32][32];
+  __shared__ int t1[32][64];
+  int acc = 0;
+  for (int t = 0; t < numTiles; t++) {
+    __syncthreads();
+    t0[ty][tx] = a[t * 32 + ty * 32 + tx];
+    t1[ty][tx] = b[min(t * 32 * ld1 + ty * ld1 + tx, n1 - 1)];
+    t1[ty][tx + 32] = b[min(t * 32 * ld1 + ty * ld1 + tx + 32, n1 - 1)];
+    __syncthreads();
+    acc += (t1[(ty + 24) % 32][63 - tx % 64] & 63);
+    for (int k = 0; k < 64; ++k)
+      acc += (t0[(ty + 10) % 32][(tx + t) % 32] & 63) * (t1[(ty + 29) % 32][(tx * 7 + 8) % 64] & 63);
+    for (int k = 0; k < 16; ++k)
+      acc += (t0[(k + ty) % 32][(k + tx) % 32] & 63) * (t1[(k + ty) % 32][(k + tx) % 64] & 63);
+  }
+  out[blockIdx.x * 1024 + ty * 32 + tx] = acc;
+}
+)";
+
+std::string withBounds(const std::string &Bounds) {
+  std::string S = WideKernel;
+  S.replace(S.find("BOUNDS"), 6, Bounds);
+  return S;
+}
+
+FileResult runChecked(const std::string &Code, bool Check = true) {
+  ToolOptions Opts = defaultOptions();
+  Opts.Mode = CopyMode::Pipeline;
+  Opts.CheckLaunchResources = Check;
+  return runOnCode(Code, Opts);
+}
+} // namespace
+
+TEST(Resources, BoundsAKernelWhoseRewriteNeedsMoreRegisters) {
+  if (findTool("nvcc").empty())
+    GTEST_SKIP() << "nvcc not found";
+  FileResult R = runChecked(withBounds(""));
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  EXPECT_NE(std::string::npos, R.Rewritten.find("__launch_bounds__(1024) wide("));
+  EXPECT_NE(std::string::npos, R.Loops[0].message().find("__launch_bounds__(1024) added to 'wide'"))
+      << R.Loops[0].message();
+  // The fix travels with the loop's own edits (export-fixes, SARIF).
+  bool InEdits = false;
+  for (const auto &E : R.Loops[0].Edits)
+    InEdits |= E.getReplacementText().contains("__launch_bounds__(1024)");
+  EXPECT_TRUE(InEdits);
+
+  // Without the check the rewrite is as before, unbounded.
+  FileResult Off = runChecked(withBounds(""), false);
+  ASSERT_TRUE(Off.Ok) << Off.Error;
+  EXPECT_EQ(std::string::npos, Off.Rewritten.find("__launch_bounds__"));
+}
+
+TEST(Resources, TheUsersBoundsAreKept) {
+  if (findTool("nvcc").empty())
+    GTEST_SKIP() << "nvcc not found";
+  FileResult R = runChecked(withBounds("__launch_bounds__(256)"));
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  EXPECT_EQ(1u, [&] {
+    size_t N = 0;
+    for (size_t P = R.Rewritten.find("__launch_bounds__"); P != std::string::npos;
+         P = R.Rewritten.find("__launch_bounds__", P + 1))
+      ++N;
+    return N;
+  }());
+}
+
+TEST(Resources, LoopsStayWhenTheRegistersCannotBeCounted) {
+  if (findTool("nvcc").empty())
+    GTEST_SKIP() << "nvcc not found";
+  // Clang parses this; nvcc, which defines __NVCC__, does not.
+  FileResult R = runChecked("#ifdef __NVCC__\n#error built only with Clang\n#endif\n" + withBounds(""));
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_EQ("launch-resources", reasonInfo(R.Loops[0].Code).Id.str());
+  EXPECT_NE(std::string::npos, R.Loops[0].message().find("cannot count the original's registers"))
+      << R.Loops[0].message();
+  EXPECT_EQ(R.Original, R.Rewritten);
+}

@@ -1,0 +1,91 @@
+// Resources: what a kernel needs to launch (registers per thread, shared memory per block), and
+// the checks that a rewrite still launches with every block size and every dynamic shared memory
+// size the original launched with.
+//
+// A rewrite keeps more state per thread (the pipeline, the fetch cursor) and more shared memory
+// per block (the stages). Neither may make a launch fail that worked before:
+//  - registers: a kernel without __launch_bounds__ may be launched with up to as many threads as
+//    its register count allows (64 registers for 1024 threads). ptxas reports the registers of
+//    both builds; where the rewrite's allow fewer threads, the rewritten kernel gets
+//    __launch_bounds__(the original's limit), which ptxas must honour;
+//  - shared memory: a kernel that also uses dynamic shared memory (extern __shared__) was
+//    launched with a dynamic size that fitted next to its static shared memory. More static
+//    shared memory could push such a launch over the limit, and the size is not in the code.
+#pragma once
+#include "tilepipe/Check.h"
+#include "clang/AST/ASTContext.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilepipe {
+
+/// Why growing the static shared memory of the kernels that run F could make one of their launches
+/// fail: one of them (or a function it calls) uses dynamic shared memory, or cannot be seen whole.
+/// "" when none can.
+std::string dynamicSharedProblem(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
+                                 const clang::FunctionDecl *F);
+
+/// One kernel as ptxas compiled it for one architecture.
+struct KernelUsage {
+  std::string Name;                ///< demangled, without its parameter list
+  std::vector<std::string> Params; ///< demangled parameter types
+  std::string Arch;                ///< "sm_90"
+  unsigned Registers = 0;
+  uint64_t SharedBytes = 0;        ///< static shared memory
+};
+
+/// The kernels of ptxas's --resource-usage report (nvcc's stderr).
+std::vector<KernelUsage> parseResourceUsage(llvm::StringRef Report);
+
+/// Splits a demangled function name into its name and its parameter types; anonymous namespaces
+/// are spelled "(anonymous namespace)" whichever compiler mangled them.
+void splitDemangled(llvm::StringRef Demangled, std::string &Name, std::vector<std::string> &Params);
+
+/// The most threads a block of a kernel with this many registers per thread may have on compute
+/// capability 8.0 and 9.0 (64 K registers per block, allocated per warp in units of 256).
+unsigned maxThreadsPerBlock(unsigned Registers);
+
+/// Compiles Source with nvcc for each of Archs (device code only, no output kept) and returns
+/// ptxas's report of every kernel. Args are the compiler arguments the file was parsed with
+/// (include paths, macros, the language standard are kept). IncludeDir is searched first for
+/// quoted includes, so that a source written elsewhere sees the original's neighbours; Beside
+/// are files (relative path, text) placed next to the source, found before those neighbours.
+llvm::Expected<std::vector<KernelUsage>>
+compileForUsage(const std::string &Nvcc, llvm::StringRef Source, llvm::StringRef IncludeDir,
+                llvm::ArrayRef<std::string> Args, llvm::ArrayRef<std::string> Archs,
+                llvm::ArrayRef<std::pair<std::string, std::string>> Beside = {});
+
+} // namespace tilepipe
+
+namespace clang::tooling {
+class Replacement;
+}
+
+namespace tilepipe {
+
+struct FileResult;
+
+/// What the register comparison of a rewritten file found.
+struct LaunchCheck {
+  /// __launch_bounds__ insertions into the main file, by kernel name, with the note for its remark.
+  struct Bound {
+    std::string Kernel;
+    std::vector<clang::tooling::Replacement> Edits;
+    std::string Note;
+  };
+  std::vector<Bound> Bounds;
+  /// Not empty: the check could not be made or its fix not placed; every loop stays as it was.
+  std::string KeepWhy;
+};
+
+/// Compiles R.Original and R.Rewritten with Nvcc for Archs and compares the registers and static
+/// shared memory of every kernel. A kernel without __launch_bounds__ whose rewrite allows fewer
+/// threads per block gets __launch_bounds__(the most threads the original allows), and the
+/// bounded rewrite is compiled again to confirm it.
+LaunchCheck checkLaunchResources(clang::ASTContext &Ctx, const FileResult &R, const std::string &Nvcc,
+                                 llvm::ArrayRef<std::string> Args, llvm::ArrayRef<std::string> Archs);
+
+} // namespace tilepipe

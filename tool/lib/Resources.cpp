@@ -1,0 +1,504 @@
+#include "tilepipe/Resources.h"
+#include "tilepipe/AstUtil.h"
+#include "tilepipe/Driver.h"
+#include "clang/AST/Mangle.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Tooling/Core/Replacement.h"
+#include "EffectsUtil.h"
+#include "tilepipe/Find.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Demangle/Demangle.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include <optional>
+#include <thread>
+
+using namespace clang;
+
+namespace tilepipe {
+
+namespace {
+
+/// Walks a kernel and everything it calls for a use of dynamic shared memory, or for code it
+/// cannot see.
+class DynamicSharedFinder : public RecursiveASTVisitor<DynamicSharedFinder> {
+public:
+  explicit DynamicSharedFinder(ASTContext &Ctx) : Ctx(Ctx) {}
+  bool shouldVisitLambdaBody() const { return true; }
+
+  void function(const FunctionDecl *F) {
+    const FunctionDecl *Def = nullptr;
+    if (!Found.empty() || !F)
+      return;
+    if (Ctx.getSourceManager().isInSystemHeader(F->getLocation()) || F->getBuiltinID())
+      return; // the toolkit's functions and the builtins use no dynamic shared memory of the user's
+    if (!F->hasBody(Def) || !Def->getBody()) {
+      Found = "it calls " + quotedName(F) + ", whose body is not in this file";
+      return;
+    }
+    if (!Seen.insert(Def).second)
+      return;
+    TraverseStmt(Def->getBody());
+    if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(Def))
+      for (const CXXCtorInitializer *Init : Ctor->inits())
+        TraverseStmt(Init->getInit());
+  }
+
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    if (const auto *V = dyn_cast<VarDecl>(E->getDecl()))
+      if (isSharedVar(V) && V->hasExternalStorage() && Found.empty())
+        Found = "it uses dynamic shared memory ('extern __shared__ " + V->getNameAsString() +
+                "'), whose size each launch sets next to the static shared memory";
+    return Found.empty();
+  }
+  bool VisitCallExpr(CallExpr *E) {
+    if (const FunctionDecl *F = E->getDirectCallee())
+      function(F);
+    else if (Found.empty() && !isa<CXXPseudoDestructorExpr>(E->getCallee()->IgnoreParenImpCasts()))
+      Found = "it calls a function through a pointer";
+    return Found.empty();
+  }
+  bool VisitCXXConstructExpr(CXXConstructExpr *E) {
+    function(E->getConstructor());
+    return Found.empty();
+  }
+
+  static std::string quotedName(const FunctionDecl *F) { return "'" + F->getNameAsString() + "'"; }
+
+  ASTContext &Ctx;
+  llvm::DenseSet<const FunctionDecl *> Seen;
+  std::string Found;
+};
+
+/// The kernels whose code runs F (F itself when it is one), or Why they cannot all be named.
+void kernelsRunning(ASTContext &Ctx, const TranslationUnitIndex &Index, const FunctionDecl *F,
+                    llvm::DenseSet<const FunctionDecl *> &Seen,
+                    std::vector<const FunctionDecl *> &Kernels, std::string &Why) {
+  if (!Why.empty() || !Seen.insert(F->getCanonicalDecl()).second)
+    return;
+  if (F->hasAttr<CUDAGlobalAttr>()) {
+    Kernels.push_back(F);
+    return;
+  }
+  bool Called = false;
+  for (const CallExpr *CE : Index.callersOf(F)) {
+    // A caller is the function whose body holds the call.
+    const FunctionDecl *Caller = enclosingFunction(Ctx, CE);
+    if (!Caller) {
+      Why = "a call of '" + F->getNameAsString() + "' is outside every function";
+      return;
+    }
+    if (!isDeviceCode(Caller))
+      continue; // host code: it runs in no kernel
+    Called = true;
+    kernelsRunning(Ctx, Index, Caller, Seen, Kernels, Why);
+  }
+  if (!Called && Why.empty())
+    Why = "no kernel of this file calls '" + F->getNameAsString() +
+          "': a kernel elsewhere may use dynamic shared memory";
+}
+
+} // namespace
+
+std::string dynamicSharedProblem(ASTContext &Ctx, const TranslationUnitIndex &Index,
+                                 const FunctionDecl *F) {
+  llvm::DenseSet<const FunctionDecl *> Seen;
+  std::vector<const FunctionDecl *> Kernels;
+  std::string Why;
+  kernelsRunning(Ctx, Index, F, Seen, Kernels, Why);
+  if (!Why.empty())
+    return Why;
+  for (const FunctionDecl *K : Kernels) {
+    DynamicSharedFinder Finder(Ctx);
+    Finder.function(K);
+    if (!Finder.Found.empty())
+      return "kernel '" + K->getNameAsString() + "' runs this loop and " + Finder.Found;
+  }
+  return "";
+}
+
+void splitDemangled(StringRef Demangled, std::string &Name, std::vector<std::string> &Params) {
+  static const llvm::Regex NvccAnonymous("_GLOBAL__N__[A-Za-z0-9_]*");
+  std::string Text = Demangled.str();
+  for (std::string Prev; Prev != Text;) {
+    Prev = Text;
+    Text = NvccAnonymous.sub("(anonymous namespace)", Text);
+  }
+  Params.clear();
+  size_t Close = Text.rfind(')');
+  int Depth = 0;
+  size_t Open = std::string::npos;
+  for (size_t I = Close; Close != std::string::npos && I-- > 0;) {
+    if (Text[I] == ')')
+      ++Depth;
+    else if (Text[I] == '(' && Depth-- == 0) {
+      Open = I;
+      break;
+    }
+  }
+  if (Open == std::string::npos) {
+    Name = Text;
+    return;
+  }
+  Name = StringRef(Text).substr(0, Open).trim().str();
+  StringRef Inner = StringRef(Text).slice(Open + 1, Close);
+  Depth = 0;
+  size_t Start = 0;
+  for (size_t I = 0; I <= Inner.size(); ++I) {
+    char C = I < Inner.size() ? Inner[I] : ',';
+    if (C == '(' || C == '<' || C == '[')
+      ++Depth;
+    else if (C == ')' || C == '>' || C == ']')
+      --Depth;
+    else if (C == ',' && Depth == 0) {
+      StringRef P = Inner.slice(Start, I).trim();
+      if (!P.empty())
+        Params.push_back(P.str());
+      Start = I + 1;
+    }
+  }
+}
+
+std::vector<KernelUsage> parseResourceUsage(StringRef Report) {
+  static const llvm::Regex Entry("Compiling entry function '([^']+)' for '(sm_[0-9a-z]+)'");
+  static const llvm::Regex Used("Used ([0-9]+) registers");
+  static const llvm::Regex Smem("([0-9]+) bytes smem");
+  std::vector<KernelUsage> Out;
+  llvm::SmallVector<StringRef, 4> Lines;
+  Report.split(Lines, '\n');
+  KernelUsage *Open = nullptr;
+  for (StringRef L : Lines) {
+    llvm::SmallVector<StringRef, 3> M;
+    if (Entry.match(L, &M)) {
+      KernelUsage K;
+      splitDemangled(llvm::demangle(M[1].str()), K.Name, K.Params);
+      K.Arch = M[2].str();
+      Out.push_back(std::move(K));
+      Open = &Out.back();
+    } else if (Open && Used.match(L, &M)) {
+      M[1].getAsInteger(10, Open->Registers);
+      if (Smem.match(L, &M))
+        M[1].getAsInteger(10, Open->SharedBytes);
+      Open = nullptr;
+    }
+  }
+  return Out;
+}
+
+unsigned maxThreadsPerBlock(unsigned Registers) {
+  unsigned PerWarp = (Registers * 32 + 255) / 256 * 256;
+  if (PerWarp == 0)
+    return 1024;
+  return std::min(1024u, 65536u / PerWarp * 32);
+}
+
+/// The arguments of a Clang parse that matter to nvcc: include paths, macros, forced includes,
+/// the language standard.
+static std::vector<std::string> nvccArgs(ArrayRef<std::string> Args) {
+  std::vector<std::string> Out;
+  for (size_t I = 0; I < Args.size(); ++I) {
+    StringRef A = Args[I];
+    bool HasNext = I + 1 < Args.size();
+    if ((A == "-I" || A == "-iquote" || A == "-idirafter") && HasNext) {
+      Out.push_back("-I" + Args[++I]);
+    } else if ((A == "-isystem" || A == "-include" || A == "-D" || A == "-U") && HasNext) {
+      Out.push_back(A.str());
+      Out.push_back(Args[++I]);
+    } else if (A.starts_with("-I") || A.starts_with("-D") || A.starts_with("-U") ||
+               A.starts_with("-std=")) {
+      Out.push_back(A.str());
+    } else if (A.starts_with("-isystem")) {
+      Out.push_back("-isystem");
+      Out.push_back(A.drop_front(8).str());
+    }
+  }
+  return Out;
+}
+
+Expected<std::vector<KernelUsage>>
+compileForUsage(const std::string &Nvcc, StringRef Source, StringRef IncludeDir,
+                ArrayRef<std::string> Args, ArrayRef<std::string> Archs,
+                ArrayRef<std::pair<std::string, std::string>> Beside) {
+  auto Fail = [](const Twine &Msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+  };
+  llvm::SmallString<128> Dir;
+  if (std::error_code EC = llvm::sys::fs::createUniqueDirectory("tilepipe-usage", Dir))
+    return Fail("cannot create a temporary folder: " + EC.message());
+  llvm::SmallString<128> Src(Dir), Bin(Dir), Log(Dir);
+  llvm::sys::path::append(Src, "source.cu");
+  llvm::sys::path::append(Bin, "device.fatbin");
+  llvm::sys::path::append(Log, "ptxas.txt");
+  auto Cleanup = llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(Dir); });
+  std::vector<std::pair<std::string, std::string>> Files(Beside.begin(), Beside.end());
+  Files.push_back({"source.cu", Source.str()});
+  for (const auto &[Rel, Text] : Files) {
+    llvm::SmallString<128> P(Dir);
+    llvm::sys::path::append(P, Rel);
+    std::error_code EC = llvm::sys::fs::create_directories(llvm::sys::path::parent_path(P));
+    llvm::raw_fd_ostream OS(P, EC);
+    if (EC)
+      return Fail("cannot write " + P + ": " + EC.message());
+    OS << Text;
+  }
+  std::vector<std::string> Cmd{Nvcc, "-fatbin", "--resource-usage", "-w", "-o", Bin.str().str()};
+  for (const std::string &Arch : Archs) {
+    StringRef Num = StringRef(Arch).drop_front(3);
+    Cmd.push_back("-gencode=arch=compute_" + Num.str() + ",code=" + Arch);
+  }
+  Cmd.push_back("-I" + IncludeDir.str());
+  for (std::string &A : nvccArgs(Args))
+    Cmd.push_back(std::move(A));
+  Cmd.push_back(Src.str().str());
+  std::vector<StringRef> Argv(Cmd.begin(), Cmd.end());
+  std::optional<StringRef> Redirects[] = {StringRef(""), Log.str(), Log.str()};
+  std::string ErrMsg;
+  int RC = llvm::sys::ExecuteAndWait(Nvcc, Argv, std::nullopt, Redirects, /*SecondsToWait=*/300,
+                                     /*MemoryLimit=*/0, &ErrMsg);
+  auto Buf = llvm::MemoryBuffer::getFile(Log);
+  std::string Report = Buf ? (*Buf)->getBuffer().str() : "";
+  if (RC != 0) {
+    // The first error line says most.
+    StringRef First;
+    for (StringRef L : llvm::split(Report, '\n'))
+      if (L.contains("error")) {
+        First = L.trim();
+        break;
+      }
+    return Fail("nvcc failed (" + (ErrMsg.empty() ? "exit " + std::to_string(RC) : ErrMsg) + ")" +
+                (First.empty() ? "" : ": " + First.str()));
+  }
+  return parseResourceUsage(Report);
+}
+
+namespace {
+
+/// Every kernel defined in the translation unit (template instantiations, not their patterns).
+class KernelCollector : public RecursiveASTVisitor<KernelCollector> {
+public:
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool VisitFunctionDecl(FunctionDecl *FD) {
+    if (FD->hasAttr<CUDAGlobalAttr>() && FD->doesThisDeclarationHaveABody() &&
+        !FD->isDependentContext())
+      Kernels.push_back(FD);
+    return true;
+  }
+  std::vector<const FunctionDecl *> Kernels;
+};
+
+struct KernelKey {
+  std::string Name;
+  std::vector<std::string> Params;
+  bool operator<(const KernelKey &O) const {
+    return std::tie(Name, Params) < std::tie(O.Name, O.Params);
+  }
+};
+
+bool boundedByUser(const FunctionDecl *FD) {
+  const FunctionDecl *P = FD->getTemplateInstantiationPattern();
+  for (const FunctionDecl *D : {FD, P})
+    if (D)
+      for (const FunctionDecl *R : D->redecls())
+        if (R->hasAttr<CUDALaunchBoundsAttr>() || R->hasAttr<CUDAClusterDimsAttr>())
+          return true;
+  return false;
+}
+
+bool startsWith(const std::vector<std::string> &Long, const std::vector<std::string> &Short) {
+  return Long.size() >= Short.size() && std::equal(Short.begin(), Short.end(), Long.begin());
+}
+
+} // namespace
+
+LaunchCheck checkLaunchResources(ASTContext &Ctx, const FileResult &R, const std::string &Nvcc,
+                                 ArrayRef<std::string> Args, ArrayRef<std::string> Archs) {
+  LaunchCheck Out;
+  const SourceManager &SM = Ctx.getSourceManager();
+  const std::string Hint = " (--check-launch-resources=false rewrites without this check)";
+  llvm::SmallString<256> Dir(R.Path);
+  llvm::sys::fs::make_absolute(Dir);
+  llvm::sys::path::remove_filename(Dir);
+
+  // Rewritten headers go next to the rewrite, at their place relative to the source.
+  std::vector<std::pair<std::string, std::string>> Beside;
+  for (const HeaderRewrite &H : R.Headers) {
+    if (H.Rewritten == H.Original)
+      continue;
+    StringRef Rel(H.Path);
+    if (!Rel.consume_front(Dir) || llvm::sys::path::is_absolute(Rel) || Rel.contains("..")) {
+      Out.KeepWhy = "its rewritten header " + H.Path +
+                    " is outside the source's folder, so nvcc cannot count the rewrite's registers" + Hint;
+      return Out;
+    }
+    Beside.push_back({Rel.str(), H.Rewritten});
+  }
+  // Both builds at once: each is one nvcc process.
+  std::optional<Expected<std::vector<KernelUsage>>> RewriteBuild;
+  std::thread Second([&] { RewriteBuild.emplace(compileForUsage(Nvcc, R.Rewritten, Dir, Args, Archs, Beside)); });
+  auto Original = compileForUsage(Nvcc, R.Original, Dir, Args, Archs);
+  Second.join();
+  auto &Rewrite = *RewriteBuild;
+  if (!Original) {
+    llvm::consumeError(Rewrite.takeError()); // the original's failure says more
+    Out.KeepWhy = "cannot count the original's registers: " + llvm::toString(Original.takeError()) + Hint;
+    return Out;
+  }
+  if (!Rewrite) {
+    Out.KeepWhy = "cannot count the rewrite's registers: " + llvm::toString(Rewrite.takeError()) + Hint;
+    return Out;
+  }
+
+  KernelCollector Collector;
+  Collector.TraverseDecl(Ctx.getTranslationUnitDecl());
+  std::unique_ptr<MangleContext> Mangler(Ctx.createMangleContext());
+  std::map<KernelKey, const FunctionDecl *> Kernels;
+  for (const FunctionDecl *FD : Collector.Kernels) {
+    std::string Mangled;
+    if (Mangler->shouldMangleDeclName(FD)) {
+      llvm::raw_string_ostream OS(Mangled);
+      Mangler->mangleName(GlobalDecl(FD), OS);
+    } else {
+      Mangled = FD->getNameAsString();
+    }
+    KernelKey K;
+    splitDemangled(llvm::demangle(Mangled), K.Name, K.Params);
+    Kernels[K] = FD;
+  }
+
+  // Per kernel pattern: the most threads the original allows on any arch, and the findings.
+  struct Need {
+    unsigned Threads = 0;
+    bool Bound = false;
+    std::string Note;
+  };
+  std::map<const FunctionDecl *, Need> Needs;
+  std::vector<const FunctionDecl *> Order;
+  for (const KernelUsage &O : *Original) {
+    auto It = Kernels.find({O.Name, O.Params});
+    const FunctionDecl *FD = It == Kernels.end() ? nullptr : It->second;
+    if (FD && boundedByUser(FD))
+      continue; // ptxas fits both builds to the user's bounds
+    unsigned Before = maxThreadsPerBlock(O.Registers);
+    unsigned After = 1024;
+    unsigned Registers = 0;
+    bool Found = false, MoreShared = false;
+    for (const KernelUsage &W : *Rewrite)
+      if (W.Arch == O.Arch && W.Name == O.Name && startsWith(W.Params, O.Params)) {
+        Found = true;
+        if (maxThreadsPerBlock(W.Registers) <= After) {
+          After = maxThreadsPerBlock(W.Registers);
+          Registers = std::max(Registers, W.Registers);
+        }
+        MoreShared |= W.SharedBytes > O.SharedBytes;
+      }
+    if (!Found) {
+      Out.KeepWhy = "kernel '" + O.Name + "' is missing from the rewrite's ptxas report";
+      return Out;
+    }
+    if (MoreShared && FD) {
+      // The loops' own check ruled out dynamic shared memory; a kernel that reaches them in a way
+      // that check did not follow still must not.
+      DynamicSharedFinder Finder(Ctx);
+      Finder.function(FD);
+      if (!Finder.Found.empty()) {
+        Out.KeepWhy = "the rewrite adds static shared memory to kernel '" + O.Name + "', and " +
+                      Finder.Found;
+        return Out;
+      }
+    }
+    if (!FD) {
+      if (After < Before || MoreShared) {
+        Out.KeepWhy = "kernel '" + O.Name + "' needs more of the GPU after the rewrite, and tilepipe "
+                      "cannot find its declaration to bound it";
+        return Out;
+      }
+      continue;
+    }
+    const FunctionDecl *P = FD->getTemplateInstantiationPattern();
+    P = P ? P : FD;
+    if (!Needs.count(P))
+      Order.push_back(P);
+    Need &N = Needs[P];
+    N.Threads = std::max(N.Threads, Before);
+    if (After < Before && !N.Bound) {
+      N.Bound = true;
+      N.Note = "on " + O.Arch + " the rewrite needs " + std::to_string(Registers) +
+               " registers per thread against the original's " + std::to_string(O.Registers) +
+               ", which would allow blocks of " + std::to_string(After) + " threads instead of " +
+               std::to_string(Before);
+    }
+  }
+
+  std::string Bounded = R.Rewritten;
+  clang::tooling::Replacements All;
+  for (const FunctionDecl *P : Order) {
+    Need &N = Needs[P];
+    if (!N.Bound)
+      continue;
+    LaunchCheck::Bound B;
+    B.Kernel = P->getNameAsString();
+    B.Note = "__launch_bounds__(" + std::to_string(N.Threads) + ") added to '" + B.Kernel + "': " +
+             N.Note;
+    for (const FunctionDecl *D : P->redecls()) {
+      SourceLocation L = D->getLocation();
+      if (!L.isFileID() || SM.getFileID(L) != SM.getMainFileID()) {
+        Out.KeepWhy = "kernel '" + B.Kernel + "' needs __launch_bounds__ to launch as before (" +
+                      N.Note + "), and its name is in a macro or another file";
+        return Out;
+      }
+      clang::tooling::Replacement E(SM, L, 0,
+                                    "__launch_bounds__(" + std::to_string(N.Threads) + ") ");
+      if (llvm::Error Err = All.add(E)) {
+        Out.KeepWhy = "internal: " + llvm::toString(std::move(Err));
+        return Out;
+      }
+      B.Edits.push_back(E);
+    }
+    Out.Bounds.push_back(std::move(B));
+  }
+  if (Out.Bounds.empty())
+    return Out;
+
+  // Both the rewrite's edits and the bounds are offsets into the original: apply them together,
+  // and compile the result to see that ptxas honoured the bounds.
+  clang::tooling::Replacements Combined = R.Edits;
+  for (const clang::tooling::Replacement &E : All)
+    if (llvm::Error Err = Combined.add(E)) {
+      Out.KeepWhy = "the __launch_bounds__ of kernel '" + Out.Bounds.front().Kernel +
+                    "' collide with the rewrite: " + llvm::toString(std::move(Err));
+      return Out;
+    }
+  auto Text = clang::tooling::applyAllReplacements(R.Original, Combined);
+  if (!Text) {
+    Out.KeepWhy = "internal: " + llvm::toString(Text.takeError());
+    return Out;
+  }
+  auto Again = compileForUsage(Nvcc, *Text, Dir, Args, Archs, Beside);
+  if (!Again) {
+    Out.KeepWhy = "the rewrite with __launch_bounds__ does not compile: " +
+                  llvm::toString(Again.takeError());
+    return Out;
+  }
+  for (const KernelUsage &O : *Original)
+    for (const KernelUsage &W : *Again)
+      if (W.Arch == O.Arch && W.Name == O.Name && startsWith(W.Params, O.Params) &&
+          maxThreadsPerBlock(W.Registers) < maxThreadsPerBlock(O.Registers)) {
+        auto It = Kernels.find({O.Name, O.Params});
+        if (It != Kernels.end() && boundedByUser(It->second))
+          continue;
+        Out.KeepWhy = "kernel '" + O.Name + "' still needs " + std::to_string(W.Registers) +
+                      " registers on " + O.Arch + " with __launch_bounds__, against the original's " +
+                      std::to_string(O.Registers);
+        return Out;
+      }
+  return Out;
+}
+
+} // namespace tilepipe
