@@ -1,7 +1,6 @@
 // device_function.cu: the tiled loop (and its __shared__ tiles) lives in a
 // __device__ function; the __global__ kernel passes its pointer parameters
 // straight through. Tiles of a (per-block row) and b (shared vector), 64 wide.
-#include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -137,105 +136,21 @@ static void closeOutput(FILE* f) {
 #define T 64  // == blockDim.x
 
 __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda, int numTiles) {
-  alignas(16) __shared__ float sa_stages[3][T];
-  alignas(16) __shared__ float sb_stages[3][T];
+  __shared__ float sa[T];
+  __shared__ float sb[T];
   const int row = blockIdx.x;
   float acc = 0.0f;
-  // EXPECT: pipelined
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
-  {
-    int t = 0;
-    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
-    auto t_fetch = t;
-    int fetch_stage = 0;
-    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
-    auto issue_tile = [&]() {
-      pipe.producer_acquire();
-      auto t = t_fetch;
-      if (t < numTiles) {
-        auto &sa = sa_stages[fetch_stage];
-        auto &sb = sb_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using sa_index = decltype(+(row * lda + t * T + threadIdx.x));
-        const sa_index sa_base = (sa_index)(row * lda + t * T + threadIdx.x) - (sa_index)threadIdx.x;
-        if (sizeof(sa) % 16 == 0 &&
-            blockDim.x == sizeof(sa) / sizeof(sa[0]) &&
-            reinterpret_cast<unsigned long long>(&a[sa_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&sa[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(sa) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(sa) / 16) * (16 / sizeof(sa[0]));
-            ::cuda::memcpy_async(&sa[col],
-                                 &a[sa_base + (sa_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
-          }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&sa[threadIdx.x], &a[row * lda + t * T + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        }
-        using sb_index = decltype(+(t * T + threadIdx.x));
-        const sb_index sb_base = (sb_index)(t * T + threadIdx.x) - (sb_index)threadIdx.x;
-        if (sizeof(sb) % 16 == 0 &&
-            blockDim.x == sizeof(sb) / sizeof(sb[0]) &&
-            reinterpret_cast<unsigned long long>(&b[sb_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&sb[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk_1 = rank; chunk_1 < sizeof(sb) / 16; chunk_1 += threads) {
-            const unsigned col_1 = chunk_1 % (sizeof(sb) / 16) * (16 / sizeof(sb[0]));
-            ::cuda::memcpy_async(&sb[col_1],
-                                 &b[sb_base + (sb_index)col_1],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
-          }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&sb[threadIdx.x], &b[t * T + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        }
-        ++t;
-        t_fetch = t;
-      }
-      pipe.producer_commit();
-      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
-    };
-    for (int prologue = 0; prologue < 2; ++prologue)
-      issue_tile();
-    int stage = 0;
-    for (; t < numTiles; ++t) {
-      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
-      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
-      issue_tile();
-      auto &sa = sa_stages[stage];
-      auto &sb = sb_stages[stage];
-      float s = 0.0f;
-      for (int j = 0; j < 8; ++j)
-        s += sa[(threadIdx.x + j) % T] * sb[(threadIdx.x + 3 * j) % T];
-      acc = 0.5f * acc + s;
-      pipe.consumer_release();
-      stage = stage + 1 == 3 ? 0 : stage + 1;
-    }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-    __syncthreads(); // the buffers may be refilled when this block runs again
+  // EXPECT: no-gain
+  for (int t = 0; t < numTiles; ++t) {
+    sa[threadIdx.x] = a[row * lda + t * T + threadIdx.x];
+    sb[threadIdx.x] = b[t * T + threadIdx.x];
+    __syncthreads();
+    float s = 0.0f;
+    for (int j = 0; j < 8; ++j)
+      s += sa[(threadIdx.x + j) % T] * sb[(threadIdx.x + 3 * j) % T];
+    acc = 0.5f * acc + s;
+    __syncthreads();
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
-    auto &sa = sa_stages[0];
-    auto &sb = sb_stages[0];
-    for (int t = 0; t < numTiles; ++t) {
-      sa[threadIdx.x] = a[row * lda + t * T + threadIdx.x];
-      sb[threadIdx.x] = b[t * T + threadIdx.x];
-      __syncthreads();
-      float s = 0.0f;
-      for (int j = 0; j < 8; ++j)
-        s += sa[(threadIdx.x + j) % T] * sb[(threadIdx.x + 3 * j) % T];
-      acc = 0.5f * acc + s;
-      __syncthreads();
-    }
-  }
-#endif
   out[row * T + threadIdx.x] = acc;
 }
 

@@ -1,7 +1,6 @@
 // int_matvec_cg.cu: exact integer mat-vec y = A x with int (4-byte) tiles and
 // cooperative-groups barriers (block.sync() after the copies, cg::sync(block) at the
 // end). The x tile is copied by one row of threads only (`if (threadIdx.y == 0)`).
-#include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -143,88 +142,19 @@ namespace cg = cooperative_groups;
 // Row r of A starts at A + r * lda (rows may overlap when lda < cols); cols % TX == 0.
 __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda) {
   cg::thread_block block = cg::this_thread_block();
-  alignas(16) __shared__ int as_stages[3][TY][TX];
-  __shared__ int xs_stages[3][TX];
+  __shared__ int as[TY][TX];
+  __shared__ int xs[TX];
   const int row = blockIdx.x * TY + threadIdx.y;
   const int rot = (threadIdx.x + 7 * threadIdx.y) % TX;
   int acc = 0;
-  // EXPECT: pipelined
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
-  {
-    int t = 0;
-    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
-    auto t_fetch = t;
-    int fetch_stage = 0;
-    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
-    auto issue_tile = [&]() {
-      pipe.producer_acquire();
-      auto t = t_fetch;
-      if (t < cols / TX) {
-        auto &as = as_stages[fetch_stage];
-        auto &xs = xs_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using as_index = decltype(+(row * lda + t * TX + threadIdx.x));
-        const as_index as_base = (as_index)(row * lda + t * TX + threadIdx.x)
-            - (as_index)threadIdx.y * (as_index)(lda)
-            - (as_index)threadIdx.x;
-        if (sizeof(as[0]) % 16 == 0 &&
-            blockDim.y == sizeof(as) / sizeof(as[0]) &&
-            blockDim.x == sizeof(as[0]) / sizeof(as[0][0]) &&
-            (lda) % (16 / sizeof(as[0][0])) == 0 &&
-            reinterpret_cast<unsigned long long>(&A[as_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&as[0][0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(as) / 16; chunk += threads) {
-            const unsigned row0 = chunk / (sizeof(as[0]) / 16);
-            const unsigned col = chunk % (sizeof(as[0]) / 16) * (16 / sizeof(as[0][0]));
-            ::cuda::memcpy_async(&as[row0][col],
-                                 &A[as_base + (as_index)row0 * (as_index)(lda) + (as_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
-          }
-        } else {
-          if (threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&as[threadIdx.y][threadIdx.x], &A[row * lda + t * TX + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
-        }
-        if (threadIdx.y == 0) ::cuda::memcpy_async(&xs[threadIdx.x], &x[t * TX + threadIdx.x],
-                             ::cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
-        ++t;
-        t_fetch = t;
-      }
-      pipe.producer_commit();
-      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
-    };
-    for (int prologue = 0; prologue < 2; ++prologue)
-      issue_tile();
-    int stage = 0;
-    for (; t < cols / TX; ++t) {
-      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
-      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
-      issue_tile();
-      auto &as = as_stages[stage];
-      auto &xs = xs_stages[stage];
-      acc += as[threadIdx.y][rot] * xs[rot];
-      pipe.consumer_release();
-      stage = stage + 1 == 3 ? 0 : stage + 1;
-    }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+  // EXPECT: no-gain
+  for (int t = 0; t < cols / TX; ++t) {
+    as[threadIdx.y][threadIdx.x] = A[row * lda + t * TX + threadIdx.x];
+    if (threadIdx.y == 0) xs[threadIdx.x] = x[t * TX + threadIdx.x];
+    block.sync();
+    acc += as[threadIdx.y][rot] * xs[rot];
+    cg::sync(block);
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
-    auto &as = as_stages[0];
-    auto &xs = xs_stages[0];
-    for (int t = 0; t < cols / TX; ++t) {
-      as[threadIdx.y][threadIdx.x] = A[row * lda + t * TX + threadIdx.x];
-      if (threadIdx.y == 0) xs[threadIdx.x] = x[t * TX + threadIdx.x];
-      block.sync();
-      acc += as[threadIdx.y][rot] * xs[rot];
-      cg::sync(block);
-    }
-  }
-#endif
   for (int off = 16; off > 0; off >>= 1)
     acc += __shfl_down_sync(0xffffffffu, acc, off);
   if (threadIdx.x == 0) y[row] = acc;

@@ -9,6 +9,8 @@
 //    static shared memory and push those launches over the limit, so the tool leaves both loops
 //    alone with launch-resources; no_scratch, the same loop without dynamic shared memory, is
 //    rewritten.
+// wide_block and no_scratch carry `// tilepipe: plan=always`: the cost model alone would keep
+// them (a per-element tile; 1 KiB stages), and the point is the launch check on a rewrite.
 #include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
@@ -153,6 +155,7 @@ __global__ void __launch_bounds__(1024) wide_block(int* __restrict__ out, const 
   const int base_src0 = (blockIdx.x % nr_src0) * rs_src0;
   int acc = 0;
   // EXPECT: pipelined
+  // tilepipe: plan=always
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
@@ -289,6 +292,7 @@ __global__ void no_scratch(float* out, const float* g, int numTiles) {
   alignas(16) __shared__ float tile_stages[3][TS];
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {

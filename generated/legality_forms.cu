@@ -2,6 +2,8 @@
 // beside a close safe form, run at scale: thousands of blocks, many more tiles than stages,
 // random inputs, poisoned outputs. Refused loops stay as written; rewritten ones must match the
 // original bit for bit.
+// The safe forms carry `// tilepipe: plan=always`: the point is that the analysis proves them
+// legal; the cost model alone would keep their small stages as they are.
 #include <cuda/pipeline>
 #include <cuda/barrier>
 #include <cuda/ptx>
@@ -480,6 +482,7 @@ __global__ void lambda_into_output(const float* __restrict__ A, float* __restric
   auto put = [&](int i, float x) { D[i] = x; };
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
@@ -575,6 +578,7 @@ __global__ void pure_index(const float* A, float* C, int nt) {
   alignas(16) __shared__ float s_stages[3][T];
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
@@ -652,6 +656,7 @@ __global__ void rows_after_early_exit(const float* A, float* C, int nt) {
   __shared__ float s_stages[3][16][16];
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
@@ -709,6 +714,7 @@ __global__ void shared_read_after_loop(const float* A, float* C, int nt) {
   __shared__ float red[T];
   red[threadIdx.x] = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
@@ -790,6 +796,7 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
   alignas(16) __shared__ float s_stages[3][T];
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {

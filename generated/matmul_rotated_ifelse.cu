@@ -1,7 +1,6 @@
 // matmul_rotated_ifelse.cu: C = A * B^T (B stored N x K) in the rotated loop form
 // { barrier; copies; barrier; compute; }, loads guarded with if/else zero fill,
 // a padded Bs tile (T + 1 columns) and a `t * T < K` loop condition.
-#include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -137,84 +136,29 @@ static void closeOutput(FILE* f) {
 #define T 16
 
 __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int N, int K) {
-  __shared__ float As_stages[3][T][T];
-  __shared__ float Bs_stages[3][T][T + 1];  // Bs[n][k], padded against bank conflicts
+  __shared__ float As[T][T];
+  __shared__ float Bs[T][T + 1];  // Bs[n][k], padded against bank conflicts
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int row = blockIdx.y * T + ty;   // row of C / A
   const int bRow = blockIdx.x * T + ty;  // row of B loaded by this thread
   const int col = blockIdx.x * T + tx;   // column of C
   float acc = 0.0f;
-  // EXPECT: pipelined
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
-  {
-    int t = 0;
-    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
-    auto t_fetch = t;
-    int fetch_stage = 0;
-    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
-    auto issue_tile = [&]() {
-      pipe.producer_acquire();
-      auto t = t_fetch;
-      if (t * T < K) {
-        auto &As = As_stages[fetch_stage];
-        auto &Bs = Bs_stages[fetch_stage];
-        if (row < M && t * T + tx < K)
-          ::cuda::memcpy_async(&As[ty][tx], &A[row * K + t * T + tx],
-                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        else
-          As[ty][tx] = 0.0f;
-        if (bRow < N && t * T + tx < K) {
-          ::cuda::memcpy_async(&Bs[ty][tx], &B[bRow * K + t * T + tx],
-                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        } else {
-          Bs[ty][tx] = 0.0f;
-        }
-        ++t;
-        t_fetch = t;
-      }
-      pipe.producer_commit();
-      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
-    };
-    __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the copies
-    for (int prologue = 0; prologue < 2; ++prologue)
-      issue_tile();
-    int stage = 0;
-    for (; t * T < K; ++t) {
-      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
-      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
-      issue_tile();
-      auto &As = As_stages[stage];
-      auto &Bs = Bs_stages[stage];
-      for (int k = 0; k < T; ++k)
-        acc += As[ty][k] * Bs[tx][k];
-      pipe.consumer_release();
-      stage = stage + 1 == 3 ? 0 : stage + 1;
+  // EXPECT: no-gain
+  for (int t = 0; t * T < K; ++t) {
+    __syncthreads();
+    if (row < M && t * T + tx < K)
+      As[ty][tx] = A[row * K + t * T + tx];
+    else
+      As[ty][tx] = 0.0f;
+    if (bRow < N && t * T + tx < K) {
+      Bs[ty][tx] = B[bRow * K + t * T + tx];
+    } else {
+      Bs[ty][tx] = 0.0f;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    __syncthreads();
+    for (int k = 0; k < T; ++k)
+      acc += As[ty][k] * Bs[tx][k];
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
-    auto &As = As_stages[0];
-    auto &Bs = Bs_stages[0];
-    for (int t = 0; t * T < K; ++t) {
-      __syncthreads();
-      if (row < M && t * T + tx < K)
-        As[ty][tx] = A[row * K + t * T + tx];
-      else
-        As[ty][tx] = 0.0f;
-      if (bRow < N && t * T + tx < K) {
-        Bs[ty][tx] = B[bRow * K + t * T + tx];
-      } else {
-        Bs[ty][tx] = 0.0f;
-      }
-      __syncthreads();
-      for (int k = 0; k < T; ++k)
-        acc += As[ty][k] * Bs[tx][k];
-    }
-  }
-#endif
   if (row < M && col < N) C[row * N + col] = acc;
 }
 

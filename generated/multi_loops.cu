@@ -1,7 +1,6 @@
 // multi_loops.cu: two kernels in one file. row_then_column has two consecutive
 // tiled loops over different tiles (a row phase over P, then a column phase over Q);
 // window_sums has one more tiled loop, with 128-wide tiles.
-#include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -140,224 +139,43 @@ static void closeOutput(FILE* f) {
 // P is gridDim.x x cols1 (row-major), Q is rows2 x gridDim.x (row-major).
 __global__ void row_then_column(float* rowOut, float* colOut, const float* P, const float* Q,
                                 int cols1, int rows2) {
-  alignas(16) __shared__ float rs_stages[3][T];
-  __shared__ float cs_stages[3][T];
+  __shared__ float rs[T];
+  __shared__ float cs[T];
   const int b = blockIdx.x;
   const int ld = gridDim.x;
   float accR = 0.0f;
-  // EXPECT: pipelined
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
-  {
-    int t = 0;
-    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
-    auto t_fetch = t;
-    int fetch_stage = 0;
-    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
-    auto issue_tile = [&]() {
-      pipe.producer_acquire();
-      auto t = t_fetch;
-      if (t < cols1 / T) {
-        auto &rs = rs_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using rs_index = decltype(+(b * cols1 + t * T + threadIdx.x));
-        const rs_index rs_base = (rs_index)(b * cols1 + t * T + threadIdx.x) - (rs_index)threadIdx.x;
-        if (sizeof(rs) % 16 == 0 &&
-            blockDim.x == sizeof(rs) / sizeof(rs[0]) &&
-            reinterpret_cast<unsigned long long>(&P[rs_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&rs[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(rs) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(rs) / 16) * (16 / sizeof(rs[0]));
-            ::cuda::memcpy_async(&rs[col],
-                                 &P[rs_base + (rs_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
-          }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&rs[threadIdx.x], &P[b * cols1 + t * T + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        }
-        ++t;
-        t_fetch = t;
-      }
-      pipe.producer_commit();
-      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
-    };
-    for (int prologue = 0; prologue < 2; ++prologue)
-      issue_tile();
-    int stage = 0;
-    for (; t < cols1 / T; ++t) {
-      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
-      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
-      issue_tile();
-      auto &rs = rs_stages[stage];
-      accR += rs[threadIdx.x] * rs[T - 1 - threadIdx.x];
-      pipe.consumer_release();
-      stage = stage + 1 == 3 ? 0 : stage + 1;
-    }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+  // EXPECT: no-gain
+  for (int t = 0; t < cols1 / T; ++t) {
+    rs[threadIdx.x] = P[b * cols1 + t * T + threadIdx.x];
+    __syncthreads();
+    accR += rs[threadIdx.x] * rs[T - 1 - threadIdx.x];
+    __syncthreads();
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
-    auto &rs = rs_stages[0];
-    for (int t = 0; t < cols1 / T; ++t) {
-      rs[threadIdx.x] = P[b * cols1 + t * T + threadIdx.x];
-      __syncthreads();
-      accR += rs[threadIdx.x] * rs[T - 1 - threadIdx.x];
-      __syncthreads();
-    }
-  }
-#endif
   float accC = 0.0f;
-  // EXPECT: pipelined
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
-  {
-    int t = 0;
-    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
-    auto t_fetch = t;
-    int fetch_stage = 0;
-    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
-    auto issue_tile = [&]() {
-      pipe.producer_acquire();
-      auto t = t_fetch;
-      if (t < rows2 / T) {
-        auto &cs = cs_stages[fetch_stage];
-        ::cuda::memcpy_async(&cs[threadIdx.x], &Q[(t * T + threadIdx.x) * ld + b],
-                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        ++t;
-        t_fetch = t;
-      }
-      pipe.producer_commit();
-      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
-    };
-    for (int prologue = 0; prologue < 2; ++prologue)
-      issue_tile();
-    int stage = 0;
-    for (; t < rows2 / T; ++t) {
-      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
-      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
-      issue_tile();
-      auto &cs = cs_stages[stage];
-      accC = 0.75f * accC + cs[threadIdx.x] - 0.5f * cs[(threadIdx.x + 1) % T];
-      pipe.consumer_release();
-      stage = stage + 1 == 3 ? 0 : stage + 1;
-    }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+  // EXPECT: no-gain
+  for (int t = 0; t < rows2 / T; ++t) {
+    cs[threadIdx.x] = Q[(t * T + threadIdx.x) * ld + b];
+    __syncthreads();
+    accC = 0.75f * accC + cs[threadIdx.x] - 0.5f * cs[(threadIdx.x + 1) % T];
+    __syncthreads();
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
-    auto &cs = cs_stages[0];
-    for (int t = 0; t < rows2 / T; ++t) {
-      cs[threadIdx.x] = Q[(t * T + threadIdx.x) * ld + b];
-      __syncthreads();
-      accC = 0.75f * accC + cs[threadIdx.x] - 0.5f * cs[(threadIdx.x + 1) % T];
-      __syncthreads();
-    }
-  }
-#endif
   rowOut[b * T + threadIdx.x] = accR;
   colOut[b * T + threadIdx.x] = accC;
 }
 
 // Block b reads the window u[b * shift ...] and the shared vector w.
 __global__ void window_sums(float* out, const float* u, const float* w, int numTiles, int shift) {
-  alignas(16) __shared__ float us_stages[3][T2];
-  alignas(16) __shared__ float ws_stages[3][T2];
+  __shared__ float us[T2];
+  __shared__ float ws[T2];
   float acc = 0.0f;
-  // EXPECT: pipelined
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
-  {
-    int t = 0;
-    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
-    auto t_fetch = t;
-    int fetch_stage = 0;
-    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
-    auto issue_tile = [&]() {
-      pipe.producer_acquire();
-      auto t = t_fetch;
-      if (t < numTiles) {
-        auto &us = us_stages[fetch_stage];
-        auto &ws = ws_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using us_index = decltype(+(blockIdx.x * shift + t * T2 + threadIdx.x));
-        const us_index us_base = (us_index)(blockIdx.x * shift + t * T2 + threadIdx.x)
-            - (us_index)threadIdx.x;
-        if (sizeof(us) % 16 == 0 &&
-            blockDim.x == sizeof(us) / sizeof(us[0]) &&
-            reinterpret_cast<unsigned long long>(&u[us_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&us[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(us) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(us) / 16) * (16 / sizeof(us[0]));
-            ::cuda::memcpy_async(&us[col],
-                                 &u[us_base + (us_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
-          }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&us[threadIdx.x], &u[blockIdx.x * shift + t * T2 + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        }
-        using ws_index = decltype(+(t * T2 + threadIdx.x));
-        const ws_index ws_base = (ws_index)(t * T2 + threadIdx.x) - (ws_index)threadIdx.x;
-        if (sizeof(ws) % 16 == 0 &&
-            blockDim.x == sizeof(ws) / sizeof(ws[0]) &&
-            reinterpret_cast<unsigned long long>(&w[ws_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&ws[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk_1 = rank; chunk_1 < sizeof(ws) / 16; chunk_1 += threads) {
-            const unsigned col_1 = chunk_1 % (sizeof(ws) / 16) * (16 / sizeof(ws[0]));
-            ::cuda::memcpy_async(&ws[col_1],
-                                 &w[ws_base + (ws_index)col_1],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
-          }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&ws[threadIdx.x], &w[t * T2 + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        }
-        ++t;
-        t_fetch = t;
-      }
-      pipe.producer_commit();
-      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
-    };
-    for (int prologue = 0; prologue < 2; ++prologue)
-      issue_tile();
-    int stage = 0;
-    for (; t < numTiles; ++t) {
-      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
-      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
-      issue_tile();
-      auto &us = us_stages[stage];
-      auto &ws = ws_stages[stage];
-      acc += us[(threadIdx.x * 5) % T2] * ws[threadIdx.x] + ws[T2 - 1 - threadIdx.x];
-      pipe.consumer_release();
-      stage = stage + 1 == 3 ? 0 : stage + 1;
-    }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+  // EXPECT: no-gain
+  for (int t = 0; t < numTiles; ++t) {
+    us[threadIdx.x] = u[blockIdx.x * shift + t * T2 + threadIdx.x];
+    ws[threadIdx.x] = w[t * T2 + threadIdx.x];
+    __syncthreads();
+    acc += us[(threadIdx.x * 5) % T2] * ws[threadIdx.x] + ws[T2 - 1 - threadIdx.x];
+    __syncthreads();
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
-    auto &us = us_stages[0];
-    auto &ws = ws_stages[0];
-    for (int t = 0; t < numTiles; ++t) {
-      us[threadIdx.x] = u[blockIdx.x * shift + t * T2 + threadIdx.x];
-      ws[threadIdx.x] = w[t * T2 + threadIdx.x];
-      __syncthreads();
-      acc += us[(threadIdx.x * 5) % T2] * ws[threadIdx.x] + ws[T2 - 1 - threadIdx.x];
-      __syncthreads();
-    }
-  }
-#endif
   out[blockIdx.x * T2 + threadIdx.x] = acc;
 }
 

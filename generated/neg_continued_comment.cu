@@ -4,6 +4,8 @@
 // its own statements after that line would put them into the comment. The tool must leave that
 // loop alone, byte for byte, with source-text; mirrored_sums, with an ordinary comment, is
 // rewritten. Both kernels compute the same sums.
+// Both loops carry `// tilepipe: plan=always`: the cost model alone would keep their 512-byte
+// stages as they are, and the point is that the safe one is rewritten.
 #include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
@@ -143,6 +145,7 @@ __global__ void mirrored_sums_noted(float* out, const float* in, int numTiles) {
   __shared__ float s[T];
   float acc = 0.0f;
   // EXPECT: source-text
+  // tilepipe: plan=always
   for (int t = 0; t < numTiles; ++t) {
     s[threadIdx.x] = in[(blockIdx.x * numTiles + t) * T + threadIdx.x];
     __syncthreads();
@@ -157,6 +160,7 @@ __global__ void mirrored_sums(float* out, const float* in, int numTiles) {
   alignas(16) __shared__ float s_stages[3][T];
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {

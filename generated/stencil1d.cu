@@ -1,7 +1,6 @@
 // stencil1d.cu: 1-D stencil of radius R = 8 with weights from a kernel parameter,
 // grid-stride walk over tiles of TS = 256 outputs; each tile copies TS + 2R inputs
 // (the halo by an `if` that depends only on threadIdx.x). blockDim.x == TS.
-#include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -139,67 +138,20 @@ static void closeOutput(FILE* f) {
 
 // out[i] = sum_j w[j] * in[i + j], j = 0..2R, for i in [0, n - 2R).
 __global__ void stencil1d(float* out, const float* in, const float* w, int n) {
-  __shared__ float s_stages[3][TS + 2 * R];
+  __shared__ float s[TS + 2 * R];
   // The launches below never pass overlapping buffers: say so, since nothing in the code does.
   // tilepipe: assume-noalias=true
-  // EXPECT: pipelined
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
-  {
-    int base = blockIdx.x * TS;
-    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
-    auto base_fetch = base;
-    int fetch_stage = 0;
-    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
-    auto issue_tile = [&]() {
-      pipe.producer_acquire();
-      auto base = base_fetch;
-      if (base + TS + 2 * R <= n) {
-        auto &s = s_stages[fetch_stage];
-        ::cuda::memcpy_async(&s[threadIdx.x], &in[base + threadIdx.x],
-                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        if (threadIdx.x < 2 * R) ::cuda::memcpy_async(&s[TS + threadIdx.x], &in[base + TS + threadIdx.x],
-                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        base += gridDim.x * TS;
-        base_fetch = base;
-      }
-      pipe.producer_commit();
-      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
-    };
-    for (int prologue = 0; prologue < 2; ++prologue)
-      issue_tile();
-    int stage = 0;
-    for (; base + TS + 2 * R <= n; base += gridDim.x * TS) {
-      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
-      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
-      issue_tile();
-      auto &s = s_stages[stage];
-      float acc = 0.0f;
-      for (int j = 0; j <= 2 * R; ++j)
-        acc += w[j] * s[threadIdx.x + j];
-      out[base + threadIdx.x] = acc;
-      pipe.consumer_release();
-      stage = stage + 1 == 3 ? 0 : stage + 1;
-    }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-    __syncthreads(); // the loop's writes to memory are seen by every thread after it
+  // EXPECT: no-gain
+  for (int base = blockIdx.x * TS; base + TS + 2 * R <= n; base += gridDim.x * TS) {
+    s[threadIdx.x] = in[base + threadIdx.x];
+    if (threadIdx.x < 2 * R) s[TS + threadIdx.x] = in[base + TS + threadIdx.x];
+    __syncthreads();
+    float acc = 0.0f;
+    for (int j = 0; j <= 2 * R; ++j)
+      acc += w[j] * s[threadIdx.x + j];
+    out[base + threadIdx.x] = acc;
+    __syncthreads();
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
-    auto &s = s_stages[0];
-    for (int base = blockIdx.x * TS; base + TS + 2 * R <= n; base += gridDim.x * TS) {
-      s[threadIdx.x] = in[base + threadIdx.x];
-      if (threadIdx.x < 2 * R) s[TS + threadIdx.x] = in[base + TS + threadIdx.x];
-      __syncthreads();
-      float acc = 0.0f;
-      for (int j = 0; j <= 2 * R; ++j)
-        acc += w[j] * s[threadIdx.x + j];
-      out[base + threadIdx.x] = acc;
-      __syncthreads();
-    }
-  }
-#endif
 }
 
 // numTiles tiles of TS outputs; n = numTiles * TS + 2R inputs.

@@ -1,7 +1,6 @@
 // stencil1d_inner_copy.cu: templated 1-D stencil (TS, R) whose tile copy is an
 // inner strided loop over TS + 2R elements; blockDim.x < TS + 2R so the copy loop
 // (and the compute loop) iterate several times per thread. Grid-stride over tiles.
-#include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -137,70 +136,22 @@ static void closeOutput(FILE* f) {
 // out[i] = sum_j w[j] * in[i + j], j = 0..2R.
 template <int TS, int R>
 __global__ void stencil_tiles(float* out, const float* in, const float* w, int numTiles) {
-  __shared__ float s_stages[3][TS + 2 * R];
+  __shared__ float s[TS + 2 * R];
   // The launches below never pass overlapping buffers: say so, since nothing in the code does.
   // tilepipe: assume-noalias=true
-  // EXPECT: pipelined
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
-  {
-    int tile = blockIdx.x;
-    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
-    auto tile_fetch = tile;
-    int fetch_stage = 0;
-    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
-    auto issue_tile = [&]() {
-      pipe.producer_acquire();
-      auto tile = tile_fetch;
-      if (tile < numTiles) {
-        auto &s = s_stages[fetch_stage];
-        for (int i = threadIdx.x; i < TS + 2 * R; i += blockDim.x)
-          ::cuda::memcpy_async(&s[i], &in[tile * TS + i],
-                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        tile += gridDim.x;
-        tile_fetch = tile;
-      }
-      pipe.producer_commit();
-      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
-    };
-    for (int prologue = 0; prologue < 2; ++prologue)
-      issue_tile();
-    int stage = 0;
-    for (; tile < numTiles; tile += gridDim.x) {
-      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
-      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
-      issue_tile();
-      auto &s = s_stages[stage];
-      for (int i = threadIdx.x; i < TS; i += blockDim.x) {
-        float acc = 0.0f;
-        for (int j = 0; j <= 2 * R; ++j)
-          acc += w[j] * s[i + j];
-        out[tile * TS + i] = acc;
-      }
-      pipe.consumer_release();
-      stage = stage + 1 == 3 ? 0 : stage + 1;
+  // EXPECT: no-gain
+  for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
+    for (int i = threadIdx.x; i < TS + 2 * R; i += blockDim.x)
+      s[i] = in[tile * TS + i];
+    __syncthreads();
+    for (int i = threadIdx.x; i < TS; i += blockDim.x) {
+      float acc = 0.0f;
+      for (int j = 0; j <= 2 * R; ++j)
+        acc += w[j] * s[i + j];
+      out[tile * TS + i] = acc;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
-    __syncthreads(); // the loop's writes to memory are seen by every thread after it
+    __syncthreads();
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
-    auto &s = s_stages[0];
-    for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
-      for (int i = threadIdx.x; i < TS + 2 * R; i += blockDim.x)
-        s[i] = in[tile * TS + i];
-      __syncthreads();
-      for (int i = threadIdx.x; i < TS; i += blockDim.x) {
-        float acc = 0.0f;
-        for (int j = 0; j <= 2 * R; ++j)
-          acc += w[j] * s[i + j];
-        out[tile * TS + i] = acc;
-      }
-      __syncthreads();
-    }
-  }
-#endif
 }
 
 template <int TS, int R>

@@ -1,7 +1,6 @@
 // tile3d.cu: a 3-D tile __shared__ float s[2][8][32] (two 8 x 32 planes, one from
 // each input) in a small tiled compute; block b walks a sliding window starting at
 // tile b (consecutive blocks overlap in all but one tile).
-#include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -138,62 +137,18 @@ static void closeOutput(FILE* f) {
 #define PY 8   // == blockDim.y
 
 __global__ void plane_mix(float* out, const float* p, const float* q, int numTiles) {
-  __shared__ float s_stages[3][2][PY][PX];
+  __shared__ float s[2][PY][PX];
   const int tx = threadIdx.x, ty = threadIdx.y;
   float acc = 0.0f;
-  // EXPECT: pipelined
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
-  {
-    int t = 0;
-    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
-    auto t_fetch = t;
-    int fetch_stage = 0;
-    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
-    auto issue_tile = [&]() {
-      pipe.producer_acquire();
-      auto t = t_fetch;
-      if (t < numTiles) {
-        auto &s = s_stages[fetch_stage];
-        ::cuda::memcpy_async(&s[0][ty][tx], &p[(blockIdx.x + t) * (PX * PY) + ty * PX + tx],
-                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        ::cuda::memcpy_async(&s[1][ty][tx], &q[(blockIdx.x + t) * (PX * PY) + ty * PX + tx],
-                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        ++t;
-        t_fetch = t;
-      }
-      pipe.producer_commit();
-      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
-    };
-    for (int prologue = 0; prologue < 2; ++prologue)
-      issue_tile();
-    int stage = 0;
-    for (; t < numTiles; ++t) {
-      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
-      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
-      issue_tile();
-      auto &s = s_stages[stage];
-      acc += s[0][ty][tx] * s[1][PY - 1 - ty][tx] +
-             s[1][(ty + 1) % PY][(tx + blockIdx.x) % PX] * s[0][ty][(tx + 5) % PX];
-      pipe.consumer_release();
-      stage = stage + 1 == 3 ? 0 : stage + 1;
-    }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+  // EXPECT: no-gain
+  for (int t = 0; t < numTiles; ++t) {
+    s[0][ty][tx] = p[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
+    s[1][ty][tx] = q[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
+    __syncthreads();
+    acc += s[0][ty][tx] * s[1][PY - 1 - ty][tx] +
+           s[1][(ty + 1) % PY][(tx + blockIdx.x) % PX] * s[0][ty][(tx + 5) % PX];
+    __syncthreads();
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
-    auto &s = s_stages[0];
-    for (int t = 0; t < numTiles; ++t) {
-      s[0][ty][tx] = p[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
-      s[1][ty][tx] = q[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
-      __syncthreads();
-      acc += s[0][ty][tx] * s[1][PY - 1 - ty][tx] +
-             s[1][(ty + 1) % PY][(tx + blockIdx.x) % PX] * s[0][ty][(tx + 5) % PX];
-      __syncthreads();
-    }
-  }
-#endif
   out[blockIdx.x * (PX * PY) + ty * PX + tx] = acc;
 }
 

@@ -1,7 +1,6 @@
 // tile_in_body.cu: the __shared__ tiles are declared inside the tiled loop's body.
 // Block b walks a sliding window of a (row offset b * shift) and the shared vector
 // v, combining each element with a block-dependent neighbour in the tile.
-#include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -140,97 +139,16 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
                                 int shift) {
   const int nb = (threadIdx.x + 1 + blockIdx.x) % T;
   float acc = 0.0f;
-  // EXPECT: pipelined
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
-  {
-    alignas(16) __shared__ float tile_stages[3][T];
-    alignas(16) __shared__ float vt_stages[3][T];
-    int t = 0;
-    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
-    auto t_fetch = t;
-    int fetch_stage = 0;
-    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
-    auto issue_tile = [&]() {
-      pipe.producer_acquire();
-      auto t = t_fetch;
-      if (t < numTiles) {
-        auto &tile = tile_stages[fetch_stage];
-        auto &vt = vt_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using tile_index = decltype(+(blockIdx.x * shift + t * T + threadIdx.x));
-        const tile_index tile_base = (tile_index)(blockIdx.x * shift + t * T + threadIdx.x)
-            - (tile_index)threadIdx.x;
-        if (sizeof(tile) % 16 == 0 &&
-            blockDim.x == sizeof(tile) / sizeof(tile[0]) &&
-            reinterpret_cast<unsigned long long>(&a[tile_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&tile[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(tile) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(tile) / 16) * (16 / sizeof(tile[0]));
-            ::cuda::memcpy_async(&tile[col],
-                                 &a[tile_base + (tile_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
-          }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&tile[threadIdx.x], &a[blockIdx.x * shift + t * T + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        }
-        using vt_index = decltype(+(t * T + threadIdx.x));
-        const vt_index vt_base = (vt_index)(t * T + threadIdx.x) - (vt_index)threadIdx.x;
-        if (sizeof(vt) % 16 == 0 &&
-            blockDim.x == sizeof(vt) / sizeof(vt[0]) &&
-            reinterpret_cast<unsigned long long>(&v[vt_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&vt[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk_1 = rank; chunk_1 < sizeof(vt) / 16; chunk_1 += threads) {
-            const unsigned col_1 = chunk_1 % (sizeof(vt) / 16) * (16 / sizeof(vt[0]));
-            ::cuda::memcpy_async(&vt[col_1],
-                                 &v[vt_base + (vt_index)col_1],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
-          }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&vt[threadIdx.x], &v[t * T + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        }
-        ++t;
-        t_fetch = t;
-      }
-      pipe.producer_commit();
-      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
-    };
-    for (int prologue = 0; prologue < 2; ++prologue)
-      issue_tile();
-    int stage = 0;
-    for (; t < numTiles; ++t) {
-      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
-      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
-      issue_tile();
-      auto &tile = tile_stages[stage];
-      auto &vt = vt_stages[stage];
-      acc += tile[threadIdx.x] * vt[nb] - 0.25f * tile[nb] * vt[threadIdx.x];
-      pipe.consumer_release();
-      stage = stage + 1 == 3 ? 0 : stage + 1;
-    }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+  // EXPECT: no-gain
+  for (int t = 0; t < numTiles; ++t) {
+    __shared__ float tile[T];
+    __shared__ float vt[T];
+    tile[threadIdx.x] = a[blockIdx.x * shift + t * T + threadIdx.x];
+    vt[threadIdx.x] = v[t * T + threadIdx.x];
+    __syncthreads();
+    acc += tile[threadIdx.x] * vt[nb] - 0.25f * tile[nb] * vt[threadIdx.x];
+    __syncthreads();
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
-    for (int t = 0; t < numTiles; ++t) {
-      __shared__ float tile[T];
-      __shared__ float vt[T];
-      tile[threadIdx.x] = a[blockIdx.x * shift + t * T + threadIdx.x];
-      vt[threadIdx.x] = v[t * T + threadIdx.x];
-      __syncthreads();
-      acc += tile[threadIdx.x] * vt[nb] - 0.25f * tile[nb] * vt[threadIdx.x];
-      __syncthreads();
-    }
-  }
-#endif
   out[blockIdx.x * T + threadIdx.x] = acc;
 }
 

@@ -3,7 +3,6 @@
 // next ones (the kernel treats A as one array). A tensor map of rows cannot hold such a box: the
 // rewrite must copy those tiles another way, by rows where they start on 16 bytes (step 8 or 4)
 // and element by element where they do not (step 5).
-#include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -140,80 +139,16 @@ static void closeOutput(FILE* f) {
 #define TC 16  // == blockDim.x
 
 __global__ void sliding_rows(float* out, const float* A, int ld, int step, int numTiles) {
-  alignas(16) __shared__ float tile_stages[3][TR][TC];
+  __shared__ float tile[TR][TC];
   const int tx = threadIdx.x, ty = threadIdx.y;
   float acc = 0.0f;
-  // EXPECT: pipelined
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
-  {
-    int t = 0;
-    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
-    auto t_fetch = t;
-    int fetch_stage = 0;
-    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
-    auto issue_tile = [&]() {
-      pipe.producer_acquire();
-      auto t = t_fetch;
-      if (t < numTiles) {
-        auto &tile = tile_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using tile_index = decltype(+((blockIdx.x * TR + ty) * ld + t * step + tx));
-        const tile_index tile_base = (tile_index)((blockIdx.x * TR + ty) * ld + t * step + tx)
-            - (tile_index)threadIdx.y * (tile_index)(ld)
-            - (tile_index)threadIdx.x;
-        if (sizeof(tile[0]) % 16 == 0 &&
-            blockDim.y == sizeof(tile) / sizeof(tile[0]) &&
-            blockDim.x == sizeof(tile[0]) / sizeof(tile[0][0]) &&
-            (ld) % (16 / sizeof(tile[0][0])) == 0 &&
-            reinterpret_cast<unsigned long long>(&A[tile_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&tile[0][0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(tile) / 16; chunk += threads) {
-            const unsigned row0 = chunk / (sizeof(tile[0]) / 16);
-            const unsigned col = chunk % (sizeof(tile[0]) / 16) * (16 / sizeof(tile[0][0]));
-            ::cuda::memcpy_async(&tile[row0][col],
-                                 &A[tile_base + (tile_index)row0 * (tile_index)(ld) + (tile_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
-          }
-        } else {
-          if (threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&tile[ty][tx], &A[(blockIdx.x * TR + ty) * ld + t * step + tx],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-        }
-        ++t;
-        t_fetch = t;
-      }
-      pipe.producer_commit();
-      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
-    };
-    for (int prologue = 0; prologue < 2; ++prologue)
-      issue_tile();
-    int stage = 0;
-    for (; t < numTiles; ++t) {
-      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
-      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
-      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
-      issue_tile();
-      auto &tile = tile_stages[stage];
-      acc = tile[ty][(tx + t) % TC] * tile[(ty + 1) % TR][tx] - 0.5f * acc;
-      pipe.consumer_release();
-      stage = stage + 1 == 3 ? 0 : stage + 1;
-    }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+  // EXPECT: no-gain
+  for (int t = 0; t < numTiles; ++t) {
+    tile[ty][tx] = A[(blockIdx.x * TR + ty) * ld + t * step + tx];
+    __syncthreads();
+    acc = tile[ty][(tx + t) % TC] * tile[(ty + 1) % TR][tx] - 0.5f * acc;
+    __syncthreads();
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
-    auto &tile = tile_stages[0];
-    for (int t = 0; t < numTiles; ++t) {
-      tile[ty][tx] = A[(blockIdx.x * TR + ty) * ld + t * step + tx];
-      __syncthreads();
-      acc = tile[ty][(tx + t) % TC] * tile[(ty + 1) % TR][tx] - 0.5f * acc;
-      __syncthreads();
-    }
-  }
-#endif
   out[(blockIdx.x * TR + ty) * TC + tx] = acc;
 }
 

@@ -5,6 +5,8 @@
 // barrier of the last iteration orders those writes before the reads; the rewrite must keep a
 // barrier after the loop. own_totals is the close safe form: each thread reads back only what it
 // wrote itself. block_totals has tiles of 2 KiB (bulk copies on sm_90), the others cp.async.
+// Its loops carry `// tilepipe: plan=always`: they exist to hold emission to its barrier
+// obligation; the cost model alone would keep the loop with 512-byte stages as it is.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -181,6 +183,7 @@ __global__ void neighbour_means(float* out, float* row, const float* in, int num
   // read by other threads, which __restrict__ would let the compiler ignore.)
   // tilepipe: assume-noalias=true
   // EXPECT: pipelined
+  // tilepipe: plan=always
   for (int t = 0; t < numTiles; ++t) {
     s[threadIdx.x] = in[(blockIdx.x * numTiles + t) * T2 + threadIdx.x];
     __syncthreads();

@@ -9,6 +9,8 @@
 //    static shared memory and push those launches over the limit, so the tool leaves both loops
 //    alone with launch-resources; no_scratch, the same loop without dynamic shared memory, is
 //    rewritten.
+// wide_block and no_scratch carry `// tilepipe: plan=always`: the cost model alone would keep
+// them (a per-element tile; 1 KiB stages), and the point is the launch check on a rewrite.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -152,6 +154,7 @@ __global__ void wide_block(int* __restrict__ out, const int* __restrict__ src0,
   const int base_src0 = (blockIdx.x % nr_src0) * rs_src0;
   int acc = 0;
   // EXPECT: pipelined
+  // tilepipe: plan=always
   for (int t = 0; t < numTiles; t++) {
     __syncthreads();
     tile0[ty][tx] = src0[base_src0 + t * 32 + ty * ld0 + tx];
@@ -212,6 +215,7 @@ __global__ void no_scratch(float* out, const float* g, int numTiles) {
   __shared__ float tile[TS];
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
   for (int t = 0; t < numTiles; ++t) {
     tile[threadIdx.x] = g[(blockIdx.x * numTiles + t) * TS + threadIdx.x];
     __syncthreads();

@@ -2,6 +2,8 @@
 // beside a close safe form, run at scale: thousands of blocks, many more tiles than stages,
 // random inputs, poisoned outputs. Refused loops stay as written; rewritten ones must match the
 // original bit for bit.
+// The safe forms carry `// tilepipe: plan=always`: the point is that the analysis proves them
+// legal; the cost model alone would keep their small stages as they are.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -159,6 +161,7 @@ __global__ void lambda_into_output(const float* __restrict__ A, float* __restric
   auto put = [&](int i, float x) { D[i] = x; };
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
   for (int t = 0; t < nt; ++t) {
     s[threadIdx.x] = A[(blockIdx.x * nt + t) * T + threadIdx.x];
     __syncthreads();
@@ -192,6 +195,7 @@ __global__ void pure_index(const float* A, float* C, int nt) {
   __shared__ float s[T];
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
   for (int t = 0; t < nt; ++t) {
     s[threadIdx.x] = A[tileOf(blockIdx.x, t, nt) * T + threadIdx.x];
     __syncthreads();
@@ -209,6 +213,7 @@ __global__ void rows_after_early_exit(const float* A, float* C, int nt) {
   __shared__ float s[16][16];
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
   for (int t = 0; t < nt; ++t) {
     s[ty][tx] = A[((size_t)(blockIdx.x * nt + t) * 16 + ty) * 16 + tx];
     __syncthreads();
@@ -225,6 +230,7 @@ __global__ void shared_read_after_loop(const float* A, float* C, int nt) {
   __shared__ float red[T];
   red[threadIdx.x] = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
   for (int t = 0; t < nt; ++t) {
     s[threadIdx.x] = A[(blockIdx.x * nt + t) * T + threadIdx.x];
     __syncthreads();
@@ -245,6 +251,7 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
   __shared__ float s[T];
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
   for (int t = 0; t < nt; ++t) {
     __syncthreads();
     s[threadIdx.x] = A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x];

@@ -4,6 +4,8 @@
 // its own statements after that line would put them into the comment. The tool must leave that
 // loop alone, byte for byte, with source-text; mirrored_sums, with an ordinary comment, is
 // rewritten. Both kernels compute the same sums.
+// Both loops carry `// tilepipe: plan=always`: the cost model alone would keep their 512-byte
+// stages as they are, and the point is that the safe one is rewritten.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -142,6 +144,7 @@ __global__ void mirrored_sums_noted(float* out, const float* in, int numTiles) {
   __shared__ float s[T];
   float acc = 0.0f;
   // EXPECT: source-text
+  // tilepipe: plan=always
   for (int t = 0; t < numTiles; ++t) {
     s[threadIdx.x] = in[(blockIdx.x * numTiles + t) * T + threadIdx.x];
     __syncthreads();
@@ -156,6 +159,7 @@ __global__ void mirrored_sums(float* out, const float* in, int numTiles) {
   __shared__ float s[T];
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
   for (int t = 0; t < numTiles; ++t) {
     s[threadIdx.x] = in[(blockIdx.x * numTiles + t) * T + threadIdx.x];
     __syncthreads();

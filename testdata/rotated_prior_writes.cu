@@ -4,6 +4,8 @@
 // the leading barrier of the first iteration orders every thread's writes before any thread
 // copies; the rewrite must put a block barrier before its first copies. plain_rotated, the close
 // safe form, copies only what was written before the launch.
+// Its loops carry `// tilepipe: plan=always`: they exist to hold emission to its prologue barrier;
+// the cost model alone would keep their 512-byte stages as they are.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -145,6 +147,7 @@ __global__ void reversed_scratch(float* out, float* scratch, const float* in, in
         2.0f * in[(blockIdx.x * numTiles + k) * T + threadIdx.x] + 1.0f;
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
   for (int t = 0; t < numTiles; ++t) {
     __syncthreads();
     s[threadIdx.x] = scratch[(blockIdx.x * numTiles + t) * T + threadIdx.x];
@@ -158,6 +161,7 @@ __global__ void plain_rotated(float* out, const float* in, int numTiles) {
   __shared__ float s[T];
   float acc = 0.0f;
   // EXPECT: pipelined
+  // tilepipe: plan=always
   for (int t = 0; t < numTiles; ++t) {
     __syncthreads();
     s[threadIdx.x] = in[(blockIdx.x * numTiles + t) * T + threadIdx.x];

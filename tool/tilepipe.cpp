@@ -74,6 +74,13 @@ static cl::opt<bool> CheckLaunchResources(
              "per block gets __launch_bounds__ for the original's limit, and where that cannot be "
              "done or checked the loops are left alone (default true)"),
     cl::init(true), cl::cat(Category));
+static cl::opt<PlanPolicy> PlanOpt(
+    "plan", cl::desc("Which legal loops to rewrite (default model)"),
+    cl::values(clEnumValN(PlanPolicy::Model, "model",
+                          "those the cost model expects to run faster: loops with tensor or bulk "
+                          "copies, or with whole-tile 16-byte copies of stages of at least 2 KiB"),
+               clEnumValN(PlanPolicy::Always, "always", "every loop the analysis proves legal")),
+    cl::init(PlanPolicy::Model), cl::cat(Category));
 static cl::opt<bool> Quiet("quiet", cl::desc("Print no remarks and no summary"), cl::cat(Category));
 static cl::list<std::string> KernelNames("kernel", cl::desc("Only look at loops in these kernels or device functions (repeatable)"),
                                          cl::value_desc("name"), cl::cat(Category));
@@ -287,6 +294,7 @@ int main(int argc, const char **argv) {
   Opts.TmaThreeDimensions = TmaThreeDimensions;
   Opts.AssumeNoAlias = AssumeNoAlias;
   Opts.CheckLaunchResources = CheckLaunchResources;
+  Opts.Plan = PlanOpt;
   Opts.GpuArch = GpuArch;
   Opts.ParseArgs = cudaParseArgs(*Cuda, GpuArch);
   Opts.Kernels.assign(KernelNames.begin(), KernelNames.end());

@@ -197,6 +197,7 @@ struct Annotation {
   bool Skip = false;
   unsigned Stages = 0;
   std::optional<bool> AssumeNoAlias;
+  std::optional<PlanPolicy> Plan;
 };
 
 static bool annotationsAbove(StringRef Buffer, unsigned Line, const std::string &Path,
@@ -224,9 +225,11 @@ static bool annotationsAbove(StringRef Buffer, unsigned Line, const std::string 
         A.Stages = N;
       else if (W == "assume-noalias=false" || W == "assume-noalias=true")
         A.AssumeNoAlias = W.ends_with("true");
+      else if (W == "plan=always" || W == "plan=model")
+        A.Plan = W.ends_with("always") ? PlanPolicy::Always : PlanPolicy::Model;
       else {
         Error = Path + ":" + std::to_string(L) + ":1: error: malformed tilepipe annotation '" +
-                Lines[L - 1].trim().str() + "' (expected 'skip', 'stages=N' with N in 2..8, or 'assume-noalias=true|false')";
+                Lines[L - 1].trim().str() + "' (expected 'skip', 'stages=N' with N in 2..8, 'assume-noalias=true|false', or 'plan=always|model')";
         return false;
       }
     }
@@ -567,6 +570,28 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
               B.TmaWhyNot = OwnWhyNot(B);
             B.Tma = B.Tma && Blocker.empty() && !Bulk[T];
           }
+      }
+    }
+    // The cost model: a loop it predicts no faster stays as it was.
+    if (Annotations[Off].Plan.value_or(Opts.Plan) == PlanPolicy::Model) {
+      PlanFeatures F;
+      F.EngineCopies = EOpts.Tma && llvm::any_of(Results.front().Model.Tiles, [](const Tile &T) {
+                         return T.Box.Valid && (T.Box.BulkCopy || (T.Box.Tma && !T.Box.MapName.empty()));
+                       });
+      for (const LoopResult &LR : Results) {
+        uint64_t Bytes = 0;
+        for (const Tile &T : LR.Model.Tiles) {
+          Bytes += T.Bytes;
+          if (!T.Box.wide() && F.PerElementTile.empty())
+            F.PerElementTile = T.Var->getNameAsString();
+        }
+        F.StageBytes = std::max(F.StageBytes, Bytes);
+      }
+      if (std::string Why = predictNoGain(F, Opts.ModelMinStageBytes); !Why.empty()) {
+        Rec.Code = Reason::NoGain;
+        Rec.Detail = Why;
+        R.Loops.push_back(Rec);
+        continue;
       }
     }
     // Every instantiation must ask for the same text.

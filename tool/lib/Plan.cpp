@@ -28,4 +28,18 @@ std::vector<std::optional<unsigned>> planStages(llvm::ArrayRef<uint64_t> TileByt
   return Stages;
 }
 
+std::string predictNoGain(const PlanFeatures &F, uint64_t MinStageBytes) {
+  if (F.EngineCopies)
+    return "";
+  if (!F.PerElementTile.empty())
+    return "without tensor or bulk copies, '" + F.PerElementTile +
+           "' would be copied per element by cp.async, which measured slower than the original's "
+           "loads (--plan=always rewrites it)";
+  if (F.StageBytes < MinStageBytes)
+    return "without tensor or bulk copies, stages of " + std::to_string(F.StageBytes) +
+           " bytes (below " + std::to_string(MinStageBytes) +
+           ") measured slower than the original's loads (--plan=always rewrites it)";
+  return "";
+}
+
 } // namespace tilepipe

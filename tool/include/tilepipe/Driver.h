@@ -14,6 +14,10 @@ namespace tilepipe {
 /// for devices below compute capability 8.0, so that one output builds for every GPU.
 enum class CopyMode { Pipeline, Tma, Auto };
 
+/// Which legal loops are rewritten: those the cost model (Plan.h, predictNoGain) expects to run
+/// faster, or every one.
+enum class PlanPolicy { Model, Always };
+
 struct ToolOptions {
   CopyMode Mode = CopyMode::Auto;
   /// Tensor copies only for loops whose stage (all their tiles) holds at least this many bytes:
@@ -23,6 +27,9 @@ struct ToolOptions {
   /// measured (brick_tiles) they ran slower than the 16-byte cp.async copies (docs/verify-record.md).
   bool TmaThreeDimensions = false;
   unsigned Stages = 3;
+  PlanPolicy Plan = PlanPolicy::Model;
+  /// The model keeps loops without copies of the copy engine whose stage holds fewer bytes.
+  uint64_t ModelMinStageBytes = 2048;
   bool AssumeNoAlias = false; ///< see CheckOptions::AssumeNoAlias
   std::string GpuArch = "sm_90";
   std::vector<std::string> ParseArgs; ///< from cudaParseArgs

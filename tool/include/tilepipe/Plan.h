@@ -3,6 +3,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace tilepipe {
@@ -21,5 +22,22 @@ constexpr uint64_t StageOverheadBytes = 16;
 std::vector<std::optional<unsigned>> planStages(llvm::ArrayRef<uint64_t> TileBytes,
                                                 uint64_t OtherBytes,
                                                 llvm::ArrayRef<unsigned> Requested);
+
+/// What the cost model weighs about one pipelined loop.
+struct PlanFeatures {
+  /// Some tile moves by tensor or bulk copy on compute capability 9.0.
+  bool EngineCopies = false;
+  /// The first tile the cp.async loop copies per element (4 to 16 bytes per instruction), or "".
+  std::string PerElementTile;
+  /// Bytes of all tiles in one stage (the largest over a template's instantiations).
+  uint64_t StageBytes = 0;
+};
+
+/// Why the model expects the rewrite to be no faster than the original, or "" when it expects a
+/// gain. Fitted to the H200 runs of docs/gpu-record.md (2026-12-01): every loop with tensor or
+/// bulk copies ran 1.02x-1.32x; without them, every loop with a per-element tile ran 0.61x-0.97x
+/// but one (1.04x), and loops whose whole-tile 16-byte copies moved stages under 2 KiB ran
+/// 0.49x-0.80x in four programs and 1.13x-1.14x in two. The model keeps those loops.
+std::string predictNoGain(const PlanFeatures &F, uint64_t MinStageBytes);
 
 } // namespace tilepipe
