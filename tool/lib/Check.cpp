@@ -15,7 +15,6 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
-#include "clang/Lex/Lexer.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include <functional>
@@ -59,12 +58,6 @@ llvm::ArrayRef<const CallExpr *> TranslationUnitIndex::callersOf(const FunctionD
 //===----------------------------------------------------------------------===//
 // Small AST helpers
 //===----------------------------------------------------------------------===//
-
-static const Expr *skipCleanups(const Expr *E) {
-  if (const auto *EWC = dyn_cast_or_null<ExprWithCleanups>(E))
-    return EWC->getSubExpr();
-  return E;
-}
 
 static unsigned arrayRank(ASTContext &Ctx, QualType T) {
   unsigned N = 0;
@@ -144,20 +137,13 @@ private:
   std::vector<const VarDecl *> InnerStack;
   llvm::SmallPtrSet<const VarDecl *, 4> UniformVisiting;
 
-  std::string name(const NamedDecl *D) { return "'" + D->getNameAsString() + "'"; }
+  /// S's text for a message, "<macro>" where it is not one range of the file.
   std::string text(const Stmt *S) {
-    CharSourceRange R = Lexer::makeFileCharRange(
-        CharSourceRange::getTokenRange(S->getSourceRange()), SM, Ctx.getLangOpts());
-    if (R.isInvalid())
-      return "<macro>";
-    return Lexer::getSourceText(R, SM, Ctx.getLangOpts()).str();
+    return editable(S) ? sourceText(Ctx, S->getSourceRange()) : "<macro>";
   }
   bool inMacro(SourceRange R) { return R.getBegin().isMacroID() || R.getEnd().isMacroID(); }
-  bool editable(const Stmt *S) {
-    return Lexer::makeFileCharRange(CharSourceRange::getTokenRange(S->getSourceRange()), SM,
-                                    Ctx.getLangOpts())
-        .isValid();
-  }
+  /// Whether S is one range of the file, which the rewrite can cut or replace.
+  bool editable(const Stmt *S) { return fileRange(Ctx, S->getSourceRange()).isValid(); }
 
   bool isInduction(const VarDecl *V) const {
     return llvm::is_contained(M.Inductions, V);
@@ -220,25 +206,25 @@ DepResult LoopChecker::classifyVar(const VarDecl *V) {
   if (isCudaBuiltinVar(V))
     return {};
   if (V->getType()->isReferenceType())
-    return DepResult::bad(name(V) + " is a reference");
+    return DepResult::bad(quoted(V) + " is a reference");
   if (V->getType().isVolatileQualified())
-    return DepResult::bad(name(V) + " is volatile");
+    return DepResult::bad(quoted(V) + " is volatile");
   if (!V->hasLocalStorage() || V->isStaticLocal()) {
     if (isSharedVar(V))
-      return DepResult::read("reads the __shared__ variable " + name(V));
+      return DepResult::read("reads the __shared__ variable " + quoted(V));
     if (V->isConstexpr() || (V->getType().isConstQualified() && V->hasInit() &&
                              !V->hasAttr<CUDADeviceAttr>()))
       return {};
-    return DepResult::read("reads the global variable " + name(V));
+    return DepResult::read("reads the global variable " + quoted(V));
   }
   if (isSharedVar(V))
-    return DepResult::read("reads the __shared__ variable " + name(V));
+    return DepResult::read("reads the __shared__ variable " + quoted(V));
   if (InLoop.Declared.contains(V))
-    return DepResult::bad(name(V) + " is computed inside the loop");
+    return DepResult::bad(quoted(V) + " is computed inside the loop");
   if (InLoop.Mutated.contains(V))
-    return DepResult::bad(name(V) + " is modified in the loop");
+    return DepResult::bad(quoted(V) + " is modified in the loop");
   if (InFunction->Escaped.contains(V))
-    return DepResult::bad(name(V) + " escapes: its address is taken, or a reference or a lambda "
+    return DepResult::bad(quoted(V) + " escapes: its address is taken, or a reference or a lambda "
                                     "that may change it is bound to it");
   return {};
 }
@@ -262,10 +248,10 @@ DepResult LoopChecker::classify(const Expr *E) {
       return {};
     if (const auto *V = dyn_cast<VarDecl>(D)) {
       if (V->getType()->isArrayType() && !isSharedVar(V) && V->hasLocalStorage())
-        return DepResult::read("reads the local array " + name(V));
+        return DepResult::read("reads the local array " + quoted(V));
       return classifyVar(V);
     }
-    return DepResult::bad("uses " + name(D));
+    return DepResult::bad("uses " + quoted(D));
   }
   if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E)) {
     if (ICE->getCastKind() == CK_LValueToRValue) {
@@ -438,14 +424,14 @@ Verdict LoopChecker::addIncrement(const Expr *E) {
   if (!(T->isIntegerType() || T->isPointerType()) || T.isVolatileQualified() ||
       !Var->hasLocalStorage() || isSharedVar(Var))
     return Verdict::refuse(Reason::InductionStep,
-                           name(Var) + " is not a local integer or pointer variable");
+                           quoted(Var) + " is not a local integer or pointer variable");
   if (!isInduction(Var))
     M.Inductions.push_back(Var);
   if (Step) {
     DepResult D = classify(Step);
     if (D.D != Dep::Invariant)
       return Verdict::refuse(Reason::InductionStep,
-                             "the step of " + name(Var) + " " +
+                             "the step of " + quoted(Var) + " " +
                                  (D.D == Dep::Bad ? D.Why : "depends on an induction variable"));
   }
   return {};
@@ -574,10 +560,10 @@ Verdict LoopChecker::collectInductions() {
   for (const VarDecl *V : M.Inductions) {
     if (Rest.Mutated.contains(V))
       return Verdict::refuse(Reason::InductionStep,
-                             name(V) + " is also modified outside the increment");
+                             quoted(V) + " is also modified outside the increment");
     if (InFunction->Escaped.contains(V))
       return Verdict::refuse(Reason::InductionStep,
-                             name(V) + " escapes: its address is taken, or a reference or a "
+                             quoted(V) + " escapes: its address is taken, or a reference or a "
                                        "lambda that may change it is bound to it");
   }
   // A step may not name another induction variable (classify saw them before all were known).
@@ -679,24 +665,24 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
   T.Var = V;
   T.DeclaredInBody = InBody;
   if (!V->isLocalVarDeclOrParm() && !V->isStaticLocal())
-    return Verdict::refuse(Reason::TileDeclaration, name(V) + " is declared outside the function");
+    return Verdict::refuse(Reason::TileDeclaration, quoted(V) + " is declared outside the function");
   if (V->hasExternalStorage() || !Ctx.getAsConstantArrayType(V->getType()))
     return Verdict::refuse(Reason::TileDeclaration,
-                           name(V) + " is not a statically sized array (extern __shared__?)");
+                           quoted(V) + " is not a statically sized array (extern __shared__?)");
   if (V->getLocation().isMacroID())
-    return Verdict::refuse(Reason::Macro, name(V) + " is declared inside a macro");
+    return Verdict::refuse(Reason::Macro, quoted(V) + " is declared inside a macro");
   QualType Elem = V->getType();
   while (const auto *AT = Ctx.getAsArrayType(Elem))
     Elem = AT->getElementType();
   T.ElementType = Elem;
   if (Elem->isDependentType() || Elem->isIncompleteType())
-    return Verdict::refuse(Reason::ElementType, "the element type of " + name(V) + " is unknown");
+    return Verdict::refuse(Reason::ElementType, "the element type of " + quoted(V) + " is unknown");
   uint64_t Size = Ctx.getTypeSizeInChars(Elem).getQuantity();
   uint64_t Align = Ctx.getTypeAlignInChars(Elem).getQuantity();
   if ((Size != 4 && Size != 8 && Size != 16) || Align != Size ||
       !Elem.isTriviallyCopyableType(Ctx) || Elem.isVolatileQualified())
     return Verdict::refuse(Reason::ElementType,
-                           name(V) + " holds '" + Elem.getAsString() + "' (" +
+                           quoted(V) + " holds '" + Elem.getAsString() + "' (" +
                                std::to_string(Size) + " bytes, aligned to " +
                                std::to_string(Align) + ")");
   T.Bytes = Ctx.getTypeSizeInChars(V->getType()).getQuantity();
@@ -704,11 +690,9 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
   TypeLoc TL = V->getTypeSourceInfo()->getTypeLoc();
   while (auto ATL = TL.getAs<ArrayTypeLoc>())
     TL = ATL.getElementLoc();
-  CharSourceRange R = Lexer::makeFileCharRange(
-      CharSourceRange::getTokenRange(TL.getSourceRange()), SM, Ctx.getLangOpts());
-  if (R.isInvalid())
-    return Verdict::refuse(Reason::Macro, "the element type of " + name(V) + " is in a macro");
-  T.ElementTypeText = Lexer::getSourceText(R, SM, Ctx.getLangOpts()).str();
+  if (fileRange(Ctx, TL.getSourceRange()).isInvalid())
+    return Verdict::refuse(Reason::Macro, "the element type of " + quoted(V) + " is in a macro");
+  T.ElementTypeText = sourceText(Ctx, TL.getSourceRange());
   TileIndex[V] = M.Tiles.size();
   M.Tiles.push_back(T);
   return {};
@@ -927,7 +911,7 @@ Verdict LoopChecker::checkCopyStmt(const Stmt *S) {
     for (const VarDecl *V : Declared)
       if (BodyScan.Mutated.contains(V) || !IncScan.Mutated.contains(V))
         return Verdict::refuse(Reason::LoadPhase,
-                               "the inner copy loop variable " + name(V) + " is not a plain counter");
+                               "the inner copy loop variable " + quoted(V) + " is not a plain counter");
     DepResult C = classify(For->getCond());
     if (C.D != Dep::Invariant)
       return Verdict::refuse(C.D == Dep::Bad ? Reason::AddressNotInvariant : Reason::TileIndex,
@@ -985,7 +969,7 @@ Verdict LoopChecker::checkCopyPhase() {
         DepResult Dep0 = classify(V->getInit());
         if (Dep0.D == Dep::Bad)
           return Verdict::refuse(Reason::AddressNotInvariant,
-                                 "the index variable " + name(V) + " " + Dep0.Why);
+                                 "the index variable " + quoted(V) + " " + Dep0.Why);
         IndexDeclDeps[V] = Dep0;
       }
       if (!editable(DS))
@@ -1013,7 +997,7 @@ Verdict LoopChecker::checkTileUse(const DeclRefExpr *DRE) {
   while (true) {
     DynTypedNodeList Parents = Ctx.getParents(*Cur);
     if (Parents.empty())
-      return Verdict::refuse(Reason::TileEscapes, name(V) + " is used in an unknown context");
+      return Verdict::refuse(Reason::TileEscapes, quoted(V) + " is used in an unknown context");
     const Expr *P = Parents[0].get<Expr>();
     if (!P)
       break;
@@ -1065,7 +1049,7 @@ Verdict LoopChecker::checkTileUse(const DeclRefExpr *DRE) {
     break;
   }
   return Verdict::refuse(Reason::TileEscapes,
-                         name(V) + " is used as '" + text(Cur).substr(0, 50) + "', not read element by element");
+                         quoted(V) + " is used as '" + text(Cur).substr(0, 50) + "', not read element by element");
 }
 
 Verdict LoopChecker::checkTiles() {
@@ -1091,14 +1075,14 @@ Verdict LoopChecker::checkTiles() {
   for (const DeclRefExpr *DRE : InFn.Found)
     if (!Inside(DRE->getLocation(), LoopR))
       return Verdict::refuse(Reason::TileUsedOutside,
-                             name(DRE->getDecl()) + " is used at line " +
+                             quoted(DRE->getDecl()) + " is used at line " +
                                  std::to_string(SM.getExpansionLineNumber(DRE->getLocation())));
   // Tiles declared outside the loop must be declared in this function, in plain text.
   for (const Tile &T : M.Tiles) {
     if (T.DeclaredInBody)
       continue;
     if (T.Var->getDeclContext() != M.Function)
-      return Verdict::refuse(Reason::TileDeclaration, name(T.Var) + " is not declared in this function");
+      return Verdict::refuse(Reason::TileDeclaration, quoted(T.Var) + " is not declared in this function");
   }
   Refs InCompute;
   InCompute.Tiles = &TileIndex;
@@ -1124,7 +1108,7 @@ Verdict LoopChecker::checkTiles() {
     });
     if (!IsDst)
       return Verdict::refuse(Reason::LoadComputes,
-                             "the copy phase reads the tile " + name(DRE->getDecl()));
+                             "the copy phase reads the tile " + quoted(DRE->getDecl()));
   }
   return {};
 }
@@ -1137,7 +1121,7 @@ Verdict LoopChecker::classifyStoreTarget(const RootSet &Target, const Stmt *Wher
   for (const VarDecl *Root : Target.Roots)
     if (llvm::is_contained(SourceRoots.Roots, Root))
       return Verdict::refuse(Reason::StoreAliasesLoad,
-                             What + " writes through " + name(Root) + ", which the copies read");
+                             What + " writes through " + quoted(Root) + ", which the copies read");
   for (const VarDecl *Root : Target.Roots) {
     // __shared__ memory and this thread's own variables are never the copied global memory.
     if (isSharedVar(Root) || (Root->hasLocalStorage() && !isa<ParmVarDecl>(Root)) ||
@@ -1146,7 +1130,7 @@ Verdict LoopChecker::classifyStoreTarget(const RootSet &Target, const Stmt *Wher
       continue;
     if (SourceRoots.Unknown)
       return Verdict::refuse(Reason::UnknownEffects,
-                             What + " stores through " + name(Root) +
+                             What + " stores through " + quoted(Root) +
                                  ", and tilepipe cannot follow where the copies read: " +
                                  SourceRoots.Why);
     bool Restrict = Root->getType().isRestrictQualified() &&
@@ -1157,7 +1141,7 @@ Verdict LoopChecker::classifyStoreTarget(const RootSet &Target, const Stmt *Wher
       continue;
     if (!Opts.AssumeNoAlias)
       return Verdict::refuse(Reason::StoreMayAlias,
-                             What + " stores through " + name(Root) +
+                             What + " stores through " + quoted(Root) +
                                  ", which may overlap what the copies read (" +
                                  llvm::join(M.SourcePointers, ", ") + ")");
     if (!llvm::is_contained(M.NoAliasAssumed, Root->getNameAsString()))
@@ -1204,7 +1188,7 @@ Verdict LoopChecker::checkOverlap() {
             Used = true;
         }
         if (!Used)
-          return Verdict::refuse(Reason::TileOverlap, "the inner copy loop variable " + name(IV) +
+          return Verdict::refuse(Reason::TileOverlap, "the inner copy loop variable " + quoted(IV) +
                                                           " does not select the tile element");
       }
     }
@@ -1213,7 +1197,7 @@ Verdict LoopChecker::checkOverlap() {
         continue;
       if (!Sites[I].Inner.empty() || !Sites[J].Inner.empty())
         return Verdict::refuse(Reason::TileOverlap,
-                               "an inner copy loop and another copy both write " + name(TV));
+                               "an inner copy loop and another copy both write " + quoted(TV));
       std::vector<const Expr *> IdxJ;
       (void)tileOfLValue(Sites[J].Dst, TV, IdxJ);
       bool Distinct = false;
@@ -1318,7 +1302,7 @@ void LoopChecker::analyzeBoxes() {
     for (size_t I = 0; I < M.Stores.size(); ++I)
       if (M.Stores[I].TileIdx == TI)
         Mine.push_back(I);
-    const std::string Name = name(M.Tiles[TI].Var);
+    const std::string Name = quoted(M.Tiles[TI].Var);
     // A guarded copy: one read where a single guard holds, one fill where it does not. Only a
     // tensor copy, which fills zeros outside the tensor, may move such a tile whole.
     const TileStore *FillStore = nullptr;
@@ -1483,7 +1467,7 @@ void LoopChecker::analyzeTma(Tile &T, const TileStore *FillStore) {
   if (!M.Function->hasAttr<CUDAGlobalAttr>())
     return No("the copy is in a __device__ function, which the host cannot hand a tensor map");
   if (B.ThreadDims.size() == 3 && FillStore)
-    return No("the copy into " + name(T.Var) +
+    return No("the copy into " + quoted(T.Var) +
               " is guarded and has three dimensions; guarded tensor copies take one or two");
   const TileStore &S = M.Stores[B.Store];
   const auto *ASE = cast<ArraySubscriptExpr>(stripNoOps(S.Src));
@@ -1502,13 +1486,13 @@ void LoopChecker::analyzeTma(Tile &T, const TileStore *FillStore) {
     const Expr *Size = ATL.getSizeExpr();
     std::string Text = Size ? sourceText(Ctx, Size->getSourceRange()) : "";
     if (Text.empty() || !hostVisible(Size))
-      return No("the extents of " + name(T.Var) + " are not compile-time constants visible outside the kernel");
+      return No("the extents of " + quoted(T.Var) + " are not compile-time constants visible outside the kernel");
     Extents.push_back(Text);
     TL = ATL.getElementLoc();
   }
   // The element type must mean the same beside the kernel.
   if (const auto *TD = T.ElementType->getAsTagDecl(); TD && TD->getDeclContext()->isFunctionOrMethod())
-    return No("the element type of " + name(T.Var) + " is declared in the kernel");
+    return No("the element type of " + quoted(T.Var) + " is declared in the kernel");
   // A box moves at most 256 elements per dimension (16-byte elements travel as two).
   const uint64_t Words = Ctx.getTypeSizeInChars(T.ElementType).getQuantity() == 16 ? 2 : 1;
   std::vector<uint64_t> Sizes;
@@ -1537,7 +1521,7 @@ void LoopChecker::analyzeTma(Tile &T, const TileStore *FillStore) {
     bool Zero = T.ElementType->isArithmeticType() && !F->isValueDependent() && F->EvaluateAsRValue(Z, Ctx) &&
                 ((Z.Val.isInt() && Z.Val.getInt().isZero()) || (Z.Val.isFloat() && Z.Val.getFloat().isPosZero()));
     if (!Zero)
-      return No("the guarded copy into " + name(T.Var) + " fills '" + text(F) +
+      return No("the guarded copy into " + quoted(T.Var) + " fills '" + text(F) +
                 "' where a tensor copy would fill zeros");
     std::string Why;
     if (!guardBounds(T, S.Guard, Why))
@@ -1555,11 +1539,11 @@ void LoopChecker::analyzeBulk(Tile &T) {
     B.BulkWhyNot = std::move(Why);
   };
   if (B.Guarded)
-    return No("the copy into " + name(T.Var) + " is guarded, and a bulk copy fills no zeros");
+    return No("the copy into " + quoted(T.Var) + " is guarded, and a bulk copy fills no zeros");
   if (B.ThreadDims.size() != 1)
-    return No(name(T.Var) + " has more than one dimension, so it is not one contiguous piece");
+    return No(quoted(T.Var) + " has more than one dimension, so it is not one contiguous piece");
   if (T.Bytes % 16 != 0)
-    return No(name(T.Var) + " holds " + std::to_string(T.Bytes) +
+    return No(quoted(T.Var) + " holds " + std::to_string(T.Bytes) +
               " bytes, not a whole number of the 16-byte units a bulk copy moves");
   // The leader's probe of the first two tiles speaks for the others only if the pointer stays.
   const auto *ASE = cast<ArraySubscriptExpr>(stripNoOps(M.Stores[B.Store].Src));
