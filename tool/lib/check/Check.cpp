@@ -63,12 +63,8 @@ static uint64_t sharedBytesOutside(ASTContext &Ctx, const FunctionDecl *FD,
 }
 
 Verdict LoopChecker::run() {
-  if (inMacro(M.Loop->getSourceRange()))
-    return Verdict::refuse(Reason::Macro, "the loop is written inside a macro");
-  // A '#pragma unroll' or attribute on the loop would end up on the emitted block.
-  for (const DynTypedNode &P : Ctx.getParents(*M.Loop))
-    if (P.get<AttributedStmt>())
-      return Verdict::refuse(Reason::Unsupported, "a #pragma or attribute applies to the loop");
+  if (Verdict V = checkLoopStatement(); !V.ok())
+    return V;
   InFunction = &Effects.localFacts(M.Function);
   InLoop.scan(M.Loop);
   if (Verdict V = checkShape(); !V.ok())
@@ -85,7 +81,16 @@ Verdict LoopChecker::run() {
     return V;
   if (Verdict V = checkOverlap(); !V.ok())
     return V;
-  // Will the emitted block run again while threads may still read the last stage?
+  // The loop is safe to rewrite; what follows only chooses how.
+  describeSurroundings();
+  analyzeBoxes();
+  requireAllThreadsForWholeTiles();
+  return {};
+}
+
+/// What the plan needs to know of the loop's surroundings: whether the emitted block may run again
+/// while threads still read the last stage, and the __shared__ memory the tiles share the block with.
+void LoopChecker::describeSurroundings() {
   M.NestedInLoop = !M.Function->hasAttr<CUDAGlobalAttr>();
   for (DynTypedNodeList P = Ctx.getParents(*M.Loop); !P.empty(); P = Ctx.getParents(P[0])) {
     if (const Stmt *S = P[0].get<Stmt>(); S && isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S))
@@ -94,29 +99,6 @@ Verdict LoopChecker::run() {
       break;
   }
   M.OtherSharedBytes = sharedBytesOutside(Ctx, M.Function, M.Tiles);
-  analyzeBoxes();
-  // Copies of whole tiles (16-byte chunks spread over the block's thread ranks, or one thread
-  // issuing for all) stand in for every thread's own copy: they need every thread at the loop.
-  std::string Why;
-  M.AllThreadsReachLoop = allThreadsReach(Ctx, Index, Effects, M.Function, M.Loop, Why);
-  if (!M.AllThreadsReachLoop)
-    for (Tile &T : M.Tiles) {
-      TileBox &B = T.Box;
-      std::string Because = "not every thread of the block provably reaches the loop: " + Why;
-      if (B.Valid) {
-        B.Valid = false;
-        B.WhyNot = Because;
-      }
-      if (B.Tma) {
-        B.Tma = false;
-        B.TmaWhyNot = Because;
-      }
-      if (B.Bulk) {
-        B.Bulk = false;
-        B.BulkWhyNot = Because;
-      }
-    }
-  return {};
 }
 
 } // namespace tilepipe::check

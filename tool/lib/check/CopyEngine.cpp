@@ -43,34 +43,14 @@ void LoopChecker::analyzeTma(Tile &T, const TileStore *FillStore) {
   // The element type must mean the same beside the kernel.
   if (const auto *TD = T.ElementType->getAsTagDecl(); TD && TD->getDeclContext()->isFunctionOrMethod())
     return No("the element type of " + quoted(T.Var) + " is declared in the kernel");
-  // A box moves at most 256 elements per dimension (16-byte elements travel as two).
-  const uint64_t Words = Ctx.getTypeSizeInChars(T.ElementType).getQuantity() == 16 ? 2 : 1;
-  std::vector<uint64_t> Sizes;
-  for (const ConstantArrayType *A = Ctx.getAsConstantArrayType(T.Var->getType()); A;
-       A = Ctx.getAsConstantArrayType(A->getElementType()))
-    Sizes.push_back(A->getSize().getZExtValue());
-  if (!Sizes.empty() && (Sizes.back() * Words > 256 || llvm::any_of(Sizes, [](uint64_t E) { return E > 256; }))) {
-    std::vector<std::string> Dims;
-    for (uint64_t E : Sizes)
-      Dims.push_back(std::to_string(E));
-    return No("the box of '" + T.Var->getNameAsString() + "' (" + llvm::join(Dims, " x ") +
-              (Words == 2 ? " elements of 16 bytes" : " elements") +
-              ") exceeds the 256 elements a tensor copy moves per dimension");
-  }
-  // The copy engine moves box rows of whole 16-byte units.
-  const uint64_t ElemBytes = Ctx.getTypeSizeInChars(T.ElementType).getQuantity();
-  if (!Sizes.empty() && Sizes.back() * ElemBytes % 16 != 0)
-    return No("a row of the box of '" + T.Var->getNameAsString() + "' (" + std::to_string(Sizes.back()) + " x " +
-              std::to_string(ElemBytes) + " bytes) is not a multiple of 16 bytes");
+  if (std::string Why = tmaBoxLimit(T); !Why.empty())
+    return No(Why);
   if (std::string Why = unevenStep(ASE->getIdx()); !Why.empty())
     return No(Why);
   if (FillStore) {
     // The tensor map fills zero bits where the guard fails: the fill must be a zero of that kind.
-    Expr::EvalResult Z;
     const Expr *F = FillStore->Fill;
-    bool Zero = T.ElementType->isArithmeticType() && !F->isValueDependent() && F->EvaluateAsRValue(Z, Ctx) &&
-                ((Z.Val.isInt() && Z.Val.getInt().isZero()) || (Z.Val.isFloat() && Z.Val.getFloat().isPosZero()));
-    if (!Zero)
+    if (!isZeroBits(T, F))
       return No("the guarded copy into " + quoted(T.Var) + " fills '" + text(F) +
                 "' where a tensor copy would fill zeros");
     std::string Why;
@@ -80,6 +60,36 @@ void LoopChecker::analyzeTma(Tile &T, const TileStore *FillStore) {
   B.Tma = true;
   B.PointerParam = P->getNameAsString();
   B.ExtentText = Extents;
+}
+
+/// Why the copy engine cannot move T's box in one tensor copy, or "": a box moves at most 256
+/// elements per dimension (16-byte elements travel as two), in rows of whole 16-byte units.
+std::string LoopChecker::tmaBoxLimit(const Tile &T) {
+  const uint64_t Words = Ctx.getTypeSizeInChars(T.ElementType).getQuantity() == 16 ? 2 : 1;
+  std::vector<uint64_t> Sizes;
+  for (const ConstantArrayType *A = Ctx.getAsConstantArrayType(T.Var->getType()); A;
+       A = Ctx.getAsConstantArrayType(A->getElementType()))
+    Sizes.push_back(A->getSize().getZExtValue());
+  if (!Sizes.empty() && (Sizes.back() * Words > 256 || llvm::any_of(Sizes, [](uint64_t E) { return E > 256; }))) {
+    std::vector<std::string> Dims;
+    for (uint64_t E : Sizes)
+      Dims.push_back(std::to_string(E));
+    return "the box of '" + T.Var->getNameAsString() + "' (" + llvm::join(Dims, " x ") +
+           (Words == 2 ? " elements of 16 bytes" : " elements") +
+           ") exceeds the 256 elements a tensor copy moves per dimension";
+  }
+  const uint64_t ElemBytes = Ctx.getTypeSizeInChars(T.ElementType).getQuantity();
+  if (!Sizes.empty() && Sizes.back() * ElemBytes % 16 != 0)
+    return "a row of the box of '" + T.Var->getNameAsString() + "' (" + std::to_string(Sizes.back()) + " x " +
+           std::to_string(ElemBytes) + " bytes) is not a multiple of 16 bytes";
+  return "";
+}
+
+/// Whether F, stored into T, is the value of all zero bits: an integer 0 or a floating +0.
+bool LoopChecker::isZeroBits(const Tile &T, const Expr *F) {
+  Expr::EvalResult Z;
+  return T.ElementType->isArithmeticType() && !F->isValueDependent() && F->EvaluateAsRValue(Z, Ctx) &&
+         ((Z.Val.isInt() && Z.Val.getInt().isZero()) || (Z.Val.isFloat() && Z.Val.getFloat().isPosZero()));
 }
 
 void LoopChecker::analyzeBulk(Tile &T) {
@@ -126,68 +136,78 @@ bool LoopChecker::guardBounds(Tile &T, const Expr *Guard, std::string &Why) {
   }
   const size_t Rank = B.ThreadDims.size();
   std::vector<std::string> Coords(Rank), Bounds(Rank);
-  for (const Expr *C : Conjuncts) {
-    const auto *BO = dyn_cast<BinaryOperator>(C);
-    if (!BO || !BO->isRelationalOp()) {
-      Why = G + " is not a conjunction of comparisons";
+  for (const Expr *C : Conjuncts)
+    if (!readGuardBound(B, C, G, Coords, Bounds, Why))
       return false;
-    }
-    // In 32 bits: a coordinate past 2^31 is as far out of the map as past the bound. (Unsigned, a
-    // negative bound is a huge one; the launcher then makes no map, as for any bound below 1.)
-    const Expr *L = BO->getLHS(), *R = BO->getRHS();
-    QualType CT = L->getType().getCanonicalType().getUnqualifiedType();
-    if ((!Ctx.hasSameType(CT, Ctx.IntTy) && !Ctx.hasSameType(CT, Ctx.UnsignedIntTy)) ||
-        !Ctx.hasSameType(CT, R->getType().getCanonicalType().getUnqualifiedType())) {
-      Why = "'" + text(C) + "' does not compare ints or unsigned ints";
-      return false;
-    }
-    bool LT = mentionsThread(L), RT = mentionsThread(R);
-    if (LT == RT) {
-      Why = "'" + text(C) + "' does not compare a thread's coordinate with a bound the same in all threads";
-      return false;
-    }
-    BinaryOperatorKind Op = BO->getOpcode();
-    if (RT) { // B > E is E < B
-      std::swap(L, R);
-      Op = Op == BO_GT ? BO_LT : Op == BO_GE ? BO_LE : Op == BO_LT ? BO_GT : BO_GE;
-    }
-    if (Op != BO_LT && Op != BO_LE) {
-      Why = "'" + text(C) + "' bounds a coordinate from below, which a tensor map does not";
-      return false;
-    }
-    std::string BoundText = sourceText(Ctx, R->getSourceRange());
-    if (BoundText.empty() || classify(R).D != Dep::Invariant || !hostVisible(R)) {
-      Why = "the bound '" + text(R) + "' is not made of kernel parameters and constants";
-      return false;
-    }
-    if (Op == BO_LE)
-      BoundText = "(" + BoundText + ") + 1";
-    std::map<char, Coef> Coefs;
-    std::string CoordText = sourceText(Ctx, L->getSourceRange());
-    size_t D = Rank;
-    if (threadAffine(L, Coefs) && Coefs.size() == 1 && Coefs.begin()->second.Const == 1)
-      D = llvm::find(B.ThreadDims, Coefs.begin()->first) - B.ThreadDims.begin();
-    if (CoordText.empty() || D == Rank) {
-      Why = "'" + text(L) + "' is not a coordinate of the box: one step per thread index of one of its dimensions";
-      return false;
-    }
-    if (!Bounds[D].empty()) {
-      Why = G + " bounds a dimension of the box twice";
-      return false;
-    }
-    if (!stepsEvenly(L)) {
-      Why = "'" + text(L) + "' does not move by a fixed step from tile to tile";
-      return false;
-    }
-    Coords[D] = CoordText;
-    Bounds[D] = BoundText;
-  }
   if (llvm::any_of(Bounds, [](const std::string &S) { return S.empty(); })) {
     Why = G + " does not bound every dimension of the box";
     return false;
   }
   B.Coordinates = Coords;
   B.Bounds = Bounds;
+  return true;
+}
+
+/// One conjunct C of the guard G: `Coordinate < Bound` (or <=, or the mirror) for a dimension of
+/// the box not bounded before, into Coords and Bounds; false with Why when it is not.
+bool LoopChecker::readGuardBound(const TileBox &B, const Expr *C, const std::string &G,
+                                 std::vector<std::string> &Coords,
+                                 std::vector<std::string> &Bounds, std::string &Why) {
+  const size_t Rank = B.ThreadDims.size();
+  const auto *BO = dyn_cast<BinaryOperator>(C);
+  if (!BO || !BO->isRelationalOp()) {
+    Why = G + " is not a conjunction of comparisons";
+    return false;
+  }
+  // In 32 bits: a coordinate past 2^31 is as far out of the map as past the bound. (Unsigned, a
+  // negative bound is a huge one; the launcher then makes no map, as for any bound below 1.)
+  const Expr *L = BO->getLHS(), *R = BO->getRHS();
+  QualType CT = L->getType().getCanonicalType().getUnqualifiedType();
+  if ((!Ctx.hasSameType(CT, Ctx.IntTy) && !Ctx.hasSameType(CT, Ctx.UnsignedIntTy)) ||
+      !Ctx.hasSameType(CT, R->getType().getCanonicalType().getUnqualifiedType())) {
+    Why = "'" + text(C) + "' does not compare ints or unsigned ints";
+    return false;
+  }
+  bool LT = mentionsThread(L), RT = mentionsThread(R);
+  if (LT == RT) {
+    Why = "'" + text(C) + "' does not compare a thread's coordinate with a bound the same in all threads";
+    return false;
+  }
+  BinaryOperatorKind Op = BO->getOpcode();
+  if (RT) { // B > E is E < B
+    std::swap(L, R);
+    Op = Op == BO_GT ? BO_LT : Op == BO_GE ? BO_LE : Op == BO_LT ? BO_GT : BO_GE;
+  }
+  if (Op != BO_LT && Op != BO_LE) {
+    Why = "'" + text(C) + "' bounds a coordinate from below, which a tensor map does not";
+    return false;
+  }
+  std::string BoundText = sourceText(Ctx, R->getSourceRange());
+  if (BoundText.empty() || classify(R).D != Dep::Invariant || !hostVisible(R)) {
+    Why = "the bound '" + text(R) + "' is not made of kernel parameters and constants";
+    return false;
+  }
+  if (Op == BO_LE)
+    BoundText = "(" + BoundText + ") + 1";
+  std::map<char, Coef> Coefs;
+  std::string CoordText = sourceText(Ctx, L->getSourceRange());
+  size_t D = Rank;
+  if (threadAffine(L, Coefs) && Coefs.size() == 1 && Coefs.begin()->second.Const == 1)
+    D = llvm::find(B.ThreadDims, Coefs.begin()->first) - B.ThreadDims.begin();
+  if (CoordText.empty() || D == Rank) {
+    Why = "'" + text(L) + "' is not a coordinate of the box: one step per thread index of one of its dimensions";
+    return false;
+  }
+  if (!Bounds[D].empty()) {
+    Why = G + " bounds a dimension of the box twice";
+    return false;
+  }
+  if (!stepsEvenly(L)) {
+    Why = "'" + text(L) + "' does not move by a fixed step from tile to tile";
+    return false;
+  }
+  Coords[D] = CoordText;
+  Bounds[D] = BoundText;
   return true;
 }
 

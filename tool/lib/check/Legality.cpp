@@ -1,6 +1,7 @@
 // Legality: the tiles are written only by the copy phase and read element by element only by the
 // compute phase; no store of the loop can change what a later copy reads; no two stores of one
-// thread land on one tile element in one iteration.
+// thread land on one tile element in one iteration. And the gate on whole-tile copies: every
+// thread of the block must reach the loop.
 #include "LoopChecker.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -240,6 +241,30 @@ Verdict LoopChecker::checkOverlap() {
     }
   }
   return {};
+}
+
+/// Copies of whole tiles (16-byte chunks spread over the block's thread ranks, or one thread
+/// issuing for all) stand in for every thread's own copy: they need every thread at the loop.
+void LoopChecker::requireAllThreadsForWholeTiles() {
+  std::string Why;
+  M.AllThreadsReachLoop = allThreadsReach(Ctx, Index, Effects, M.Function, M.Loop, Why);
+  if (!M.AllThreadsReachLoop)
+    for (Tile &T : M.Tiles) {
+      TileBox &B = T.Box;
+      std::string Because = "not every thread of the block provably reaches the loop: " + Why;
+      if (B.Valid) {
+        B.Valid = false;
+        B.WhyNot = Because;
+      }
+      if (B.Tma) {
+        B.Tma = false;
+        B.TmaWhyNot = Because;
+      }
+      if (B.Bulk) {
+        B.Bulk = false;
+        B.BulkWhyNot = Because;
+      }
+    }
 }
 
 } // namespace tilepipe::check

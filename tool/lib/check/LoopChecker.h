@@ -6,14 +6,16 @@
 // changes, when the tiles are written nowhere else and read only by the compute phase, and when
 // no store of the loop can change what a future copy reads. These files prove those facts or refuse.
 //
-// LoopChecker::run (Check.cpp) takes the steps in order; each step has its own file:
+// LoopChecker::run (Check.cpp) takes the steps in order, first the proof that the rewrite is the
+// same program, then the choice of how tiles may be copied; each step has its own file:
 //   LoopShape.cpp    the loop's form: header, barriers, copy and compute phases, no early exits
 //   Inductions.cpp   what the loop changes: induction variables and their steps, set-once locals
 //   Dependence.cpp   what a value depends on: nothing that changes, the iteration, or worse
 //   IndexAlgebra.cpp index expressions as affine forms: over any names, over thread indices
 //   CopyPhase.cpp    the copy phase, statement by statement: guards, inner copy loops, index vars
 //   TileStores.cpp   one tile store: its tile, its value, the global memory it reads
-//   Legality.cpp     tile uses, the loop's stores against the copies' memory, overlapping stores
+//   Legality.cpp     tile uses, the loop's stores against the copies' memory, overlapping stores;
+//                    whole-tile copies only where every thread reaches the loop
 //   TileBoxes.cpp    whole-tile copies: the block-wide box a per-thread copy fills
 //   CopyEngine.cpp   whether the copy engine (tensor or bulk copy) may move a box
 #pragma once
@@ -117,8 +119,15 @@ private:
   /// Whether S is one range of the file, which the rewrite can cut or replace.
   bool editable(const clang::Stmt *S) { return fileRange(Ctx, S->getSourceRange()).isValid(); }
 
+  // Check.cpp
+  void describeSurroundings();
+
   // LoopShape.cpp
+  Verdict checkLoopStatement();
   Verdict checkShape();
+  Verdict readLoopHeader(const clang::Stmt *&Body);
+  Verdict peelWhileIncrements(std::vector<const clang::Stmt *> &Stmts);
+  Verdict splitPhases(const std::vector<const clang::Stmt *> &Stmts);
   Verdict checkControlFlow(const clang::Stmt *Body);
 
   // Inductions.cpp
@@ -150,7 +159,12 @@ private:
 
   // CopyPhase.cpp
   Verdict checkCopyPhase();
+  Verdict checkCopyDecl(const clang::DeclStmt *DS);
   Verdict checkCopyStmt(const clang::Stmt *S);
+  Verdict checkCopyIf(const clang::IfStmt *If);
+  Verdict checkGuardedStore(const clang::IfStmt *If);
+  Verdict checkInnerCopyLoop(const clang::ForStmt *For);
+  Verdict sameEachIteration(const clang::Expr *E, const std::string &What);
 
   // TileStores.cpp
   Verdict checkStore(const clang::Stmt *S, const clang::Expr *LHS, const clang::Expr *RHS);
@@ -168,14 +182,23 @@ private:
   Verdict checkStores();
   Verdict classifyStoreTarget(const RootSet &Target, const clang::Stmt *Where);
   Verdict checkOverlap();
+  void requireAllThreadsForWholeTiles();
 
   // TileBoxes.cpp
   void analyzeBoxes();
+  void analyzeBox(size_t TI);
+  bool takeGuardedPair(std::vector<size_t> &Mine, TileBox &B, const std::string &Name,
+                       const TileStore *&FillStore);
 
   // CopyEngine.cpp
   void analyzeTma(Tile &T, const TileStore *FillStore);
   void analyzeBulk(Tile &T);
+  std::string tmaBoxLimit(const Tile &T);
+  bool isZeroBits(const Tile &T, const clang::Expr *F);
   bool guardBounds(Tile &T, const clang::Expr *Guard, std::string &Why);
+  bool readGuardBound(const TileBox &B, const clang::Expr *C, const std::string &G,
+                      std::vector<std::string> &Coords, std::vector<std::string> &Bounds,
+                      std::string &Why);
 };
 
 } // namespace tilepipe::check

@@ -1,6 +1,7 @@
 // The loop's form: a for or while loop whose body is a copy phase and a compute phase between two
 // barriers (trailing or rotated), with no jump out of the body.
 #include "LoopChecker.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 
@@ -44,8 +45,35 @@ Verdict LoopChecker::checkControlFlow(const Stmt *Body) {
   return {};
 }
 
+/// The loop statement itself: written in the file, not in a macro, and with no '#pragma unroll'
+/// or attribute, which would end up on the emitted block.
+Verdict LoopChecker::checkLoopStatement() {
+  if (inMacro(M.Loop->getSourceRange()))
+    return Verdict::refuse(Reason::Macro, "the loop is written inside a macro");
+  for (const DynTypedNode &P : Ctx.getParents(*M.Loop))
+    if (P.get<AttributedStmt>())
+      return Verdict::refuse(Reason::Unsupported, "a #pragma or attribute applies to the loop");
+  return {};
+}
+
 Verdict LoopChecker::checkShape() {
   const Stmt *Body = nullptr;
+  if (Verdict V = readLoopHeader(Body); !V.ok())
+    return V;
+  const auto *CS = dyn_cast<CompoundStmt>(Body);
+  if (!CS)
+    return Verdict::refuse(Reason::LoopShape, "the body is not a block");
+  std::vector<const Stmt *> Stmts(CS->body_begin(), CS->body_end());
+  if (isa<WhileStmt>(M.Loop))
+    if (Verdict V = peelWhileIncrements(Stmts); !V.ok())
+      return V;
+  if (Verdict V = splitPhases(Stmts); !V.ok())
+    return V;
+  return checkControlFlow(Body);
+}
+
+/// A for loop's init, condition and increment, or a while loop's condition; and the body.
+Verdict LoopChecker::readLoopHeader(const Stmt *&Body) {
   if (const auto *For = dyn_cast<ForStmt>(M.Loop)) {
     if (For->getConditionVariable())
       return Verdict::refuse(Reason::Unsupported, "the loop condition declares a variable");
@@ -57,40 +85,46 @@ Verdict LoopChecker::checkShape() {
       return Verdict::refuse(Reason::LoopCondition, "the loop has no condition");
     if (!M.Inc)
       return Verdict::refuse(Reason::InductionStep, "the loop has no increment");
-  } else if (const auto *While = dyn_cast<WhileStmt>(M.Loop)) {
+    return {};
+  }
+  if (const auto *While = dyn_cast<WhileStmt>(M.Loop)) {
     if (While->getConditionVariable())
       return Verdict::refuse(Reason::Unsupported, "the loop condition declares a variable");
     M.Cond = While->getCond();
     Body = While->getBody();
-  } else {
-    return Verdict::refuse(Reason::LoopShape, "do-while loops are not rewritten");
+    return {};
   }
-  const auto *CS = dyn_cast<CompoundStmt>(Body);
-  if (!CS)
-    return Verdict::refuse(Reason::LoopShape, "the body is not a block");
-  std::vector<const Stmt *> Stmts(CS->body_begin(), CS->body_end());
-  std::vector<const Stmt *> Tail; // trailing barrier and while-increments, in source order
-  if (isa<WhileStmt>(M.Loop)) {
-    bool SeenBarrier = false;
-    while (!Stmts.empty()) {
-      const Stmt *Last = Stmts.back();
-      if (isIncrementStmt(Last)) {
-        M.TailIncs.insert(M.TailIncs.begin(), Last);
-      } else if (!SeenBarrier && isBlockBarrier(Last) && !M.TailIncs.empty()) {
-        SeenBarrier = true;
-        M.TrailingBarrier = Last;
-      } else {
-        break;
-      }
-      Stmts.pop_back();
+  return Verdict::refuse(Reason::LoopShape, "do-while loops are not rewritten");
+}
+
+/// A while loop ends with the increments of its variables (M.TailIncs), with at most one barrier
+/// among them; they are taken off the end of Stmts, and the barrier is put back.
+Verdict LoopChecker::peelWhileIncrements(std::vector<const Stmt *> &Stmts) {
+  bool SeenBarrier = false;
+  while (!Stmts.empty()) {
+    const Stmt *Last = Stmts.back();
+    if (isIncrementStmt(Last)) {
+      M.TailIncs.insert(M.TailIncs.begin(), Last);
+    } else if (!SeenBarrier && isBlockBarrier(Last) && !M.TailIncs.empty()) {
+      SeenBarrier = true;
+      M.TrailingBarrier = Last;
+    } else {
+      break;
     }
-    if (M.TailIncs.empty())
-      return Verdict::refuse(Reason::InductionStep,
-                             "the while loop does not end with increments of its variables");
-    if (M.TrailingBarrier) // put the barrier back: the shape check below expects it
-      Stmts.push_back(M.TrailingBarrier);
-    M.TrailingBarrier = nullptr;
+    Stmts.pop_back();
   }
+  if (M.TailIncs.empty())
+    return Verdict::refuse(Reason::InductionStep,
+                           "the while loop does not end with increments of its variables");
+  if (M.TrailingBarrier) // put the barrier back: the shape check below expects it
+    Stmts.push_back(M.TrailingBarrier);
+  M.TrailingBarrier = nullptr;
+  return {};
+}
+
+/// The body's top-level statements as one of the two forms, trailing (copy; barrier; compute;
+/// barrier) or rotated (barrier; copy; barrier; compute), with no barrier nested deeper.
+Verdict LoopChecker::splitPhases(const std::vector<const Stmt *> &Stmts) {
   std::vector<size_t> Barriers;
   for (size_t I = 0; I < Stmts.size(); ++I) {
     if (isBlockBarrier(Stmts[I]))
@@ -122,7 +156,7 @@ Verdict LoopChecker::checkShape() {
   }
   if (M.ComputePhase.empty())
     return Verdict::refuse(Reason::LoopShape, "the compute phase is empty");
-  return checkControlFlow(Body);
+  return {};
 }
 
 } // namespace tilepipe::check
