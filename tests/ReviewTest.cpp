@@ -1,6 +1,7 @@
 // Where users meet tilepipe: review outputs (clang-tidy fixes YAML, SARIF), whole-project runs,
 // annotations in the source, kernel filters and build depfiles.
 #include "TestSupport.h"
+#include "tilepipe/Project.h"
 #include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -554,6 +555,47 @@ TEST(Project, SharedHeaderThatFilesDisagreeOnIsLeftAlone) {
   EXPECT_NE(0, R.ExitCode);
   EXPECT_NE(R.Err.find("would rewrite it differently"), std::string::npos) << R.Err;
   EXPECT_EQ(SharedHeader, readFile(Dir + "/shared.cuh"));
+}
+
+// The merge of a run's results, called as a library: no parse, results made by hand.
+TEST(Project, MergeHeadersKeepsEachHeaderLoopOnceAndRefusesADisagreement) {
+  std::string Dir = tempDir();
+  std::string Header = Dir + "/shared.cuh";
+  writeFile(Header, "// a header\n");
+  auto FileWith = [&](const std::string &Name, const std::string &HeaderText) {
+    FileResult R;
+    R.Path = Dir + "/" + Name;
+    R.Ok = true;
+    LoopRecord Own;
+    Own.File = R.Path;
+    Own.Line = 3;
+    LoopRecord InHeader;
+    InHeader.File = Header;
+    InHeader.Line = 8;
+    InHeader.Column = 3;
+    R.Loops = {Own, InHeader};
+    R.Headers.push_back({Header, "// a header\n", HeaderText, {}});
+    R.Warnings = {Header + ":1:1: warning: the same in both files"};
+    R.KernelsFound = {"ka"};
+    return R;
+  };
+  std::vector<FileResult> Results = {FileWith("a.cu", "// rewritten one way\n"),
+                                     FileWith("b.cu", "// rewritten another way\n")};
+  MergedHeaders Merged = mergeHeaders(Results);
+  ASSERT_EQ(1u, Merged.Headers.size());
+  EXPECT_EQ(1u, Merged.Conflicts.count(Header));
+  ASSERT_EQ(1u, Merged.Errors.size());
+  EXPECT_NE(Merged.Errors[0].find(Header + ": error: the files that include it would rewrite it "
+                                           "differently"),
+            std::string::npos)
+      << Merged.Errors[0];
+  // The header's loop once, in the first file, and left alone; each file keeps its own loop.
+  ASSERT_EQ(2u, Results[0].Loops.size());
+  EXPECT_EQ(Reason::Unsupported, Results[0].Loops[1].Code);
+  ASSERT_EQ(1u, Results[1].Loops.size());
+  EXPECT_EQ(Results[1].Path, Results[1].Loops[0].File);
+  EXPECT_EQ(1u, distinctWarnings(Results).size());
+  EXPECT_EQ(std::vector<std::string>{"kb"}, unmatchedKernels(Results, {"ka", "kb", "kb"}));
 }
 
 TEST(Project, DepfileListsIncludedHeaders) {

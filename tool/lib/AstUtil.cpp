@@ -54,11 +54,15 @@ bool isBuiltinIndexRead(const Expr *E, std::string *Name) {
   return false;
 }
 
+const Expr *skipCleanups(const Expr *E) {
+  if (const auto *EWC = dyn_cast_or_null<ExprWithCleanups>(E))
+    return EWC->getSubExpr();
+  return E;
+}
+
 const Expr *stripNoOps(const Expr *E) {
   while (true) {
-    if (const auto *EWC = dyn_cast<ExprWithCleanups>(E))
-      E = EWC->getSubExpr();
-    E = E->IgnoreParens();
+    E = skipCleanups(E)->IgnoreParens();
     if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E);
         ICE && (ICE->getCastKind() == CK_LValueToRValue || ICE->getCastKind() == CK_NoOp)) {
       E = ICE->getSubExpr();
@@ -72,13 +76,16 @@ const Expr *stripNoOps(const Expr *E) {
   }
 }
 
+const Expr *bareExpr(const Stmt *S) {
+  const auto *E = dyn_cast_or_null<Expr>(S);
+  return E ? skipCleanups(E)->IgnoreParenImpCasts() : nullptr;
+}
+
 bool splitAssignment(const Stmt *S, const Expr *&LHS, const Expr *&RHS) {
   const auto *E = dyn_cast_or_null<Expr>(S);
   if (!E)
     return false;
-  if (const auto *EWC = dyn_cast<ExprWithCleanups>(E))
-    E = EWC->getSubExpr();
-  E = E->IgnoreParens();
+  E = skipCleanups(E)->IgnoreParens();
   if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Assign) {
     LHS = BO->getLHS();
     RHS = BO->getRHS();
@@ -96,12 +103,18 @@ bool splitAssignment(const Stmt *S, const Expr *&LHS, const Expr *&RHS) {
   return false;
 }
 
+CharSourceRange fileRange(const ASTContext &Ctx, SourceRange R) {
+  return Lexer::makeFileCharRange(CharSourceRange::getTokenRange(R), Ctx.getSourceManager(),
+                                  Ctx.getLangOpts());
+}
+
 std::string sourceText(const ASTContext &Ctx, SourceRange R) {
-  CharSourceRange CR = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(R),
-                                                Ctx.getSourceManager(), Ctx.getLangOpts());
+  CharSourceRange CR = fileRange(Ctx, R);
   if (CR.isInvalid())
     return "";
   return Lexer::getSourceText(CR, Ctx.getSourceManager(), Ctx.getLangOpts()).str();
 }
+
+std::string quoted(const NamedDecl *D) { return "'" + D->getNameAsString() + "'"; }
 
 } // namespace tilepipe

@@ -13,8 +13,6 @@ namespace tilepipe {
 /// How deep the analyses follow calls, pointer copies and references before giving up.
 inline constexpr unsigned MaxDepth = 8;
 
-inline std::string quoted(const clang::NamedDecl *D) { return "'" + D->getNameAsString() + "'"; }
-
 /// A variable whose value is fixed before the program runs: reading it reads no memory that
 /// the program can change.
 inline bool isConstantVar(const clang::VarDecl *V) {

@@ -1,4 +1,5 @@
 #include "tilepipe/Find.h"
+#include "tilepipe/AstUtil.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
@@ -9,15 +10,6 @@
 using namespace clang;
 
 namespace tilepipe {
-
-static const Expr *strip(const Stmt *S) {
-  const auto *E = dyn_cast_or_null<Expr>(S);
-  if (!E)
-    return nullptr;
-  if (const auto *EWC = dyn_cast<ExprWithCleanups>(E))
-    E = EWC->getSubExpr();
-  return E->IgnoreParenImpCasts();
-}
 
 static bool isThreadBlock(QualType T) {
   const auto *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
@@ -32,7 +24,7 @@ static StringRef calleeName(const CallExpr *CE) {
 }
 
 bool isBlockBarrier(const Stmt *S) {
-  const auto *CE = dyn_cast_or_null<CallExpr>(strip(S));
+  const auto *CE = dyn_cast_or_null<CallExpr>(bareExpr(S));
   if (!CE)
     return false;
   // block.sync(): a member call, or in recent CUDA a call of the static member through the object.
@@ -48,7 +40,7 @@ bool isBlockBarrier(const Stmt *S) {
 bool isAnyBarrier(const Stmt *S) {
   if (isBlockBarrier(S))
     return true;
-  const auto *CE = dyn_cast_or_null<CallExpr>(strip(S));
+  const auto *CE = dyn_cast_or_null<CallExpr>(bareExpr(S));
   if (!CE)
     return false;
   StringRef Name = calleeName(CE);

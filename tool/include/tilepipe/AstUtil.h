@@ -6,8 +6,17 @@
 
 namespace tilepipe {
 
+// The wrappers Clang puts around an expression, dropped in three widths; each is built on the one
+// before it, so that what counts as a wrapper is decided here once.
+
+/// Drops the ExprWithCleanups around a full expression (null stays null).
+const clang::Expr *skipCleanups(const clang::Expr *E);
+
 /// Drops ExprWithCleanups, parentheses and the implicit casts that neither convert nor compute.
 const clang::Expr *stripNoOps(const clang::Expr *E);
+
+/// S as an expression without cleanups, parentheses or any implicit cast; null when S is not one.
+const clang::Expr *bareExpr(const clang::Stmt *S);
 
 /// Splits `a = b` (built-in, or a trivial copy assignment of a vector type) into its sides.
 bool splitAssignment(const clang::Stmt *S, const clang::Expr *&LHS, const clang::Expr *&RHS);
@@ -25,7 +34,14 @@ bool isCudaBuiltinVar(const clang::VarDecl *V);
 /// `__fetch_builtin_` calls behind them (Name: the function's name).
 bool isBuiltinIndexRead(const clang::Expr *E, std::string *Name = nullptr);
 
+/// The range of the file that a node's tokens cover; invalid when they are not one range of the
+/// file (a macro expansion, say), so the text cannot be cut or replaced there.
+clang::CharSourceRange fileRange(const clang::ASTContext &Ctx, clang::SourceRange R);
+
 /// The file text of a node, or "" when it cannot be expressed as one range of the file.
 std::string sourceText(const clang::ASTContext &Ctx, clang::SourceRange R);
+
+/// A declaration's name in quotes, for messages: 'name'.
+std::string quoted(const clang::NamedDecl *D);
 
 } // namespace tilepipe

@@ -1,0 +1,133 @@
+// Check: the facts about the translation unit that single loops need, and the order of the
+// steps that check one loop (LoopChecker.h says which file takes each step).
+#include "LoopChecker.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
+
+using namespace clang;
+
+namespace tilepipe {
+
+// Translation-unit facts: every direct call, by callee.
+
+namespace {
+class CallIndexer : public RecursiveASTVisitor<CallIndexer> {
+public:
+  llvm::DenseMap<const FunctionDecl *, std::vector<const CallExpr *>> &Calls;
+  explicit CallIndexer(llvm::DenseMap<const FunctionDecl *, std::vector<const CallExpr *>> &C)
+      : Calls(C) {}
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool VisitCallExpr(CallExpr *CE) {
+    if (const FunctionDecl *FD = CE->getDirectCallee())
+      Calls[FD->getCanonicalDecl()].push_back(CE);
+    return true;
+  }
+};
+} // namespace
+
+TranslationUnitIndex::TranslationUnitIndex(ASTContext &Ctx) {
+  CallIndexer I(Calls);
+  I.TraverseDecl(Ctx.getTranslationUnitDecl());
+}
+
+llvm::ArrayRef<const CallExpr *> TranslationUnitIndex::callersOf(const FunctionDecl *FD) const {
+  auto It = Calls.find(FD->getCanonicalDecl());
+  if (It == Calls.end())
+    return {};
+  return It->second;
+}
+
+} // namespace tilepipe
+
+namespace tilepipe::check {
+
+static uint64_t sharedBytesOutside(ASTContext &Ctx, const FunctionDecl *FD,
+                                   const std::vector<Tile> &Tiles) {
+  struct Decls : RecursiveASTVisitor<Decls> {
+    std::vector<const VarDecl *> Shared;
+    bool VisitVarDecl(VarDecl *V) {
+      if (isSharedVar(V) && !V->hasExternalStorage())
+        Shared.push_back(V);
+      return true;
+    }
+  } D;
+  D.TraverseStmt(FD->getBody());
+  uint64_t Bytes = 0;
+  for (const VarDecl *V : D.Shared)
+    if (llvm::none_of(Tiles, [&](const Tile &T) { return T.Var == V; }) &&
+        !V->getType()->isDependentType() && !V->getType()->isIncompleteType())
+      Bytes += Ctx.getTypeSizeInChars(V->getType()).getQuantity();
+  return Bytes;
+}
+
+Verdict LoopChecker::run() {
+  if (Verdict V = checkLoopStatement(); !V.ok())
+    return V;
+  InFunction = &Effects.localFacts(M.Function);
+  InLoop.scan(M.Loop);
+  if (Verdict V = checkShape(); !V.ok())
+    return V;
+  if (InLoop.HasLambda)
+    return Verdict::refuse(Reason::Unsupported, "the loop holds a lambda");
+  if (Verdict V = collectInductions(); !V.ok())
+    return V;
+  if (Verdict V = checkCopyPhase(); !V.ok())
+    return V;
+  if (Verdict V = checkTiles(); !V.ok())
+    return V;
+  if (Verdict V = checkStores(); !V.ok())
+    return V;
+  if (Verdict V = checkOverlap(); !V.ok())
+    return V;
+  // The loop is safe to rewrite; what follows only chooses how.
+  describeSurroundings();
+  analyzeBoxes();
+  requireAllThreadsForWholeTiles();
+  return {};
+}
+
+/// What the plan needs to know of the loop's surroundings: whether the emitted block may run again
+/// while threads still read the last stage, and the __shared__ memory the tiles share the block with.
+void LoopChecker::describeSurroundings() {
+  M.NestedInLoop = !M.Function->hasAttr<CUDAGlobalAttr>();
+  for (DynTypedNodeList P = Ctx.getParents(*M.Loop); !P.empty(); P = Ctx.getParents(P[0])) {
+    if (const Stmt *S = P[0].get<Stmt>(); S && isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S))
+      M.NestedInLoop = true;
+    if (P[0].get<FunctionDecl>())
+      break;
+  }
+  M.OtherSharedBytes = sharedBytesOutside(Ctx, M.Function, M.Tiles);
+}
+
+} // namespace tilepipe::check
+
+namespace tilepipe {
+
+Verdict checkLoop(ASTContext &Ctx, const TranslationUnitIndex &Index, const Candidate &C,
+                  const CheckOptions &Opts, LoopModel &Out) {
+  Out.Loop = C.Loop;
+  Out.Function = C.Function;
+  // A loop that already issues asynchronous copies is left alone.
+  struct Async : RecursiveASTVisitor<Async> {
+    bool Found = false;
+    bool VisitCallExpr(CallExpr *CE) {
+      if (const FunctionDecl *FD = CE->getDirectCallee())
+        if (FD->getIdentifier()) {
+          StringRef N = FD->getName();
+          if (N.contains("memcpy_async") || N == "consumer_wait" || N == "producer_commit" ||
+              N.starts_with("__pipeline_") || N.starts_with("pipeline_consumer_wait"))
+            Found = true;
+        }
+      return true;
+    }
+  } A;
+  A.TraverseStmt(const_cast<Stmt *>(C.Loop));
+  if (A.Found)
+    return Verdict::refuse(Reason::AlreadyPipelined, "");
+  check::LoopChecker Checker(Ctx, Index, C, Opts, Out);
+  return Checker.run();
+}
+
+} // namespace tilepipe

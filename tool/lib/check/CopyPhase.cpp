@@ -1,0 +1,196 @@
+// The copy phase, statement by statement: tile declarations, index variables, guarded stores,
+// inner copy loops, and the tile stores themselves (TileStores.cpp).
+#include "LoopChecker.h"
+
+using namespace clang;
+
+namespace tilepipe::check {
+
+Verdict LoopChecker::checkCopyPhase() {
+  for (const Stmt *S : M.CopyPhase) {
+    const auto *DS = dyn_cast<DeclStmt>(S);
+    if (Verdict V = DS ? checkCopyDecl(DS) : checkCopyStmt(S); !V.ok())
+      return V;
+  }
+  if (M.Stores.empty())
+    return Verdict::refuse(Reason::LoadPhase, "the copy phase stores into no tile");
+  bool AnyCopy = llvm::any_of(M.Stores, [](const TileStore &S) { return S.Src != nullptr; });
+  if (!AnyCopy)
+    return Verdict::refuse(Reason::LoadPhase, "the copy phase reads no global memory");
+  return {};
+}
+
+/// A declaration at the top of the copy phase: tiles (all __shared__), or index variables.
+Verdict LoopChecker::checkCopyDecl(const DeclStmt *DS) {
+  bool AllShared = true, AnyShared = false;
+  for (const Decl *D : DS->decls()) {
+    const auto *V = dyn_cast<VarDecl>(D);
+    bool Sh = isSharedVar(V);
+    AllShared &= Sh;
+    AnyShared |= Sh;
+  }
+  if (AnyShared && !AllShared)
+    return Verdict::refuse(Reason::TileDeclaration,
+                           "a declaration mixes __shared__ arrays and other variables");
+  if (AllShared) {
+    for (const Decl *D : DS->decls())
+      if (Verdict V = addTile(cast<VarDecl>(D), DS); !V.ok())
+        return V;
+    return {};
+  }
+  for (const Decl *D : DS->decls()) {
+    const auto *V = dyn_cast<VarDecl>(D);
+    if (!V || !V->getInit() || V->isStaticLocal() || V->getType()->isReferenceType() ||
+        V->getType()->isArrayType() || !V->getType()->isScalarType())
+      return Verdict::refuse(Reason::LoadPhase,
+                             "the declaration '" + text(DS) + "' is not a plain index variable");
+    DepResult Dep0 = classify(V->getInit());
+    if (Dep0.D == Dep::Bad)
+      return Verdict::refuse(Reason::AddressNotInvariant,
+                             "the index variable " + quoted(V) + " " + Dep0.Why);
+    IndexDeclDeps[V] = Dep0;
+  }
+  if (!editable(DS))
+    return Verdict::refuse(Reason::Macro, "a declaration in the copy phase is in a macro");
+  M.IndexDecls.push_back(DS);
+  return {};
+}
+
+Verdict LoopChecker::checkCopyStmt(const Stmt *S) {
+  if (isa<NullStmt>(S))
+    return {};
+  if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+    for (const Stmt *C : CS->body())
+      if (Verdict V = checkCopyStmt(C); !V.ok())
+        return V;
+    return {};
+  }
+  if (const auto *If = dyn_cast<IfStmt>(S))
+    return checkCopyIf(If);
+  if (const auto *For = dyn_cast<ForStmt>(S))
+    return checkInnerCopyLoop(For);
+  const Expr *LHS, *RHS;
+  if (splitAssignment(S, LHS, RHS))
+    return checkStore(S, LHS, RHS);
+  return Verdict::refuse(Reason::LoadPhase, "'" + text(S).substr(0, 60) + "'");
+}
+
+/// An if in the copy phase. A guard the same in every iteration just selects the copies; one that
+/// depends on the iteration must store into the same element either way (checkGuardedStore).
+Verdict LoopChecker::checkCopyIf(const IfStmt *If) {
+  if (If->getInit() || If->getConditionVariable() || If->isConstexpr() || If->isConsteval())
+    return Verdict::refuse(Reason::LoadPhase, "an if with an initializer or constexpr");
+  DepResult D = classify(If->getCond());
+  if (D.D == Dep::Bad)
+    return Verdict::refuse(Reason::AddressNotInvariant,
+                           "the guard '" + text(If->getCond()) + "' " + D.Why);
+  if (D.D == Dep::Iteration)
+    return checkGuardedStore(If);
+  if (Verdict V = checkCopyStmt(If->getThen()); !V.ok())
+    return V;
+  if (If->getElse())
+    return checkCopyStmt(If->getElse());
+  return {};
+}
+
+static const Stmt *singleStatement(const Stmt *S) {
+  while (const auto *CS = dyn_cast_or_null<CompoundStmt>(S)) {
+    if (CS->size() != 1)
+      return nullptr;
+    S = CS->body_front();
+  }
+  return S;
+}
+
+/// `if (c) tile[..] = a; else tile[..] = b;` with a guard that depends on the iteration.
+Verdict LoopChecker::checkGuardedStore(const IfStmt *If) {
+  // Every iteration must write the same elements, or a stage buffer would keep a stale value.
+  const Stmt *Then = singleStatement(If->getThen());
+  const Stmt *Else = singleStatement(If->getElse());
+  const Expr *L1, *R1, *L2, *R2;
+  if (!Else)
+    return Verdict::refuse(Reason::GuardWithoutFill,
+                           "'if (" + text(If->getCond()) + ")' has no else branch");
+  if (!Then || !splitAssignment(Then, L1, R1) || !splitAssignment(Else, L2, R2) ||
+      text(L1) != text(L2))
+    return Verdict::refuse(Reason::GuardWithoutFill,
+                           "the branches of 'if (" + text(If->getCond()) +
+                               ")' do not write the same tile element");
+  // Each store of a branch is guarded by the if (around the ?: the branch may hold).
+  auto Mark = [&](size_t From, bool Holds) {
+    for (size_t I = From; I < M.Stores.size(); ++I) {
+      TileStore &Added = M.Stores[I];
+      if (Added.Guards++ == 0) {
+        Added.Guard = If->getCond();
+        Added.GuardIf = If;
+        Added.WhenGuardHolds = Holds;
+      }
+    }
+  };
+  size_t Before = M.Stores.size();
+  if (Verdict V = checkStore(Then, L1, R1); !V.ok())
+    return V;
+  Mark(Before, true);
+  Sites.pop_back(); // both branches are one site
+  Before = M.Stores.size();
+  if (Verdict V = checkStore(Else, L2, R2); !V.ok())
+    return V;
+  Mark(Before, false);
+  return {};
+}
+
+/// Refuses What (the start, bound or step of an inner copy loop) unless E is the same in every
+/// iteration of the outer loop.
+Verdict LoopChecker::sameEachIteration(const Expr *E, const std::string &What) {
+  DepResult D = classify(E);
+  if (D.D == Dep::Invariant)
+    return {};
+  return Verdict::refuse(D.D == Dep::Bad ? Reason::AddressNotInvariant : Reason::TileIndex,
+                         What + " " + (D.D == Dep::Bad ? D.Why : "depends on the iteration"));
+}
+
+/// An inner copy loop: its own variables, bounds that do not depend on the iteration.
+Verdict LoopChecker::checkInnerCopyLoop(const ForStmt *For) {
+  const auto *Init = dyn_cast_or_null<DeclStmt>(For->getInit());
+  if (!Init || !For->getCond() || !For->getInc() || For->getConditionVariable())
+    return Verdict::refuse(Reason::LoadPhase, "an inner copy loop without 'int i = ...; cond; inc'");
+  std::vector<const VarDecl *> Declared;
+  for (const Decl *D : Init->decls()) {
+    const auto *V = dyn_cast<VarDecl>(D);
+    if (!V || !V->getType()->isIntegerType() || !V->getInit())
+      return Verdict::refuse(Reason::LoadPhase, "an inner copy loop variable is not an integer");
+    if (Verdict R = sameEachIteration(V->getInit(), "the inner copy loop start"); !R.ok())
+      return R;
+    Declared.push_back(V);
+  }
+  for (const VarDecl *V : Declared) {
+    InnerVars.insert(V);
+    InnerStack.push_back(V);
+  }
+  // The increment assigns its own variable, which classify would call a side effect: check that
+  // only it changes the variable, then judge the bound and the step.
+  LocalFacts IncScan, BodyScan;
+  IncScan.scan(For->getInc());
+  BodyScan.scan(For->getBody());
+  for (const VarDecl *V : Declared)
+    if (BodyScan.Mutated.contains(V) || !IncScan.Mutated.contains(V))
+      return Verdict::refuse(Reason::LoadPhase,
+                             "the inner copy loop variable " + quoted(V) + " is not a plain counter");
+  if (Verdict R = sameEachIteration(For->getCond(), "the inner copy loop bound"); !R.ok())
+    return R;
+  const Expr *Inc = For->getInc()->IgnoreParens();
+  const Expr *Step = nullptr;
+  if (const auto *CAO = dyn_cast<CompoundAssignOperator>(Inc))
+    Step = CAO->getRHS();
+  else if (!isa<UnaryOperator>(Inc))
+    return Verdict::refuse(Reason::LoadPhase, "the inner copy loop increment is not 'i += step'");
+  if (Step)
+    if (Verdict R = sameEachIteration(Step, "the inner copy loop step"); !R.ok())
+      return R;
+  Verdict V = checkCopyStmt(For->getBody());
+  for (size_t I = 0; I < Declared.size(); ++I)
+    InnerStack.pop_back();
+  return V;
+}
+
+} // namespace tilepipe::check

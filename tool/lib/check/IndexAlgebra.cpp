@@ -1,0 +1,256 @@
+// Index expressions as affine forms: over any names (to tell tile elements apart), and over the
+// thread indices with uniform coefficients (to see the box a block's copies fill), with the names
+// a coefficient uses checked to mean the same at the loop and beside the kernel.
+#include "LoopChecker.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+
+using namespace clang;
+
+namespace tilepipe::check {
+
+bool LoopChecker::affine(const Expr *E, Affine &A) {
+  E = E->IgnoreParenImpCasts();
+  if (!E->isValueDependent() && !E->isTypeDependent()) {
+    Expr::EvalResult R;
+    if (E->EvaluateAsInt(R, Ctx)) {
+      A.Constant += R.Val.getInt().getExtValue();
+      return true;
+    }
+  }
+  if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    Affine L, R;
+    if ((BO->getOpcode() == BO_Add || BO->getOpcode() == BO_Sub) && affine(BO->getLHS(), L) &&
+        affine(BO->getRHS(), R)) {
+      A.add(L, 1);
+      A.add(R, BO->getOpcode() == BO_Add ? 1 : -1);
+      return true;
+    }
+    if (BO->getOpcode() == BO_Mul && affine(BO->getLHS(), L) && affine(BO->getRHS(), R)) {
+      if (L.Terms.empty()) {
+        A.add(R, L.Constant);
+        return true;
+      }
+      if (R.Terms.empty()) {
+        A.add(L, R.Constant);
+        return true;
+      }
+    }
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(E))
+    if (UO->getOpcode() == UO_Minus) {
+      Affine S;
+      if (!affine(UO->getSubExpr(), S))
+        return false;
+      A.add(S, -1);
+      return true;
+    }
+  std::string Key;
+  if (isBuiltinIndexRead(E, &Key)) {
+    A.Terms[Key] += 1;
+    return true;
+  }
+  if (const VarDecl *V = varOf(E)) {
+    A.Terms["v" + std::to_string(reinterpret_cast<uintptr_t>(V))] += 1;
+    return true;
+  }
+  return false;
+}
+
+/// 'x', 'y' or 'z' when E is threadIdx.x/y/z, or a local set once from it; 0 otherwise.
+char LoopChecker::threadDim(const Expr *E) {
+  std::string Key;
+  E = E->IgnoreParenImpCasts();
+  if (isBuiltinIndexRead(E, &Key))
+    return StringRef(Key).starts_with("threadIdx.") && Key.size() == 11 ? Key.back() : 0;
+  const VarDecl *V = varOf(E);
+  if (!V || !setOnceLocal(V))
+    return 0;
+  if (isBuiltinIndexRead(V->getInit(), &Key) && StringRef(Key).starts_with("threadIdx.") &&
+      Key.size() == 11)
+    return Key.back();
+  return 0;
+}
+
+/// Whether S may take a different value in different threads of a block.
+bool LoopChecker::mentionsThread(const Stmt *S, unsigned Depth) {
+  if (!S || Depth > 8)
+    return S != nullptr;
+  if (const auto *E = dyn_cast<Expr>(S)) {
+    std::string Key;
+    if (isBuiltinIndexRead(E, &Key))
+      return !StringRef(Key).starts_with("blockIdx.") && !StringRef(Key).starts_with("blockDim.") &&
+             !StringRef(Key).starts_with("gridDim.");
+    if (threadDim(E))
+      return true;
+    if (const VarDecl *V = varOf(E)) {
+      if (IndexDeclDeps.count(V))
+        return mentionsThread(V->getInit(), Depth + 1);
+      if (isInduction(V)) {
+        // Uniform when it starts uniform and steps uniformly (assumed of itself while looking).
+        if (!UniformVisiting.insert(V).second)
+          return false;
+        if (!startSetJustBefore(V)) {
+          UniformVisiting.erase(V);
+          return true;
+        }
+        bool R = mentionsThread(V->getInit(), Depth + 1) || mentionsThread(M.Init, Depth + 1) ||
+                 mentionsThread(M.Inc, Depth + 1);
+        for (const Stmt *T : M.TailIncs)
+          R = R || mentionsThread(T, Depth + 1);
+        UniformVisiting.erase(V);
+        return R;
+      }
+      if (V->hasLocalStorage() && !isa<ParmVarDecl>(V)) {
+        // A local of the function: uniform only when set once from uniform values.
+        if (!V->getInit() || changes(V))
+          return true;
+        return mentionsThread(V->getInit(), Depth + 1);
+      }
+      return false;
+    }
+  }
+  for (const Stmt *C : S->children())
+    if (mentionsThread(C, Depth))
+      return true;
+  return false;
+}
+
+/// E as uniform + sum over thread dimensions of Out[d] * threadIdx.d, with the coefficients as
+/// text valid at the loop; false when E is not of that form.
+bool LoopChecker::threadAffine(const Expr *E, std::map<char, Coef> &Out, unsigned Depth) {
+  if (Depth > 8)
+    return false;
+  E = E->IgnoreParens();
+  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E);
+      ICE && (ICE->getCastKind() == CK_IntegralCast || ICE->getCastKind() == CK_LValueToRValue ||
+              ICE->getCastKind() == CK_NoOp))
+    return threadAffine(ICE->getSubExpr(), Out, Depth);
+  if (!mentionsThread(E))
+    return true;
+  auto Add = [&](char D, const Coef &C, int Sign) {
+    std::string T = Sign < 0 ? "-(" + C.Text + ")" : C.Text;
+    std::optional<int64_t> K;
+    if (C.Const)
+      K = Sign * *C.Const;
+    auto It = Out.find(D);
+    if (It == Out.end()) {
+      Out[D] = {T, K};
+      return;
+    }
+    It->second.Text = "(" + It->second.Text + ") + (" + T + ")";
+    It->second.Const = It->second.Const && K ? std::optional<int64_t>(*It->second.Const + *K)
+                                             : std::nullopt;
+  };
+  if (char D = threadDim(E)) {
+    Add(D, {"1", 1}, 1);
+    return true;
+  }
+  if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    if (BO->getOpcode() == BO_Add || BO->getOpcode() == BO_Sub) {
+      std::map<char, Coef> L, R;
+      if (!threadAffine(BO->getLHS(), L, Depth + 1) || !threadAffine(BO->getRHS(), R, Depth + 1))
+        return false;
+      for (auto &[D, C] : L)
+        Add(D, C, 1);
+      for (auto &[D, C] : R)
+        Add(D, C, BO->getOpcode() == BO_Add ? 1 : -1);
+      return true;
+    }
+    if (BO->getOpcode() == BO_Mul) {
+      const Expr *U = BO->getLHS(), *X = BO->getRHS();
+      if (mentionsThread(U))
+        std::swap(U, X);
+      if (mentionsThread(U))
+        return false;
+      std::string UText = sourceText(Ctx, U->getSourceRange());
+      if (UText.empty() || !visibleAtLoop(U) || classify(U).D == Dep::Bad)
+        return false;
+      CoefExprs.push_back(U);
+      std::optional<int64_t> UConst;
+      Expr::EvalResult ER;
+      if (!U->isValueDependent() && U->EvaluateAsInt(ER, Ctx))
+        UConst = ER.Val.getInt().getExtValue();
+      std::map<char, Coef> Sub;
+      if (!threadAffine(X, Sub, Depth + 1))
+        return false;
+      for (auto &[D, C] : Sub) {
+        Coef Scaled{C.Const == 1 ? UText : "(" + C.Text + ") * (" + UText + ")",
+                    std::nullopt};
+        if (C.Const && UConst)
+          Scaled.Const = *C.Const * *UConst;
+        Add(D, Scaled, 1);
+      }
+      return true;
+    }
+    return false;
+  }
+  // A local set once from thread indices: follow its start.
+  if (const VarDecl *V = varOf(E); V && setOnceLocal(V))
+    return threadAffine(V->getInit(), Out, Depth + 1);
+  return false;
+}
+
+/// Every declaration E names, in order.
+static std::vector<const ValueDecl *> declsIn(const Expr *E) {
+  struct Names : RecursiveASTVisitor<Names> {
+    std::vector<const ValueDecl *> Decls;
+    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
+      Decls.push_back(DRE->getDecl());
+      return true;
+    }
+  } N;
+  N.TraverseStmt(const_cast<Expr *>(E));
+  return N.Decls;
+}
+
+/// Every name in E means at the loop what it means where E is written: parameters, constants, and
+/// locals that never change and whose names nothing else in the function declares.
+bool LoopChecker::visibleAtLoop(const Expr *E) {
+  std::vector<const VarDecl *> Vars;
+  for (const ValueDecl *D : declsIn(E)) {
+    if (const auto *V = dyn_cast<VarDecl>(D))
+      Vars.push_back(V);
+    else if (!isa<EnumConstantDecl, NonTypeTemplateParmDecl, FunctionDecl>(D))
+      return false;
+  }
+  if (NameCounts.empty()) {
+    struct AllVars : RecursiveASTVisitor<AllVars> {
+      std::map<std::string, unsigned> *Count;
+      bool VisitVarDecl(VarDecl *V) {
+        ++(*Count)[V->getNameAsString()];
+        return true;
+      }
+    } All;
+    All.Count = &NameCounts;
+    All.TraverseStmt(M.Function->getBody());
+  }
+  for (const VarDecl *V : Vars) {
+    if (isCudaBuiltinVar(V) || !V->hasLocalStorage() || isa<ParmVarDecl>(V))
+      continue;
+    if (changes(V) || NameCounts[V->getNameAsString()] != 1)
+      return false;
+  }
+  return true;
+}
+
+/// Whether E means the same in a host function beside the kernel that takes the kernel's
+/// parameters: it names only unchanged parameters and compile-time constants.
+bool LoopChecker::hostVisible(const Expr *E) {
+  for (const ValueDecl *D : declsIn(E)) {
+    if (isa<EnumConstantDecl, NonTypeTemplateParmDecl>(D))
+      continue;
+    const auto *V = dyn_cast<VarDecl>(D);
+    if (!V)
+      return false;
+    if (isa<ParmVarDecl>(V)) {
+      if (!unchangedParam(V))
+        return false;
+      continue;
+    }
+    if (V->hasLocalStorage() || !V->isConstexpr())
+      return false;
+  }
+  return true;
+}
+
+} // namespace tilepipe::check

@@ -1,0 +1,270 @@
+// Legality: the tiles are written only by the copy phase and read element by element only by the
+// compute phase; no store of the loop can change what a later copy reads; no two stores of one
+// thread land on one tile element in one iteration. And the gate on whole-tile copies: every
+// thread of the block must reach the loop.
+#include "LoopChecker.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace clang;
+
+namespace tilepipe::check {
+
+Verdict LoopChecker::checkTiles() {
+  // Every reference to a tile: stores of the copy phase, element reads of the compute phase.
+  struct Refs : RecursiveASTVisitor<Refs> {
+    llvm::DenseMap<const VarDecl *, size_t> *Tiles;
+    std::vector<const DeclRefExpr *> Found;
+    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
+      if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()); V && Tiles->count(V))
+        Found.push_back(DRE);
+      return true;
+    }
+  };
+  Refs InFn;
+  InFn.Tiles = &TileIndex;
+  InFn.TraverseStmt(M.Function->getBody());
+  SourceRange LoopR = M.Loop->getSourceRange();
+  auto Inside = [&](SourceLocation L, SourceRange R) {
+    L = SM.getExpansionLoc(L);
+    return !SM.isBeforeInTranslationUnit(L, SM.getExpansionLoc(R.getBegin())) &&
+           !SM.isBeforeInTranslationUnit(SM.getExpansionRange(R.getEnd()).getEnd(), L);
+  };
+  for (const DeclRefExpr *DRE : InFn.Found)
+    if (!Inside(DRE->getLocation(), LoopR))
+      return Verdict::refuse(Reason::TileUsedOutside,
+                             quoted(DRE->getDecl()) + " is used at line " +
+                                 std::to_string(SM.getExpansionLineNumber(DRE->getLocation())));
+  // Tiles declared outside the loop must be declared in this function, in plain text.
+  for (const Tile &T : M.Tiles) {
+    if (T.DeclaredInBody)
+      continue;
+    if (T.Var->getDeclContext() != M.Function)
+      return Verdict::refuse(Reason::TileDeclaration, quoted(T.Var) + " is not declared in this function");
+  }
+  Refs InCompute;
+  InCompute.Tiles = &TileIndex;
+  for (const Stmt *S : M.ComputePhase)
+    InCompute.TraverseStmt(const_cast<Stmt *>(S));
+  if (InCompute.Found.empty())
+    return Verdict::refuse(Reason::LoopShape, "the compute phase reads no tile");
+  for (const DeclRefExpr *DRE : InCompute.Found)
+    if (Verdict V = checkTileUse(DRE); !V.ok())
+      return V;
+  // In the copy phase a tile may only be stored to (sites) – reads there would see a future stage.
+  Refs InCopy;
+  InCopy.Tiles = &TileIndex;
+  for (const Stmt *S : M.CopyPhase)
+    if (!isa<DeclStmt>(S))
+      InCopy.TraverseStmt(const_cast<Stmt *>(S));
+  for (const DeclRefExpr *DRE : InCopy.Found) {
+    bool IsDst = llvm::any_of(M.Stores, [&](const TileStore &S) {
+      const Expr *E = S.Dst->IgnoreParens();
+      while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+        E = ASE->getBase()->IgnoreParenImpCasts();
+      return E == DRE;
+    });
+    if (!IsDst)
+      return Verdict::refuse(Reason::LoadComputes,
+                             "the copy phase reads the tile " + quoted(DRE->getDecl()));
+  }
+  return {};
+}
+
+Verdict LoopChecker::checkTileUse(const DeclRefExpr *DRE) {
+  // Walk up from the tile through full subscripts to one element, which must only be read.
+  const VarDecl *V = cast<VarDecl>(DRE->getDecl());
+  unsigned Dims = arrayRank(Ctx, V->getType());
+  const Expr *Cur = DRE;
+  unsigned Seen = 0;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Cur);
+    if (Parents.empty())
+      return Verdict::refuse(Reason::TileEscapes, quoted(V) + " is used in an unknown context");
+    const Expr *P = Parents[0].get<Expr>();
+    if (!P)
+      break;
+    if (isa<ParenExpr>(P) ||
+        (isa<ImplicitCastExpr>(P) && cast<ImplicitCastExpr>(P)->getCastKind() == CK_ArrayToPointerDecay &&
+         Seen < Dims)) {
+      Cur = P;
+      continue;
+    }
+    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(P); ASE && ASE->getBase() == Cur && Seen < Dims) {
+      ++Seen;
+      Cur = P;
+      continue;
+    }
+    if (Seen < Dims)
+      break;
+    if (const auto *ME = dyn_cast<MemberExpr>(P); ME && !ME->isArrow()) {
+      Cur = P;
+      continue;
+    }
+    if (const auto *ICE = dyn_cast<ImplicitCastExpr>(P)) {
+      if (ICE->getCastKind() == CK_LValueToRValue)
+        return {};
+      if (ICE->getCastKind() == CK_NoOp && ICE->getType().isConstQualified()) {
+        Cur = P;
+        continue;
+      }
+    }
+    if (const auto *CCE = dyn_cast<CXXConstructExpr>(P))
+      if (CCE->getConstructor()->isCopyOrMoveConstructor() && CCE->getConstructor()->isTrivial())
+        return {};
+    if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(P)) {
+      Cur = MTE;
+      continue;
+    }
+    if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(P);
+        OC && OC->getOperator() == OO_Equal && OC->getNumArgs() == 2 && OC->getArg(1) == Cur)
+      return {};
+    if (const auto *BO = dyn_cast<BinaryOperator>(P)) {
+      if (BO->isAssignmentOp() && BO->getLHS() == Cur)
+        return Verdict::refuse(Reason::ComputeWritesTile, "'" + text(BO) + "'");
+    }
+    if (const auto *UO = dyn_cast<UnaryOperator>(P)) {
+      if (UO->isIncrementDecrementOp())
+        return Verdict::refuse(Reason::ComputeWritesTile, "'" + text(UO) + "'");
+    }
+    if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(P); OC && OC->getArg(0) == Cur)
+      return Verdict::refuse(Reason::ComputeWritesTile, "'" + text(OC) + "'");
+    break;
+  }
+  return Verdict::refuse(Reason::TileEscapes,
+                         quoted(V) + " is used as '" + text(Cur).substr(0, 50) + "', not read element by element");
+}
+
+Verdict LoopChecker::checkStores() {
+  // Every store the loop's compute phase and index declarations make, through the calls, lambdas
+  // and pointer copies they hold, with each store's memory named by where its pointer comes from.
+  std::vector<const Stmt *> Region(M.ComputePhase.begin(), M.ComputePhase.end());
+  Region.insert(Region.end(), M.IndexDecls.begin(), M.IndexDecls.end());
+  RegionEffects Fx = Effects.effectsOf(M.Function, Region);
+  if (Fx.UnknownAt)
+    return Verdict::refuse(Reason::UnknownEffects,
+                           "'" + text(Fx.UnknownAt).substr(0, 60) + "': " + Fx.UnknownWhy);
+  for (const MemoryWrite &W : Fx.Writes)
+    if (Verdict V = classifyStoreTarget(W.Target, W.Where); !V.ok())
+      return V;
+  // What the compute phase reads or writes besides its tiles may be read or written after the
+  // loop by another thread: then the barrier that ended the original's last iteration stays.
+  M.ComputeWritesMemory = Fx.Touched.Unknown || llvm::any_of(Fx.Touched.Roots, [&](const VarDecl *V) {
+                            return !TileIndex.count(V);
+                          });
+  return {};
+}
+
+Verdict LoopChecker::classifyStoreTarget(const RootSet &Target, const Stmt *Where) {
+  std::string What = "'" + text(Where).substr(0, 60) + "'";
+  if (Target.Unknown)
+    return Verdict::refuse(Reason::UnknownEffects,
+                           What + " stores where tilepipe cannot follow: " + Target.Why);
+  for (const VarDecl *Root : Target.Roots)
+    if (llvm::is_contained(SourceRoots.Roots, Root))
+      return Verdict::refuse(Reason::StoreAliasesLoad,
+                             What + " writes through " + quoted(Root) + ", which the copies read");
+  for (const VarDecl *Root : Target.Roots) {
+    // __shared__ memory and this thread's own variables are never the copied global memory.
+    if (isSharedVar(Root) || (Root->hasLocalStorage() && !isa<ParmVarDecl>(Root)) ||
+        (isa<ParmVarDecl>(Root) && !Root->getType()->isPointerType() &&
+         !Root->getType()->isReferenceType()))
+      continue;
+    if (SourceRoots.Unknown)
+      return Verdict::refuse(Reason::UnknownEffects,
+                             What + " stores through " + quoted(Root) +
+                                 ", and tilepipe cannot follow where the copies read: " +
+                                 SourceRoots.Why);
+    bool Restrict = Root->getType().isRestrictQualified() &&
+                    llvm::all_of(SourceRoots.Roots, [](const VarDecl *S) {
+                      return S->getType().isRestrictQualified();
+                    });
+    if (Restrict)
+      continue;
+    if (!Opts.AssumeNoAlias)
+      return Verdict::refuse(Reason::StoreMayAlias,
+                             What + " stores through " + quoted(Root) +
+                                 ", which may overlap what the copies read (" +
+                                 llvm::join(M.SourcePointers, ", ") + ")");
+    if (!llvm::is_contained(M.NoAliasAssumed, Root->getNameAsString()))
+      M.NoAliasAssumed.push_back(Root->getNameAsString());
+  }
+  return {};
+}
+
+Verdict LoopChecker::checkOverlap() {
+  // Two stores of one thread into one tile element in one iteration would land in an order that
+  // asynchronous copies do not keep. Distinct sites must differ by a nonzero constant in some
+  // dimension; a site inside an inner copy loop must use each inner variable in an index.
+  for (size_t I = 0; I < Sites.size(); ++I) {
+    std::vector<const Expr *> IdxI;
+    const VarDecl *TV = nullptr;
+    (void)tileOfLValue(Sites[I].Dst, TV, IdxI);
+    if (!Sites[I].Inner.empty()) {
+      for (const VarDecl *IV : Sites[I].Inner) {
+        std::string Key = "v" + std::to_string(reinterpret_cast<uintptr_t>(IV));
+        bool Used = false;
+        for (const Expr *E : IdxI) {
+          Affine A;
+          if (affine(E, A) && A.Terms.count(Key))
+            Used = true;
+        }
+        if (!Used)
+          return Verdict::refuse(Reason::TileOverlap, "the inner copy loop variable " + quoted(IV) +
+                                                          " does not select the tile element");
+      }
+    }
+    for (size_t J = I + 1; J < Sites.size(); ++J) {
+      if (Sites[I].TileIdx != Sites[J].TileIdx)
+        continue;
+      if (!Sites[I].Inner.empty() || !Sites[J].Inner.empty())
+        return Verdict::refuse(Reason::TileOverlap,
+                               "an inner copy loop and another copy both write " + quoted(TV));
+      std::vector<const Expr *> IdxJ;
+      (void)tileOfLValue(Sites[J].Dst, TV, IdxJ);
+      bool Distinct = false;
+      for (size_t D = 0; D < IdxI.size() && D < IdxJ.size(); ++D) {
+        Affine A, B;
+        if (!affine(IdxI[D], A) || !affine(IdxJ[D], B))
+          continue;
+        A.add(B, -1);
+        if (A.Terms.empty() && A.Constant != 0)
+          Distinct = true;
+      }
+      if (!Distinct)
+        return Verdict::refuse(Reason::TileOverlap, "'" + text(Sites[I].Dst) + "' and '" +
+                                                        text(Sites[J].Dst) +
+                                                        "' may be the same element");
+    }
+  }
+  return {};
+}
+
+/// Copies of whole tiles (16-byte chunks spread over the block's thread ranks, or one thread
+/// issuing for all) stand in for every thread's own copy: they need every thread at the loop.
+void LoopChecker::requireAllThreadsForWholeTiles() {
+  std::string Why;
+  M.AllThreadsReachLoop = allThreadsReach(Ctx, Index, Effects, M.Function, M.Loop, Why);
+  if (!M.AllThreadsReachLoop)
+    for (Tile &T : M.Tiles) {
+      TileBox &B = T.Box;
+      std::string Because = "not every thread of the block provably reaches the loop: " + Why;
+      if (B.Valid) {
+        B.Valid = false;
+        B.WhyNot = Because;
+      }
+      if (B.Tma) {
+        B.Tma = false;
+        B.TmaWhyNot = Because;
+      }
+      if (B.Bulk) {
+        B.Bulk = false;
+        B.BulkWhyNot = Because;
+      }
+    }
+}
+
+} // namespace tilepipe::check

@@ -1,0 +1,204 @@
+// The checker of one candidate loop, shared by the files of tool/lib/check/. Internal to tool/lib.
+//
+// The rewrite evaluates the copy phase of future iterations ahead of time, on a copy of the
+// induction variables (the fetch cursor). That is the same program only when everything the copy
+// phase and the loop condition read is either an induction variable or a value the loop never
+// changes, when the tiles are written nowhere else and read only by the compute phase, and when
+// no store of the loop can change what a future copy reads. These files prove those facts or refuse.
+//
+// LoopChecker::run (Check.cpp) takes the steps in order, first the proof that the rewrite is the
+// same program, then the choice of how tiles may be copied; each step has its own file:
+//   LoopShape.cpp    the loop's form: header, barriers, copy and compute phases, no early exits
+//   Inductions.cpp   what the loop changes: induction variables and their steps, set-once locals
+//   Dependence.cpp   what a value depends on: nothing that changes, the iteration, or worse
+//   IndexAlgebra.cpp index expressions as affine forms: over any names, over thread indices
+//   CopyPhase.cpp    the copy phase, statement by statement: guards, inner copy loops, index vars
+//   TileStores.cpp   one tile store: its tile, its value, the global memory it reads
+//   Legality.cpp     tile uses, the loop's stores against the copies' memory, overlapping stores;
+//                    whole-tile copies only where every thread reaches the loop
+//   TileBoxes.cpp    whole-tile copies: the block-wide box a per-thread copy fills
+//   CopyEngine.cpp   whether the copy engine (tensor or bulk copy) may move a box
+#pragma once
+#include "tilepipe/AstUtil.h"
+#include "tilepipe/Check.h"
+#include "tilepipe/Effects.h"
+#include "clang/AST/ASTContext.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilepipe::check {
+
+/// What a value depends on, from least to most: nothing the loop changes, the iteration (the
+/// induction variables), or something a copy issued ahead of time cannot be sure to see (Bad).
+enum class Dep { Invariant, Iteration, Bad };
+
+struct DepResult {
+  Dep D = Dep::Invariant;
+  std::string Why;
+  void join(DepResult O) {
+    if (static_cast<int>(O.D) > static_cast<int>(D))
+      *this = std::move(O);
+  }
+  bool ReadsMemory = false; ///< Bad because it reads memory (a copy that computes on its read)
+  static DepResult bad(std::string W) { return {Dep::Bad, std::move(W)}; }
+  static DepResult read(std::string W) { return {Dep::Bad, std::move(W), true}; }
+};
+
+/// An index expression as sum(coefficient * atom) + constant, for telling tile elements apart.
+struct Affine {
+  std::map<std::string, int64_t> Terms;
+  int64_t Constant = 0;
+  void add(const Affine &O, int64_t Scale) {
+    Constant += Scale * O.Constant;
+    for (auto &[K, V] : O.Terms)
+      if ((Terms[K] += Scale * V) == 0)
+        Terms.erase(K);
+  }
+};
+
+/// `v += step`, `++v`, `v = v + step` and comma lists of them, on integer or pointer variables.
+bool isIncrementStmt(const clang::Stmt *S);
+
+/// How many array dimensions T has.
+inline unsigned arrayRank(clang::ASTContext &Ctx, clang::QualType T) {
+  unsigned N = 0;
+  for (; Ctx.getAsArrayType(T); T = Ctx.getAsArrayType(T)->getElementType())
+    ++N;
+  return N;
+}
+
+class LoopChecker {
+public:
+  LoopChecker(clang::ASTContext &Ctx, const TranslationUnitIndex &Index, const Candidate &C,
+              const CheckOptions &Opts, LoopModel &M)
+      : Ctx(Ctx), SM(Ctx.getSourceManager()), Index(Index), Opts(Opts), M(M),
+        Effects(Ctx, Index) {
+    M.Loop = C.Loop;
+    M.Function = C.Function;
+  }
+
+  Verdict run();
+
+private:
+  clang::ASTContext &Ctx;
+  const clang::SourceManager &SM;
+  const TranslationUnitIndex &Index;
+  const CheckOptions &Opts;
+  LoopModel &M;
+
+  LocalFacts InLoop;   // mutations inside the loop statement
+  const LocalFacts *InFunction = nullptr; // the whole function's (Effects keeps them)
+  llvm::DenseMap<const clang::VarDecl *, DepResult> IndexDeclDeps;
+  llvm::SmallPtrSet<const clang::VarDecl *, 4> InnerVars; // variables of inner copy loops
+  llvm::DenseMap<const clang::VarDecl *, size_t> TileIndex;
+  RootSet SourceRoots; ///< where the pointers the copies read may point
+  EffectsAnalyzer Effects;
+  struct StoreSite {
+    const clang::Expr *Dst;
+    unsigned TileIdx;
+    std::vector<const clang::VarDecl *> Inner;
+  };
+  std::vector<StoreSite> Sites;
+  std::vector<const clang::VarDecl *> InnerStack;
+  llvm::SmallPtrSet<const clang::VarDecl *, 4> UniformVisiting;
+  std::map<std::string, unsigned> NameCounts; ///< declarations per name in the function, once read
+  std::vector<const clang::Expr *> CoefExprs; ///< the uniform factors threadAffine multiplied by
+
+  /// S's text for a message, "<macro>" where it is not one range of the file.
+  std::string text(const clang::Stmt *S) {
+    return editable(S) ? sourceText(Ctx, S->getSourceRange()) : "<macro>";
+  }
+  bool inMacro(clang::SourceRange R) {
+    return R.getBegin().isMacroID() || R.getEnd().isMacroID();
+  }
+  /// Whether S is one range of the file, which the rewrite can cut or replace.
+  bool editable(const clang::Stmt *S) { return fileRange(Ctx, S->getSourceRange()).isValid(); }
+
+  // Check.cpp
+  void describeSurroundings();
+
+  // LoopShape.cpp
+  Verdict checkLoopStatement();
+  Verdict checkShape();
+  Verdict readLoopHeader(const clang::Stmt *&Body);
+  Verdict peelWhileIncrements(std::vector<const clang::Stmt *> &Stmts);
+  Verdict splitPhases(const std::vector<const clang::Stmt *> &Stmts);
+  Verdict checkControlFlow(const clang::Stmt *Body);
+
+  // Inductions.cpp
+  bool isInduction(const clang::VarDecl *V) const { return llvm::is_contained(M.Inductions, V); }
+  bool changes(const clang::VarDecl *V) const { return InFunction->changes(V); }
+  Verdict collectInductions();
+  Verdict addIncrement(const clang::Expr *E);
+  bool startSetJustBefore(const clang::VarDecl *V);
+  bool setOnceLocal(const clang::VarDecl *V) const;
+  bool unchangedParam(const clang::VarDecl *V) const;
+
+  // Dependence.cpp
+  DepResult classify(const clang::Expr *E);
+  DepResult classifyVar(const clang::VarDecl *V);
+  bool stepsEvenly(const clang::Expr *E, unsigned Depth = 0);
+  std::string unevenStep(const clang::Expr *Index);
+
+  // IndexAlgebra.cpp
+  bool affine(const clang::Expr *E, Affine &A);
+  char threadDim(const clang::Expr *E);
+  bool mentionsThread(const clang::Stmt *S, unsigned Depth = 0);
+  struct Coef {
+    std::string Text;
+    std::optional<int64_t> Const;
+  };
+  bool threadAffine(const clang::Expr *E, std::map<char, Coef> &Out, unsigned Depth = 0);
+  bool visibleAtLoop(const clang::Expr *E);
+  bool hostVisible(const clang::Expr *E);
+
+  // CopyPhase.cpp
+  Verdict checkCopyPhase();
+  Verdict checkCopyDecl(const clang::DeclStmt *DS);
+  Verdict checkCopyStmt(const clang::Stmt *S);
+  Verdict checkCopyIf(const clang::IfStmt *If);
+  Verdict checkGuardedStore(const clang::IfStmt *If);
+  Verdict checkInnerCopyLoop(const clang::ForStmt *For);
+  Verdict sameEachIteration(const clang::Expr *E, const std::string &What);
+
+  // TileStores.cpp
+  Verdict checkStore(const clang::Stmt *S, const clang::Expr *LHS, const clang::Expr *RHS);
+  Verdict checkValue(const clang::Stmt *S, const clang::Expr *Dst, const clang::Expr *V,
+                     size_t TileIdx);
+  Verdict tileOfLValue(const clang::Expr *E, const clang::VarDecl *&TileVar,
+                       std::vector<const clang::Expr *> &Indices);
+  Verdict addTile(const clang::VarDecl *V, const clang::DeclStmt *InBody);
+  bool isGlobalPointer(const clang::VarDecl *V, unsigned Depth);
+  const clang::VarDecl *pointerBase(const clang::Expr *E);
+
+  // Legality.cpp
+  Verdict checkTiles();
+  Verdict checkTileUse(const clang::DeclRefExpr *DRE);
+  Verdict checkStores();
+  Verdict classifyStoreTarget(const RootSet &Target, const clang::Stmt *Where);
+  Verdict checkOverlap();
+  void requireAllThreadsForWholeTiles();
+
+  // TileBoxes.cpp
+  void analyzeBoxes();
+  void analyzeBox(size_t TI);
+  bool takeGuardedPair(std::vector<size_t> &Mine, TileBox &B, const std::string &Name,
+                       const TileStore *&FillStore);
+
+  // CopyEngine.cpp
+  void analyzeTma(Tile &T, const TileStore *FillStore);
+  void analyzeBulk(Tile &T);
+  std::string tmaBoxLimit(const Tile &T);
+  bool isZeroBits(const Tile &T, const clang::Expr *F);
+  bool guardBounds(Tile &T, const clang::Expr *Guard, std::string &Why);
+  bool readGuardBound(const TileBox &B, const clang::Expr *C, const std::string &G,
+                      std::vector<std::string> &Coords, std::vector<std::string> &Bounds,
+                      std::string &Why);
+};
+
+} // namespace tilepipe::check

@@ -1,0 +1,162 @@
+// The loop's form: a for or while loop whose body is a copy phase and a compute phase between two
+// barriers (trailing or rotated), with no jump out of the body.
+#include "LoopChecker.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
+
+using namespace clang;
+
+namespace tilepipe::check {
+
+namespace {
+
+/// Finds jumps that leave the loop body: return and goto anywhere, break and continue outside
+/// the body's own inner loops and switches.
+struct ControlFlowWalker : RecursiveASTVisitor<ControlFlowWalker> {
+  unsigned Depth = 0;
+  std::string Found;
+  bool TraverseForStmt(ForStmt *S) { return nested(S); }
+  bool TraverseWhileStmt(WhileStmt *S) { return nested(S); }
+  bool TraverseDoStmt(DoStmt *S) { return nested(S); }
+  bool TraverseSwitchStmt(SwitchStmt *S) { return nested(S); }
+  bool TraverseCXXForRangeStmt(CXXForRangeStmt *S) { return nested(S); }
+  bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+  template <class T> bool nested(T *S) {
+    ++Depth;
+    bool R = RecursiveASTVisitor<ControlFlowWalker>::TraverseStmt(S->getBody());
+    --Depth;
+    return R;
+  }
+  bool VisitBreakStmt(BreakStmt *) { return Depth ? true : (Found = "break", false); }
+  bool VisitContinueStmt(ContinueStmt *) { return Depth ? true : (Found = "continue", false); }
+  bool VisitReturnStmt(ReturnStmt *) { return Found = "return", false; }
+  bool VisitGotoStmt(GotoStmt *) { return Found = "goto", false; }
+  bool VisitIndirectGotoStmt(IndirectGotoStmt *) { return Found = "goto", false; }
+};
+
+} // namespace
+
+Verdict LoopChecker::checkControlFlow(const Stmt *Body) {
+  ControlFlowWalker W;
+  W.TraverseStmt(const_cast<Stmt *>(Body));
+  if (!W.Found.empty())
+    return Verdict::refuse(Reason::ControlFlow, "the body has a '" + W.Found + "'");
+  return {};
+}
+
+/// The loop statement itself: written in the file, not in a macro, and with no '#pragma unroll'
+/// or attribute, which would end up on the emitted block.
+Verdict LoopChecker::checkLoopStatement() {
+  if (inMacro(M.Loop->getSourceRange()))
+    return Verdict::refuse(Reason::Macro, "the loop is written inside a macro");
+  for (const DynTypedNode &P : Ctx.getParents(*M.Loop))
+    if (P.get<AttributedStmt>())
+      return Verdict::refuse(Reason::Unsupported, "a #pragma or attribute applies to the loop");
+  return {};
+}
+
+Verdict LoopChecker::checkShape() {
+  const Stmt *Body = nullptr;
+  if (Verdict V = readLoopHeader(Body); !V.ok())
+    return V;
+  const auto *CS = dyn_cast<CompoundStmt>(Body);
+  if (!CS)
+    return Verdict::refuse(Reason::LoopShape, "the body is not a block");
+  std::vector<const Stmt *> Stmts(CS->body_begin(), CS->body_end());
+  if (isa<WhileStmt>(M.Loop))
+    if (Verdict V = peelWhileIncrements(Stmts); !V.ok())
+      return V;
+  if (Verdict V = splitPhases(Stmts); !V.ok())
+    return V;
+  return checkControlFlow(Body);
+}
+
+/// A for loop's init, condition and increment, or a while loop's condition; and the body.
+Verdict LoopChecker::readLoopHeader(const Stmt *&Body) {
+  if (const auto *For = dyn_cast<ForStmt>(M.Loop)) {
+    if (For->getConditionVariable())
+      return Verdict::refuse(Reason::Unsupported, "the loop condition declares a variable");
+    M.Init = For->getInit();
+    M.Cond = For->getCond();
+    M.Inc = For->getInc();
+    Body = For->getBody();
+    if (!M.Cond)
+      return Verdict::refuse(Reason::LoopCondition, "the loop has no condition");
+    if (!M.Inc)
+      return Verdict::refuse(Reason::InductionStep, "the loop has no increment");
+    return {};
+  }
+  if (const auto *While = dyn_cast<WhileStmt>(M.Loop)) {
+    if (While->getConditionVariable())
+      return Verdict::refuse(Reason::Unsupported, "the loop condition declares a variable");
+    M.Cond = While->getCond();
+    Body = While->getBody();
+    return {};
+  }
+  return Verdict::refuse(Reason::LoopShape, "do-while loops are not rewritten");
+}
+
+/// A while loop ends with the increments of its variables (M.TailIncs), with at most one barrier
+/// among them; they are taken off the end of Stmts, and the barrier is put back.
+Verdict LoopChecker::peelWhileIncrements(std::vector<const Stmt *> &Stmts) {
+  bool SeenBarrier = false;
+  while (!Stmts.empty()) {
+    const Stmt *Last = Stmts.back();
+    if (isIncrementStmt(Last)) {
+      M.TailIncs.insert(M.TailIncs.begin(), Last);
+    } else if (!SeenBarrier && isBlockBarrier(Last) && !M.TailIncs.empty()) {
+      SeenBarrier = true;
+      M.TrailingBarrier = Last;
+    } else {
+      break;
+    }
+    Stmts.pop_back();
+  }
+  if (M.TailIncs.empty())
+    return Verdict::refuse(Reason::InductionStep,
+                           "the while loop does not end with increments of its variables");
+  if (M.TrailingBarrier) // put the barrier back: the shape check below expects it
+    Stmts.push_back(M.TrailingBarrier);
+  M.TrailingBarrier = nullptr;
+  return {};
+}
+
+/// The body's top-level statements as one of the two forms, trailing (copy; barrier; compute;
+/// barrier) or rotated (barrier; copy; barrier; compute), with no barrier nested deeper.
+Verdict LoopChecker::splitPhases(const std::vector<const Stmt *> &Stmts) {
+  std::vector<size_t> Barriers;
+  for (size_t I = 0; I < Stmts.size(); ++I) {
+    if (isBlockBarrier(Stmts[I]))
+      Barriers.push_back(I);
+    else if (containsBarrier(Stmts[I]))
+      return Verdict::refuse(Reason::ConditionalBarrier,
+                             "a barrier is nested inside '" + text(Stmts[I]).substr(0, 40) + "'");
+  }
+  auto Range = [&](size_t B, size_t E) {
+    return std::vector<const Stmt *>(Stmts.begin() + B, Stmts.begin() + E);
+  };
+  if (Barriers.size() == 2 && Barriers[1] == Stmts.size() - 1 && Barriers[0] > 0) {
+    M.Form = LoopForm::Trailing;
+    M.CopyBarrier = Stmts[Barriers[0]];
+    M.TrailingBarrier = Stmts[Barriers[1]];
+    M.CopyPhase = Range(0, Barriers[0]);
+    M.ComputePhase = Range(Barriers[0] + 1, Barriers[1]);
+  } else if (Barriers.size() == 2 && Barriers[0] == 0 && Barriers[1] > 1 &&
+             Barriers[1] < Stmts.size() - 1) {
+    M.Form = LoopForm::Rotated;
+    M.FirstBarrier = Stmts[0];
+    M.CopyBarrier = Stmts[Barriers[1]];
+    M.CopyPhase = Range(1, Barriers[1]);
+    M.ComputePhase = Range(Barriers[1] + 1, Stmts.size());
+  } else {
+    return Verdict::refuse(Reason::LoopShape,
+                           std::to_string(Barriers.size()) + " barriers in the body, at positions "
+                           "that match neither form");
+  }
+  if (M.ComputePhase.empty())
+    return Verdict::refuse(Reason::LoopShape, "the compute phase is empty");
+  return {};
+}
+
+} // namespace tilepipe::check

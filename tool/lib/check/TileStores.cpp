@@ -1,0 +1,248 @@
+// One tile store of the copy phase: the tile element it writes, and the value: a fill, or a plain
+// read of one element of global memory whose address the iteration alone moves.
+#include "LoopChecker.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/ExprCXX.h"
+
+using namespace clang;
+
+namespace tilepipe::check {
+
+Verdict LoopChecker::checkStore(const Stmt *S, const Expr *LHS, const Expr *RHS) {
+  const VarDecl *TileVar = nullptr;
+  std::vector<const Expr *> Indices;
+  if (Verdict V = tileOfLValue(LHS, TileVar, Indices); !V.ok())
+    return V;
+  if (Verdict V = addTile(TileVar, nullptr); !V.ok())
+    return V;
+  size_t T = TileIndex[TileVar];
+  if (Indices.size() != arrayRank(Ctx, TileVar->getType()))
+    return Verdict::refuse(Reason::LoadPhase, "'" + text(LHS) + "' is not one tile element");
+  for (const Expr *I : Indices) {
+    DepResult D = classify(I);
+    if (D.D == Dep::Bad)
+      return Verdict::refuse(Reason::AddressNotInvariant,
+                             "the tile index '" + text(I) + "' " + D.Why);
+    if (D.D == Dep::Iteration)
+      return Verdict::refuse(Reason::TileIndex,
+                             "the tile index '" + text(I) + "' depends on the induction variables");
+  }
+  if (!editable(S))
+    return Verdict::refuse(Reason::Macro, "the copy '" + text(S) + "' is written in a macro");
+  Sites.push_back({LHS, static_cast<unsigned>(TileIndex[TileVar]), InnerStack});
+  const Expr *R = skipCleanups(RHS)->IgnoreParens();
+  if (const auto *CO = dyn_cast<ConditionalOperator>(R);
+      CO && !isa<ArraySubscriptExpr>(stripNoOps(RHS))) {
+    DepResult D = classify(CO->getCond());
+    if (D.D == Dep::Bad)
+      return Verdict::refuse(Reason::AddressNotInvariant, "the guard '" + text(CO->getCond()) + "' " + D.Why);
+    for (bool Holds : {true, false}) {
+      if (Verdict V = checkValue(S, LHS, Holds ? CO->getTrueExpr() : CO->getFalseExpr(), T); !V.ok())
+        return V;
+      TileStore &Added = M.Stores.back();
+      Added.Guard = CO->getCond();
+      Added.WhenGuardHolds = Holds;
+      Added.Guards = 1;
+    }
+    return {};
+  }
+  return checkValue(S, LHS, RHS, T);
+}
+
+Verdict LoopChecker::tileOfLValue(const Expr *E, const VarDecl *&TileVar,
+                                  std::vector<const Expr *> &Indices) {
+  E = E->IgnoreParens();
+  while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
+    Indices.insert(Indices.begin(), ASE->getIdx());
+    const auto *ICE = dyn_cast<ImplicitCastExpr>(ASE->getBase()->IgnoreParens());
+    if (!ICE || ICE->getCastKind() != CK_ArrayToPointerDecay)
+      return Verdict::refuse(Reason::LoadPhase, "stores through the pointer '" +
+                                                    text(ASE->getBase()) + "', not into a tile");
+    E = ICE->getSubExpr()->IgnoreParens();
+  }
+  const VarDecl *V = varOf(E);
+  if (!V || !isSharedVar(V))
+    return Verdict::refuse(Reason::LoadPhase, "stores into '" + text(E) + "', which is not a tile");
+  TileVar = V;
+  return {};
+}
+
+Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
+  if (TileIndex.count(V))
+    return {};
+  Tile T;
+  T.Var = V;
+  T.DeclaredInBody = InBody;
+  if (!V->isLocalVarDeclOrParm() && !V->isStaticLocal())
+    return Verdict::refuse(Reason::TileDeclaration, quoted(V) + " is declared outside the function");
+  if (V->hasExternalStorage() || !Ctx.getAsConstantArrayType(V->getType()))
+    return Verdict::refuse(Reason::TileDeclaration,
+                           quoted(V) + " is not a statically sized array (extern __shared__?)");
+  if (V->getLocation().isMacroID())
+    return Verdict::refuse(Reason::Macro, quoted(V) + " is declared inside a macro");
+  QualType Elem = V->getType();
+  while (const auto *AT = Ctx.getAsArrayType(Elem))
+    Elem = AT->getElementType();
+  T.ElementType = Elem;
+  if (Elem->isDependentType() || Elem->isIncompleteType())
+    return Verdict::refuse(Reason::ElementType, "the element type of " + quoted(V) + " is unknown");
+  uint64_t Size = Ctx.getTypeSizeInChars(Elem).getQuantity();
+  uint64_t Align = Ctx.getTypeAlignInChars(Elem).getQuantity();
+  if ((Size != 4 && Size != 8 && Size != 16) || Align != Size ||
+      !Elem.isTriviallyCopyableType(Ctx) || Elem.isVolatileQualified())
+    return Verdict::refuse(Reason::ElementType,
+                           quoted(V) + " holds '" + Elem.getAsString() + "' (" +
+                               std::to_string(Size) + " bytes, aligned to " +
+                               std::to_string(Align) + ")");
+  T.Bytes = Ctx.getTypeSizeInChars(V->getType()).getQuantity();
+  // The element type as written, so templated tiles keep their parameter names.
+  TypeLoc TL = V->getTypeSourceInfo()->getTypeLoc();
+  while (auto ATL = TL.getAs<ArrayTypeLoc>())
+    TL = ATL.getElementLoc();
+  if (fileRange(Ctx, TL.getSourceRange()).isInvalid())
+    return Verdict::refuse(Reason::Macro, "the element type of " + quoted(V) + " is in a macro");
+  T.ElementTypeText = sourceText(Ctx, TL.getSourceRange());
+  TileIndex[V] = M.Tiles.size();
+  M.Tiles.push_back(T);
+  return {};
+}
+
+Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, size_t TileIdx) {
+  const Tile *T = &M.Tiles[TileIdx];
+  TileStore Store;
+  Store.Statement = S;
+  Store.Dst = Dst;
+  Store.TileIdx = TileIdx;
+  const Expr *Plain = stripNoOps(V);
+  bool IsRead = isa<ArraySubscriptExpr>(Plain) ||
+                (isa<UnaryOperator>(Plain) && cast<UnaryOperator>(Plain)->getOpcode() == UO_Deref);
+  if (!IsRead) {
+    // Anything else must be a fill value: no memory read, nothing that changes.
+    DepResult D = classify(V);
+    if (D.D == Dep::Bad) {
+      if (D.ReadsMemory)
+        return Verdict::refuse(Reason::LoadComputes,
+                               "'" + text(V) + "' computes on what it reads before storing it");
+      return Verdict::refuse(Reason::AddressNotInvariant, "the value stored " + D.Why);
+    }
+    Store.Fill = V;
+    M.Stores.push_back(Store);
+    return {};
+  }
+  // A read: it must be exactly one element of the tile's type, with no conversion on the way.
+  QualType ReadT = Plain->getType().getUnqualifiedType().getCanonicalType();
+  if (ReadT != T->ElementType.getUnqualifiedType().getCanonicalType())
+    return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' reads '" +
+                                                     Plain->getType().getAsString() +
+                                                     "' into a tile of '" +
+                                                     T->ElementType.getAsString() + "'");
+  for (const Expr *E = skipCleanups(V); E != Plain;) {
+    if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E)) {
+      if (ICE->getCastKind() != CK_LValueToRValue && ICE->getCastKind() != CK_NoOp)
+        return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' converts its value");
+      E = ICE->getSubExpr();
+    } else if (const auto *PE = dyn_cast<ParenExpr>(E)) {
+      E = PE->getSubExpr();
+    } else if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(E)) {
+      E = MTE->getSubExpr();
+    } else {
+      return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' is not a plain read");
+    }
+  }
+  const Expr *Ptr = nullptr, *Idx = nullptr;
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Plain)) {
+    Ptr = ASE->getBase();
+    Idx = ASE->getIdx();
+    if (!Ptr->getType()->isPointerType())
+      return Verdict::refuse(Reason::LoadSource, "'" + text(Plain) + "' is not read through a pointer");
+  } else {
+    Ptr = cast<UnaryOperator>(Plain)->getSubExpr();
+  }
+  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(Ptr->IgnoreParens());
+      ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
+    return Verdict::refuse(Reason::LoadSource,
+                           "'" + text(Plain) + "' reads an array, not global memory");
+  DepResult D = classify(Ptr);
+  D.join(classify(Idx));
+  if (D.D == Dep::Bad)
+    return Verdict::refuse(Reason::AddressNotInvariant, "the address of '" + text(Plain) + "' " + D.Why);
+  const VarDecl *Base = pointerBase(Ptr);
+  if (!Base || !isGlobalPointer(Base, 0))
+    return Verdict::refuse(Reason::LoadSource,
+                           "cannot prove that '" + text(Ptr) + "' points to global memory");
+  if (!editable(Dst) || !editable(Plain))
+    return Verdict::refuse(Reason::Macro, "the copy '" + text(S) + "' is written in a macro");
+  RootSet Roots = Effects.rootsOf(M.Function, Ptr);
+  for (const VarDecl *Root : Roots.Roots)
+    if (!llvm::is_contained(SourceRoots.Roots, Root))
+      M.SourcePointers.push_back(Root->getNameAsString());
+  if (Roots.Unknown && !SourceRoots.Unknown)
+    M.SourcePointers.push_back(text(Ptr));
+  SourceRoots.join(Roots);
+  Store.Src = V;
+  M.Stores.push_back(Store);
+  return {};
+}
+
+const VarDecl *LoopChecker::pointerBase(const Expr *E) {
+  E = skipCleanups(E)->IgnoreParens();
+  if (const auto *CE = dyn_cast<CastExpr>(E))
+    if (CE->getCastKind() != CK_ArrayToPointerDecay && CE->getCastKind() != CK_LValueToRValue)
+      return pointerBase(CE->getSubExpr());
+  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E); ICE && ICE->getCastKind() == CK_LValueToRValue)
+    return pointerBase(ICE->getSubExpr());
+  if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    if (BO->getOpcode() == BO_Add || BO->getOpcode() == BO_Sub) {
+      if (BO->getLHS()->getType()->isPointerType())
+        return pointerBase(BO->getLHS());
+      if (BO->getRHS()->getType()->isPointerType())
+        return pointerBase(BO->getRHS());
+    }
+    return nullptr;
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->getOpcode() == UO_AddrOf) {
+    const Expr *Sub = UO->getSubExpr()->IgnoreParens();
+    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Sub))
+      return pointerBase(ASE->getBase());
+    return nullptr;
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()); V && V->getType()->isPointerType())
+      return V;
+  return nullptr;
+}
+
+bool LoopChecker::isGlobalPointer(const VarDecl *V, unsigned Depth) {
+  if (!V || Depth > 6 || !V->getType()->isPointerType() || isSharedVar(V))
+    return false;
+  if (const auto *P = dyn_cast<ParmVarDecl>(V)) {
+    const auto *F = dyn_cast<FunctionDecl>(P->getDeclContext());
+    if (!F)
+      return false;
+    if (F->hasAttr<CUDAGlobalAttr>())
+      return true;
+    // A __device__ function: every caller in this file must pass global memory.
+    auto Calls = Index.callersOf(F);
+    if (Calls.empty())
+      return false;
+    unsigned Pos = P->getFunctionScopeIndex();
+    for (const CallExpr *CE : Calls) {
+      if (Pos >= CE->getNumArgs())
+        return false;
+      if (!isGlobalPointer(pointerBase(CE->getArg(Pos)), Depth + 1))
+        return false;
+    }
+    return true;
+  }
+  if (!V->hasLocalStorage() || !V->getInit())
+    return false;
+  // A local pointer set once from global memory.
+  const auto *F = dyn_cast<FunctionDecl>(V->getDeclContext());
+  if (!F)
+    return false;
+  if (Effects.localFacts(F).changes(V))
+    return false;
+  return isGlobalPointer(pointerBase(V->getInit()), Depth + 1);
+}
+
+} // namespace tilepipe::check
