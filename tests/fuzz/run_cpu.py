@@ -100,7 +100,10 @@ def kernel_of_function(name):
 
 
 def tool_cmd(a, mode, src, dst, report):
-    return [a.tilepipe, '--mode=' + mode, '--quiet', src, '-o', dst, '--report=' + report]
+    # --plan=always: the fuzzer tests what the emission does to every legal loop, also those the
+    # cost model would keep as they are.
+    return [a.tilepipe, '--mode=' + mode, '--plan=always', '--quiet', src, '-o', dst,
+            '--report=' + report]
 
 
 def tool_step(ctx, seed, bdir, mode, kernels):
