@@ -56,11 +56,11 @@ TEST(Cli, StdoutByDefault) {
 }
 
 TEST(Cli, InPlaceKeepsPermissions) {
-  std::string P = copyOf("stencil1d.cu");
+  std::string P = copyOf("dot_double_while.cu");
   llvm::sys::fs::setPermissions(P, llvm::sys::fs::perms(0640));
   ProcessResult R = runTilepipe({"--in-place", P});
   ASSERT_EQ(0, R.ExitCode) << R.Err;
-  EXPECT_EQ(readFile(sourceDir() + "/generated/stencil1d.cu"), readFile(P));
+  EXPECT_EQ(readFile(sourceDir() + "/generated/dot_double_while.cu"), readFile(P));
   auto Perms = llvm::sys::fs::getPermissions(P);
   ASSERT_TRUE(bool(Perms));
   EXPECT_EQ(0640, static_cast<int>(*Perms));
@@ -68,10 +68,10 @@ TEST(Cli, InPlaceKeepsPermissions) {
 
 TEST(Cli, DiffAppliesWithGitAndPatch) {
   std::string Dir;
-  std::string P = copyOf("conv2d_halo.cu", &Dir);
-  ProcessResult D = runTilepipe({"--diff", "--quiet", "conv2d_halo.cu"}, Dir);
+  std::string P = copyOf("complex_float2.cu", &Dir);
+  ProcessResult D = runTilepipe({"--diff", "--quiet", "complex_float2.cu"}, Dir);
   ASSERT_EQ(0, D.ExitCode) << D.Err;
-  ASSERT_NE(D.Out.find("+++ b/conv2d_halo.cu"), std::string::npos) << D.Out;
+  ASSERT_NE(D.Out.find("+++ b/complex_float2.cu"), std::string::npos) << D.Out;
   writeFile(Dir + "/change.diff", D.Out);
   bool Git = !findTool("git").empty(), Patch = !findTool("patch").empty();
   if (Git) {
@@ -83,7 +83,7 @@ TEST(Cli, DiffAppliesWithGitAndPatch) {
     EXPECT_EQ(0, Pt.ExitCode) << Pt.Out << Pt.Err;
     ProcessResult Apply = runProgram("patch", {"-p1", "-i", "change.diff"}, Dir);
     ASSERT_EQ(0, Apply.ExitCode) << Apply.Out << Apply.Err;
-    EXPECT_EQ(readFile(sourceDir() + "/generated/conv2d_halo.cu"), readFile(P));
+    EXPECT_EQ(readFile(sourceDir() + "/generated/complex_float2.cu"), readFile(P));
   }
   // A tool that is missing checked nothing: skipped, not passed.
   if (!Git || !Patch)
@@ -270,15 +270,15 @@ TEST(CliOutputs, StdoutUnderAnotherName) {
 
 TEST(CliOutputs, InPlaceThroughASymlinkRewritesItsTarget) {
   std::string Dir;
-  std::string Real = copyOf("stencil1d.cu", &Dir);
+  std::string Real = copyOf("dot_double_while.cu", &Dir);
   llvm::sys::fs::create_directories(Dir + "/sub");
   std::string Link = Dir + "/sub/link.cu";
-  ASSERT_EQ(0, symlink("../stencil1d.cu", Link.c_str()));
+  ASSERT_EQ(0, symlink("../dot_double_while.cu", Link.c_str()));
   llvm::sys::fs::setPermissions(Real, llvm::sys::fs::perms(0640));
   ProcessResult R = runTilepipe({"--quiet", "--in-place", Link});
   ASSERT_EQ(0, R.ExitCode) << R.Err;
   EXPECT_EQ(mode_t(S_IFLNK), typeOf(Link)) << "the link was replaced";
-  EXPECT_TRUE(readFile(sourceDir() + "/generated/stencil1d.cu") == readFile(Real));
+  EXPECT_TRUE(readFile(sourceDir() + "/generated/dot_double_while.cu") == readFile(Real));
   EXPECT_EQ(0640, static_cast<int>(*llvm::sys::fs::getPermissions(Real)));
   // Nothing left behind in either folder.
   std::error_code EC;
@@ -290,23 +290,23 @@ TEST(CliOutputs, InPlaceThroughASymlinkRewritesItsTarget) {
 TEST(CliOutputs, InPlaceRefusesAReadOnlyFile) {
   // As clang-format -i does; root could write it, so the mode bits decide.
   std::string Dir;
-  std::string P = copyOf("stencil1d.cu", &Dir);
+  std::string P = copyOf("dot_double_while.cu", &Dir);
   llvm::sys::fs::setPermissions(P, llvm::sys::fs::perms(0444));
   ProcessResult R = runTilepipe({"--quiet", "--in-place", P});
   EXPECT_NE(0, R.ExitCode);
   EXPECT_NE(R.Err.find(P + ": error: cannot write: the file is read-only"), std::string::npos) << R.Err;
-  EXPECT_TRUE(readFile(sourceDir() + "/testdata/stencil1d.cu") == readFile(P));
+  EXPECT_TRUE(readFile(sourceDir() + "/testdata/dot_double_while.cu") == readFile(P));
   EXPECT_EQ(0444, static_cast<int>(*llvm::sys::fs::getPermissions(P)));
   // The other files of the run are still rewritten.
-  std::string Other = Dir + "/conv2d_halo.cu";
-  writeFile(Other, readFile(sourceDir() + "/testdata/conv2d_halo.cu"));
+  std::string Other = Dir + "/complex_float2.cu";
+  writeFile(Other, readFile(sourceDir() + "/testdata/complex_float2.cu"));
   ProcessResult Two = runTilepipe({"--quiet", "--in-place", P, Other});
   EXPECT_NE(0, Two.ExitCode);
-  EXPECT_TRUE(readFile(sourceDir() + "/generated/conv2d_halo.cu") == readFile(Other));
+  EXPECT_TRUE(readFile(sourceDir() + "/generated/complex_float2.cu") == readFile(Other));
 }
 
 TEST(CliOutputs, CrlfSourcesStayCrlf) {
-  for (const char *Name : {"matmul_classic.cu", "conv2d_halo.cu", "guarded_tiles.cu"}) {
+  for (const char *Name : {"matmul_classic.cu", "complex_float2.cu", "guarded_tiles.cu"}) {
     std::string Dir = tempDir();
     std::string Lf = readFile(sourceDir() + "/testdata/" + Name), Crlf;
     for (char C : Lf)
@@ -370,21 +370,21 @@ TEST(CliErrors, ParseErrorLeavesFileUntouched) {
 
 TEST(CliErrors, OneBadFileIsReportedAndTheOthersGoOn) {
   std::string Dir;
-  std::string Good = copyOf("stencil1d.cu", &Dir);
+  std::string Good = copyOf("dot_double_while.cu", &Dir);
   std::string Bad = "__global__ void k( {\n";
   writeFile(Dir + "/bad.cu", Bad);
   ProcessResult R = runTilepipe({"--in-place", Good, Dir + "/bad.cu"});
   EXPECT_NE(0, R.ExitCode);
   EXPECT_NE(R.Err.find("bad.cu:1:"), std::string::npos) << R.Err;
   EXPECT_NE(R.Err.find("2 file(s) (1 failed)"), std::string::npos) << R.Err;
-  EXPECT_EQ(readFile(sourceDir() + "/generated/stencil1d.cu"), readFile(Good));
+  EXPECT_EQ(readFile(sourceDir() + "/generated/dot_double_while.cu"), readFile(Good));
   EXPECT_EQ(Bad, readFile(Dir + "/bad.cu"));
   // With --require-all nothing at all is written.
   std::string Dir2;
-  std::string Good2 = copyOf("stencil1d.cu", &Dir2);
+  std::string Good2 = copyOf("dot_double_while.cu", &Dir2);
   writeFile(Dir2 + "/bad.cu", Bad);
   EXPECT_NE(0, runTilepipe({"--in-place", "--require-all", Good2, Dir2 + "/bad.cu"}).ExitCode);
-  EXPECT_EQ(readFile(sourceDir() + "/testdata/stencil1d.cu"), readFile(Good2));
+  EXPECT_EQ(readFile(sourceDir() + "/testdata/dot_double_while.cu"), readFile(Good2));
 }
 
 TEST(CliErrors, UnwritableOutput) {

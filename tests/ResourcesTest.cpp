@@ -90,6 +90,7 @@ FileResult runChecked(const std::string &Code, bool Check = true) {
   ToolOptions Opts = defaultOptions();
   Opts.Mode = CopyMode::Pipeline;
   Opts.CheckLaunchResources = Check;
+  Opts.Plan = PlanPolicy::Always; // the model would keep it: one tile is copied per element
   return runOnCode(Code, Opts);
 }
 } // namespace

@@ -26,7 +26,7 @@ TEST(Review, ExportFixesApplyLikeOutput) {
     Apply = "/usr/lib/llvm-22/bin/clang-apply-replacements";
   if (Apply.empty())
     GTEST_SKIP() << "clang-apply-replacements-22 not installed";
-  for (const char *Name : {"matmul_classic.cu", "conv2d_halo.cu", "multi_loops.cu", "neg_store_alias.cu"}) {
+  for (const char *Name : {"matmul_classic.cu", "complex_float2.cu", "proxy_fence.cu", "neg_store_alias.cu"}) {
     std::string Dir = tempDir();
     std::string Src = copyInto(Dir, Name);
     llvm::sys::fs::create_directories(Dir + "/fixes");
@@ -235,13 +235,13 @@ unsigned countReplacements(const std::string &Yaml) {
 
 TEST(Review, ExportFixesOfAFileGivenTwiceApplyOnce) {
   std::string Dir = tempDir();
-  copyInto(Dir, "stencil1d.cu");
+  copyInto(Dir, "dot_double_while.cu");
   llvm::sys::fs::create_directories(Dir + "/once");
   llvm::sys::fs::create_directories(Dir + "/twice");
-  ProcessResult Once = runTilepipe({"--quiet", "--export-fixes=once/f.yaml", "-o", "o.cu", "stencil1d.cu"}, Dir);
+  ProcessResult Once = runTilepipe({"--quiet", "--export-fixes=once/f.yaml", "-o", "o.cu", "dot_double_while.cu"}, Dir);
   ASSERT_EQ(0, Once.ExitCode) << Once.Err;
   ProcessResult Twice =
-      runTilepipe({"--quiet", "--export-fixes=twice/f.yaml", "stencil1d.cu", "./stencil1d.cu"}, Dir);
+      runTilepipe({"--quiet", "--export-fixes=twice/f.yaml", "dot_double_while.cu", "./dot_double_while.cu"}, Dir);
   ASSERT_EQ(0, Twice.ExitCode) << Twice.Err;
   EXPECT_EQ("", Twice.Err);
   unsigned N = countReplacements(readFile(Dir + "/once/f.yaml"));
@@ -254,7 +254,7 @@ TEST(Review, ExportFixesOfAFileGivenTwiceApplyOnce) {
     GTEST_SKIP() << "clang-apply-replacements-22 not installed: counted, not applied";
   ProcessResult A = runProgram(Apply, {Dir + "/twice"});
   ASSERT_EQ(0, A.ExitCode) << A.Out << A.Err;
-  EXPECT_TRUE(readFile(Dir + "/o.cu") == readFile(Dir + "/stencil1d.cu"));
+  EXPECT_TRUE(readFile(Dir + "/o.cu") == readFile(Dir + "/dot_double_while.cu"));
 }
 
 TEST(Review, ExportFixesConflictIsAnError) {
@@ -324,7 +324,7 @@ TEST(Review, ClangTidyCheckFixesEqualOutput) {
   if (Tidy.empty())
     GTEST_SKIP() << "clang-tidy-22 not installed";
   std::vector<std::string> Cuda = defaultOptions().ParseArgs;
-  for (const char *Name : {"matmul_classic.cu", "conv2d_halo.cu", "neg_store_alias.cu"}) {
+  for (const char *Name : {"matmul_classic.cu", "complex_float2.cu", "neg_store_alias.cu"}) {
     std::string Dir = tempDir();
     std::string Src = copyInto(Dir, Name);
     std::vector<std::string> Args = {"-load=" + std::string(TILEPIPE_TIDY_MODULE),
@@ -468,9 +468,27 @@ TEST(Project, KernelFilterThatMatchesNothingWarnsOnce) {
   EXPECT_EQ(std::string::npos, R.Err.find("--kernel=window_sums")) << R.Err;
 }
 
+TEST(Project, ParallelRunsGiveTheSameDiffEveryTime) {
+  // Each parse moves into its compile command's folder; with threads that must not be a chdir
+  // the others see mid-parse (diff paths once came out as a/<absolute dir>/x.cu, once as a/x.cu).
+  std::string Dir = tempDir();
+  std::vector<std::string> Args = {"--diff", "--quiet", "--check-launch-resources=false", "-j", "4"};
+  for (const char *N : {"dot_double_while.cu", "brick_tiles.cu", "guarded_tiles.cu", "proxy_fence.cu",
+                        "complex_float2.cu", "nbody_float4.cu"}) {
+    copyInto(Dir, N);
+    Args.push_back(N);
+  }
+  ProcessResult First = runTilepipe(Args, Dir);
+  ASSERT_EQ(0, First.ExitCode) << First.Err;
+  EXPECT_NE(First.Out.find("+++ b/proxy_fence.cu"), std::string::npos) << First.Out.substr(0, 400);
+  EXPECT_EQ(First.Out.find(Dir), std::string::npos) << "paths relative to the run's folder";
+  for (int I = 0; I < 3; ++I)
+    EXPECT_EQ(First.Out, runTilepipe(Args, Dir).Out) << "run " << I + 2 << " differs";
+}
+
 TEST(Project, WholeCompileDatabaseInParallel) {
   std::string Dir = tempDir();
-  std::vector<std::string> Names = {"stencil1d.cu", "neg_break.cu", "tile3d.cu", "broken.cu"};
+  std::vector<std::string> Names = {"dot_double_while.cu", "neg_break.cu", "brick_tiles.cu", "broken.cu"};
   std::string Db = "[";
   for (const std::string &N : Names) {
     if (N == "broken.cu")
@@ -487,8 +505,8 @@ TEST(Project, WholeCompileDatabaseInParallel) {
   EXPECT_NE(R.Err.find("tilepipe: 4 file(s) (1 failed), 4 candidate loop(s): 2 rewritten, 2 left alone (control-flow 2)"),
             std::string::npos)
       << R.Err;
-  EXPECT_TRUE(readFile(sourceDir() + "/generated/stencil1d.cu") == readFile(Dir + "/stencil1d.cu"));
-  EXPECT_TRUE(readFile(sourceDir() + "/generated/tile3d.cu") == readFile(Dir + "/tile3d.cu"));
+  EXPECT_TRUE(readFile(sourceDir() + "/generated/dot_double_while.cu") == readFile(Dir + "/dot_double_while.cu"));
+  EXPECT_TRUE(readFile(sourceDir() + "/generated/brick_tiles.cu") == readFile(Dir + "/brick_tiles.cu"));
   EXPECT_TRUE(readFile(sourceDir() + "/testdata/neg_break.cu") == readFile(Dir + "/neg_break.cu"));
   auto Stats = llvm::json::parse(readFile(Dir + "/stats.json"));
   ASSERT_TRUE(bool(Stats)) << llvm::toString(Stats.takeError());

@@ -15,6 +15,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/VirtualFileSystem.h"
 #include <map>
 #include <set>
 
@@ -82,7 +83,11 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
   }
   R.Original = (*Buf)->getBuffer().str();
 
-  tooling::ClangTool Tool(DB, {Path});
+  // A file system with its own working directory: ClangTool moves into each compile command's
+  // directory, and with the process's own that would be a chdir that every thread of a parallel
+  // run (-j) sees, mid-parse.
+  tooling::ClangTool Tool(DB, {Path}, std::make_shared<PCHContainerOperations>(),
+                          llvm::vfs::createPhysicalFileSystem());
   Tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(Opts.ParseArgs));
   std::vector<std::unique_ptr<ASTUnit>> ASTs;
   int Status = Tool.buildASTs(ASTs);

@@ -15,8 +15,8 @@ std::vector<FileResult> processFiles(const clang::tooling::CompilationDatabase &
                                      const ToolOptions &Opts, unsigned Jobs, bool Progress,
                                      raw_ostream &Log) {
   std::vector<FileResult> Results(Sources.size());
-  unsigned Threads = Jobs ? Jobs : 1;
-  DefaultThreadPool Pool(hardware_concurrency(Threads));
+  // -j 0: one thread per core.
+  DefaultThreadPool Pool(Jobs ? hardware_concurrency(Jobs) : hardware_concurrency());
   std::mutex Lock;
   unsigned Done = 0;
   for (size_t I = 0; I < Sources.size(); ++I)

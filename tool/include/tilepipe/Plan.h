@@ -34,8 +34,8 @@ struct PlanFeatures {
 };
 
 /// Why the model expects the rewrite to be no faster than the original, or "" when it expects a
-/// gain. Fitted to the H200 runs of docs/gpu-record.md (2026-12-01): every loop with tensor or
-/// bulk copies ran 1.02x-1.32x; without them, every loop with a per-element tile ran 0.61x-0.97x
+/// gain. Fitted to the H200 runs of docs/gpu-record.md (2026-12-01): loops with tensor or bulk
+/// copies ran 1.02x-1.33x but for three at 0.79x-0.88x (their features match winners'); without them, every loop with a per-element tile ran 0.61x-0.97x
 /// but one (1.04x), and loops whose whole-tile 16-byte copies moved stages under 2 KiB ran
 /// 0.49x-0.80x in four programs and 1.13x-1.14x in two. The model keeps those loops.
 std::string predictNoGain(const PlanFeatures &F, uint64_t MinStageBytes);

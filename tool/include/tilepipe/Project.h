@@ -11,8 +11,8 @@
 
 namespace tilepipe {
 
-/// processFile for every source, Jobs files at a time on LLVM's thread pool (a Jobs of 0 runs one
-/// at a time); the results in the order of Sources. A file that fails has its error printed to
+/// processFile for every source, Jobs files at a time on LLVM's thread pool (a Jobs of 0: one
+/// per core); the results in the order of Sources. A file that fails has its error printed to
 /// Log when it is done; with Progress, Log shows the line "[done/total] file", redrawn as each
 /// file is done (for a terminal).
 std::vector<FileResult> processFiles(const clang::tooling::CompilationDatabase &DB,
