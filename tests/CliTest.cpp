@@ -142,7 +142,8 @@ __global__ void k(const float *A, float *C, int nt) {
                 "/k.cu\", \"command\": \"/usr/local/cuda/bin/nvcc -I" + Dir +
                 "/inc --define-macro SCALE=2 -O3 -arch=sm_80 -Xcompiler -fPIC -c " + Dir +
                 "/k.cu -o k.o\"}]");
-  ProcessResult R = runTilepipe({"-p", Dir + "/build", "--diff", Dir + "/k.cu"});
+  // --plan=always: 256-byte stages, which the cost model would keep as they are.
+  ProcessResult R = runTilepipe({"-p", Dir + "/build", "--plan=always", "--diff", Dir + "/k.cu"});
   EXPECT_EQ(0, R.ExitCode) << R.Err;
   EXPECT_NE(R.Err.find("[pipelined]"), std::string::npos) << R.Err;
   EXPECT_NE(R.Out.find("s_stages[3][TILE * SCALE]"), std::string::npos) << R.Out;
@@ -170,7 +171,7 @@ TEST(Cli, AssumeNoAliasIsAnOptIn) {
   EXPECT_EQ(0, Default.ExitCode) << Default.Err;
   EXPECT_NE(Default.Out.find("\"store-may-alias\""), std::string::npos) << Default.Out;
   ProcessResult Assume =
-      runTilepipe({"--quiet", "--assume-noalias", "--report=-", In, "-o", Dir + "/o.cu"});
+      runTilepipe({"--quiet", "--assume-noalias", "--plan=always", "--report=-", In, "-o", Dir + "/o.cu"});
   EXPECT_EQ(0, Assume.ExitCode) << Assume.Err;
   EXPECT_NE(Assume.Out.find("\"transformed\": true"), std::string::npos) << Assume.Out;
 }
