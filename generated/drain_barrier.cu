@@ -763,8 +763,8 @@ __global__ void neighbour_means(float* out, float* row, const float* in, int num
   // row is not in: the launches below pass separate buffers. (Not __restrict__: row is written and
   // read by other threads, which __restrict__ would let the compiler ignore.)
   // tilepipe: assume-noalias=true
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {

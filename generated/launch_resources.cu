@@ -154,8 +154,8 @@ __global__ void __launch_bounds__(1024) wide_block(int* __restrict__ out, const 
   __shared__ int buf1_stages[3][32][64];
   const int base_src0 = (blockIdx.x % nr_src0) * rs_src0;
   int acc = 0;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
@@ -291,8 +291,8 @@ __global__ void scratch_helper(float* out, const float* g, int numTiles) {
 __global__ void no_scratch(float* out, const float* g, int numTiles) {
   alignas(16) __shared__ float tile_stages[3][TS];
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {

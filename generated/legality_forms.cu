@@ -481,8 +481,8 @@ __global__ void lambda_into_output(const float* __restrict__ A, float* __restric
   alignas(16) __shared__ float s_stages[3][T];
   auto put = [&](int i, float x) { D[i] = x; };
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
@@ -577,8 +577,8 @@ __device__ int tileOf(int b, int t, int nt) { return b * nt + t; }
 __global__ void pure_index(const float* A, float* C, int nt) {
   alignas(16) __shared__ float s_stages[3][T];
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
@@ -655,8 +655,8 @@ __global__ void rows_after_early_exit(const float* A, float* C, int nt) {
   if (ty < 8) return;
   __shared__ float s_stages[3][16][16];
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
@@ -713,8 +713,8 @@ __global__ void shared_read_after_loop(const float* A, float* C, int nt) {
   alignas(16) __shared__ float s_stages[3][T];
   __shared__ float red[T];
   red[threadIdx.x] = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
@@ -795,8 +795,8 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
   A[(size_t)blockIdx.x * nt * T + (threadIdx.x * 5 + 3) % T] = (float)(threadIdx.x + blockIdx.x);
   alignas(16) __shared__ float s_stages[3][T];
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {

@@ -144,8 +144,8 @@ static void closeOutput(FILE* f) {
 __global__ void mirrored_sums_noted(float* out, const float* in, int numTiles) {
   __shared__ float s[T];
   float acc = 0.0f;
-  // EXPECT: source-text
   // tilepipe: plan=always
+  // EXPECT: source-text
   for (int t = 0; t < numTiles; ++t) {
     s[threadIdx.x] = in[(blockIdx.x * numTiles + t) * T + threadIdx.x];
     __syncthreads();
@@ -159,8 +159,8 @@ __global__ void mirrored_sums_noted(float* out, const float* in, int numTiles) {
 __global__ void mirrored_sums(float* out, const float* in, int numTiles) {
   alignas(16) __shared__ float s_stages[3][T];
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {

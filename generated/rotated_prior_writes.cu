@@ -147,8 +147,8 @@ __global__ void reversed_scratch(float* out, float* scratch, const float* in, in
     scratch[(blockIdx.x * numTiles + k) * T + (T - 1 - threadIdx.x)] =
         2.0f * in[(blockIdx.x * numTiles + k) * T + threadIdx.x] + 1.0f;
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
@@ -222,8 +222,8 @@ __global__ void reversed_scratch(float* out, float* scratch, const float* in, in
 __global__ void plain_rotated(float* out, const float* in, int numTiles) {
   alignas(16) __shared__ float s_stages[3][T];
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {

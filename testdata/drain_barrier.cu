@@ -182,8 +182,8 @@ __global__ void neighbour_means(float* out, float* row, const float* in, int num
   // row is not in: the launches below pass separate buffers. (Not __restrict__: row is written and
   // read by other threads, which __restrict__ would let the compiler ignore.)
   // tilepipe: assume-noalias=true
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
   for (int t = 0; t < numTiles; ++t) {
     s[threadIdx.x] = in[(blockIdx.x * numTiles + t) * T2 + threadIdx.x];
     __syncthreads();

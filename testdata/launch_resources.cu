@@ -153,8 +153,8 @@ __global__ void wide_block(int* __restrict__ out, const int* __restrict__ src0,
   __shared__ int buf1[32][64];
   const int base_src0 = (blockIdx.x % nr_src0) * rs_src0;
   int acc = 0;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
   for (int t = 0; t < numTiles; t++) {
     __syncthreads();
     tile0[ty][tx] = src0[base_src0 + t * 32 + ty * ld0 + tx];
@@ -214,8 +214,8 @@ __global__ void scratch_helper(float* out, const float* g, int numTiles) {
 __global__ void no_scratch(float* out, const float* g, int numTiles) {
   __shared__ float tile[TS];
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
   for (int t = 0; t < numTiles; ++t) {
     tile[threadIdx.x] = g[(blockIdx.x * numTiles + t) * TS + threadIdx.x];
     __syncthreads();

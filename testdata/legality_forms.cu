@@ -160,8 +160,8 @@ __global__ void lambda_into_output(const float* __restrict__ A, float* __restric
   __shared__ float s[T];
   auto put = [&](int i, float x) { D[i] = x; };
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
   for (int t = 0; t < nt; ++t) {
     s[threadIdx.x] = A[(blockIdx.x * nt + t) * T + threadIdx.x];
     __syncthreads();
@@ -194,8 +194,8 @@ __device__ int tileOf(int b, int t, int nt) { return b * nt + t; }
 __global__ void pure_index(const float* A, float* C, int nt) {
   __shared__ float s[T];
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
   for (int t = 0; t < nt; ++t) {
     s[threadIdx.x] = A[tileOf(blockIdx.x, t, nt) * T + threadIdx.x];
     __syncthreads();
@@ -212,8 +212,8 @@ __global__ void rows_after_early_exit(const float* A, float* C, int nt) {
   if (ty < 8) return;
   __shared__ float s[16][16];
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
   for (int t = 0; t < nt; ++t) {
     s[ty][tx] = A[((size_t)(blockIdx.x * nt + t) * 16 + ty) * 16 + tx];
     __syncthreads();
@@ -229,8 +229,8 @@ __global__ void shared_read_after_loop(const float* A, float* C, int nt) {
   __shared__ float s[T];
   __shared__ float red[T];
   red[threadIdx.x] = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
   for (int t = 0; t < nt; ++t) {
     s[threadIdx.x] = A[(blockIdx.x * nt + t) * T + threadIdx.x];
     __syncthreads();
@@ -250,8 +250,8 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
   A[(size_t)blockIdx.x * nt * T + (threadIdx.x * 5 + 3) % T] = (float)(threadIdx.x + blockIdx.x);
   __shared__ float s[T];
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
   for (int t = 0; t < nt; ++t) {
     __syncthreads();
     s[threadIdx.x] = A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x];

@@ -143,8 +143,8 @@ static void closeOutput(FILE* f) {
 __global__ void mirrored_sums_noted(float* out, const float* in, int numTiles) {
   __shared__ float s[T];
   float acc = 0.0f;
-  // EXPECT: source-text
   // tilepipe: plan=always
+  // EXPECT: source-text
   for (int t = 0; t < numTiles; ++t) {
     s[threadIdx.x] = in[(blockIdx.x * numTiles + t) * T + threadIdx.x];
     __syncthreads();
@@ -158,8 +158,8 @@ __global__ void mirrored_sums_noted(float* out, const float* in, int numTiles) {
 __global__ void mirrored_sums(float* out, const float* in, int numTiles) {
   __shared__ float s[T];
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
   for (int t = 0; t < numTiles; ++t) {
     s[threadIdx.x] = in[(blockIdx.x * numTiles + t) * T + threadIdx.x];
     __syncthreads();

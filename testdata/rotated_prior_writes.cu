@@ -146,8 +146,8 @@ __global__ void reversed_scratch(float* out, float* scratch, const float* in, in
     scratch[(blockIdx.x * numTiles + k) * T + (T - 1 - threadIdx.x)] =
         2.0f * in[(blockIdx.x * numTiles + k) * T + threadIdx.x] + 1.0f;
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
   for (int t = 0; t < numTiles; ++t) {
     __syncthreads();
     s[threadIdx.x] = scratch[(blockIdx.x * numTiles + t) * T + threadIdx.x];
@@ -160,8 +160,8 @@ __global__ void reversed_scratch(float* out, float* scratch, const float* in, in
 __global__ void plain_rotated(float* out, const float* in, int numTiles) {
   __shared__ float s[T];
   float acc = 0.0f;
-  // EXPECT: pipelined
   // tilepipe: plan=always
+  // EXPECT: pipelined
   for (int t = 0; t < numTiles; ++t) {
     __syncthreads();
     s[threadIdx.x] = in[(blockIdx.x * numTiles + t) * T + threadIdx.x];

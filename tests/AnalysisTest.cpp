@@ -1,6 +1,7 @@
 // The analysis on small kernels: each reason ID with the construct that causes it, and the forms
 // that must be rewritten. One loop per snippet; the outcome is read from the loop's record.
 #include "TestSupport.h"
+#include "tilepipe/Plan.h"
 #include <cstring>
 #include <gtest/gtest.h>
 
@@ -1970,3 +1971,62 @@ TEST(Reasons, IdsAreUniqueAndDocumented) {
 }
 
 } // namespace
+
+// The cost model (Plan.h, predictNoGain): without tensor or bulk copies, a per-element tile or
+// stages under 2 KiB keep the loop as it is; --plan=always and the loop's annotation override it.
+TEST(Analysis, CostModelKeepsSmallStagesAndPerElementCopies) {
+  const std::string Small = "__global__ void k(const float *A, float *C, int nt) {\n"
+                            "  __shared__ float s[64];\n"
+                            "  float acc = 0;\n"
+                            "ANNOTATION"
+                            "  for (int t = 0; t < nt; ++t) {\n"
+                            "    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];\n"
+                            "    __syncthreads();\n"
+                            "    acc += s[threadIdx.x];\n"
+                            "    __syncthreads();\n"
+                            "  }\n"
+                            "  C[blockIdx.x * 64 + threadIdx.x] = acc;\n"
+                            "}\n";
+  auto With = [&](const std::string &Annotation) {
+    std::string S = Small;
+    S.replace(S.find("ANNOTATION"), 10, Annotation);
+    return S;
+  };
+  ToolOptions Model = defaultOptions();
+  Model.Plan = PlanPolicy::Model;
+  FileResult R = runOnCode(With(""), Model);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_EQ("no-gain", reasonInfo(R.Loops[0].Code).Id.str());
+  EXPECT_NE(std::string::npos, R.Loops[0].message().find("stages of 256 bytes (below 2048)"))
+      << R.Loops[0].message();
+  EXPECT_EQ(R.Original, R.Rewritten);
+
+  FileResult Annotated = runOnCode(With("  // tilepipe: plan=always\n"), Model);
+  ASSERT_TRUE(Annotated.Ok) << Annotated.Error;
+  EXPECT_TRUE(Annotated.Loops[0].transformed()) << Annotated.Loops[0].message();
+
+  ToolOptions Always = defaultOptions();
+  Always.Plan = PlanPolicy::Always;
+  FileResult A = runOnCode(With(""), Always);
+  ASSERT_TRUE(A.Ok) << A.Error;
+  EXPECT_TRUE(A.Loops[0].transformed()) << A.Loops[0].message();
+  FileResult Back = runOnCode(With("  // tilepipe: plan=model\n"), Always);
+  ASSERT_TRUE(Back.Ok) << Back.Error;
+  EXPECT_EQ("no-gain", reasonInfo(Back.Loops[0].Code).Id.str());
+}
+
+TEST(Analysis, CostModelRule) {
+  PlanFeatures F;
+  F.StageBytes = 8192;
+  EXPECT_EQ("", predictNoGain(F, 2048)) << "16-byte copies of 8 KiB stages";
+  F.StageBytes = 1024;
+  EXPECT_NE("", predictNoGain(F, 2048)) << "16-byte copies of 1 KiB stages";
+  F.EngineCopies = true;
+  EXPECT_EQ("", predictNoGain(F, 2048)) << "tensor or bulk copies";
+  F.EngineCopies = false;
+  F.StageBytes = 8192;
+  F.PerElementTile = "s";
+  EXPECT_NE("", predictNoGain(F, 2048)) << "a per-element tile";
+}
+

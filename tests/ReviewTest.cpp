@@ -191,7 +191,7 @@ TEST(Review, SarifCountsInUtf16CodeUnits) {
   // --mode=pipeline: the default mode keeps the original loop under #if, for which the loop must
   // begin its line.
   ProcessResult R = runTilepipe(
-      {"--quiet", "--mode=pipeline", "--sarif=" + Dir + "/r.sarif", "-o", Dir + "/o.cu", "k.cu"}, Dir);
+      {"--quiet", "--mode=pipeline", "--plan=always", "--sarif=" + Dir + "/r.sarif", "-o", Dir + "/o.cu", "k.cu"}, Dir);
   ASSERT_EQ(0, R.ExitCode) << R.Err;
   auto Json = llvm::json::parse(readFile(Dir + "/r.sarif"));
   ASSERT_TRUE(bool(Json)) << llvm::toString(Json.takeError());
@@ -544,7 +544,7 @@ TEST(Project, SharedHeaderIsRewrittenOnce) {
   writeFile(Dir + "/shared.cuh", SharedHeader);
   writeFile(Dir + "/a.cu", kernelUsing("ka", "A"));
   writeFile(Dir + "/b.cu", kernelUsing("kb", "A + 64"));
-  ProcessResult R = runTilepipe({"-j", "2", "--in-place", "--report=" + Dir + "/r.json",
+  ProcessResult R = runTilepipe({"-j", "2", "--in-place", "--plan=always", "--report=" + Dir + "/r.json",
                                  Dir + "/a.cu", Dir + "/b.cu", "--", "-I" + Dir});
   ASSERT_EQ(0, R.ExitCode) << R.Err;
   std::string H = readFile(Dir + "/shared.cuh");
@@ -559,7 +559,7 @@ TEST(Project, SharedHeaderIsRewrittenOnce) {
   EXPECT_NE(First, std::string::npos) << R.Err;
   EXPECT_EQ(std::string::npos, R.Err.find("shared.cuh:8:3: remark", First + 1)) << R.Err;
   // Running again changes nothing.
-  ProcessResult Again = runTilepipe({"--in-place", Dir + "/a.cu", Dir + "/b.cu", "--", "-I" + Dir});
+  ProcessResult Again = runTilepipe({"--in-place", "--plan=always", Dir + "/a.cu", Dir + "/b.cu", "--", "-I" + Dir});
   EXPECT_EQ(0, Again.ExitCode) << Again.Err;
   EXPECT_EQ(H, readFile(Dir + "/shared.cuh"));
 }
@@ -569,7 +569,7 @@ TEST(Project, SharedHeaderThatFilesDisagreeOnIsLeftAlone) {
   writeFile(Dir + "/shared.cuh", SharedHeader);
   writeFile(Dir + "/a.cu", kernelUsing("ka", "A"));
   writeFile(Dir + "/b.cu", kernelUsing("kb", "staging")); // shared memory: cp.async cannot read it
-  ProcessResult R = runTilepipe({"--in-place", Dir + "/a.cu", Dir + "/b.cu", "--", "-I" + Dir});
+  ProcessResult R = runTilepipe({"--in-place", "--plan=always", Dir + "/a.cu", Dir + "/b.cu", "--", "-I" + Dir});
   EXPECT_NE(0, R.ExitCode);
   EXPECT_NE(R.Err.find("would rewrite it differently"), std::string::npos) << R.Err;
   EXPECT_EQ(SharedHeader, readFile(Dir + "/shared.cuh"));

@@ -27,6 +27,9 @@ ToolOptions defaultOptions() {
     // The analysis tests look at one snippet's analysis; the nvcc register comparison has tests
     // of its own (TestdataTest, Resources*), which turn it on.
     O.CheckLaunchResources = false;
+    // Likewise every legal loop is rewritten: these tests look at the analysis and the emission;
+    // the cost model's choices are TestdataTest's expectations and Analysis.CostModel*.
+    O.Plan = PlanPolicy::Always;
     return O;
   }();
   return Opts;

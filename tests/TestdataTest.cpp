@@ -35,6 +35,7 @@ TEST_P(Testdata, MatchesExpectationsAndGenerated) {
     GTEST_SKIP() << "nvcc not found: generated/ is made with the register comparison it runs";
   ToolOptions Opts = defaultOptions();
   Opts.CheckLaunchResources = true;
+  Opts.Plan = PlanPolicy::Model;
   FileResult R = runOnFile(In, Opts);
   ASSERT_TRUE(R.Ok) << R.Error;
 

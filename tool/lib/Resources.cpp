@@ -331,8 +331,13 @@ LaunchCheck checkLaunchResources(ASTContext &Ctx, const FileResult &R, const std
   for (const HeaderRewrite &H : R.Headers) {
     if (H.Rewritten == H.Original)
       continue;
+    // H.Path is a real path: compare it with the source folder's.
+    llvm::SmallString<256> RealDir;
+    if (llvm::sys::fs::real_path(Dir, RealDir))
+      RealDir = Dir;
     StringRef Rel(H.Path);
-    if (!Rel.consume_front(Dir) || llvm::sys::path::is_absolute(Rel) || Rel.contains("..")) {
+    bool Inside = Rel.consume_front(RealDir) && Rel.consume_front("/");
+    if (!Inside || llvm::sys::path::is_absolute(Rel) || Rel.contains("..")) {
       Out.KeepWhy = "its rewritten header " + H.Path +
                     " is outside the source's folder, so nvcc cannot count the rewrite's registers" + Hint;
       return Out;
