@@ -281,6 +281,51 @@ const Case Launches[] = {
 INSTANTIATE_TEST_SUITE_P(Launches, LegalityTest, ::testing::ValuesIn(Launches),
                          [](const auto &I) { return std::string(I.param.Name); });
 
+// 7. The text the analysis read must be the text every architecture compiles (P1): the parse is
+// for sm_90, the rewrite's cp.async path runs from sm_80.
+const Case Architectures[] = {
+    {"StoreOnlyBelowSm90", "arch-dependent",
+     "__global__ void k(float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x];\n#if __CUDA_ARCH__ < 900\n    A[" NEXT "] = acc;\n#endif") "}\n"},
+    {"StoreUnderArchMacroOfTheUser", "arch-dependent",
+     "#define OLD_GPU (__CUDA_ARCH__ < 900)\n"
+     "__global__ void k(float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x];\n#if OLD_GPU\n    A[" NEXT "] = acc;\n#endif") "}\n"},
+    {"FunctionDefinedPerArchitecture", "arch-dependent",
+     "#if __CUDA_ARCH__ >= 900\n__device__ void put(float *p, int i, float v) {}\n"
+     "#else\n__device__ void put(float *p, int i, float v) { p[i] = v; }\n#endif\n"
+     "__global__ void k(float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; put(A, " NEXT ", acc);") "}\n"},
+    {"MacroOnlyInTheSkippedBranch", "arch-dependent",
+     "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n"
+     "#define put(p, i, v) ((p)[i] = (v))\n#endif\n"
+     "__device__ void(put)(float *p, int i, float v) {}\n"
+     "__global__ void k(float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; put(A, " NEXT ", acc);") "}\n"},
+    {"NvIfTarget", "arch-dependent",
+     "#include <nv/target>\n"
+     "__global__ void k(float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; NV_IF_TARGET(NV_PROVIDES_SM_90, (acc += 1;), (A[" NEXT
+              "] = acc;));") "}\n"},
+    {"CallerExitsOnlyBelowSm90", "arch-dependent",
+     "__device__ float sum(const float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x];") "  return acc;\n}\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "#if __CUDA_ARCH__ < 900\n  if (threadIdx.x >= 32) return;\n#endif\n"
+     "  C[threadIdx.x] = sum(A, C, nt);\n}\n"},
+    {"HostOrDeviceIsTheSameOnEveryGpu", "pipelined",
+     "__host__ __device__ inline float twice(float x) {\n"
+     "#ifdef __CUDA_ARCH__\n  return 2 * x;\n#else\n  return x + x;\n#endif\n}\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += twice(s[threadIdx.x]);") "}\n"},
+    {"ArchCodeInAnUnrelatedKernel", "pipelined",
+     "__global__ void other(float *C) {\n#if __CUDA_ARCH__ >= 800\n  C[0] = 1;\n#endif\n}\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x];") "}\n"},
+};
+INSTANTIATE_TEST_SUITE_P(Architectures, LegalityTest, ::testing::ValuesIn(Architectures),
+                         [](const auto &I) { return std::string(I.param.Name); });
+
 // 5. Whole-tile copies stand in for every thread's copy: they need every thread at the loop.
 struct Reach {
   const char *Name;

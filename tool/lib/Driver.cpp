@@ -65,7 +65,7 @@ struct LoopResult {
 } // namespace
 
 static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &DB,
-                          const ToolOptions &Opts, FileResult &R);
+                          const ToolOptions &Opts, const ArchDependence &Arch, FileResult &R);
 
 FileResult processFile(const tooling::CompilationDatabase &DB, const std::string &Path,
                        const ToolOptions &Opts) {
@@ -96,19 +96,24 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
     return R;
   }
   ASTContext &Ctx = ASTs[0]->getASTContext();
-  analyzeAST(Ctx, Opts, R);
+  auto Arch = scanArchDependence(DB, Path, Opts.ParseArgs);
+  if (!Arch) {
+    R.Error = llvm::toString(Arch.takeError());
+    return R;
+  }
+  analyzeAST(Ctx, Opts, *Arch, R);
   if (R.Ok)
     R.Dependencies = dependencies(ASTs[0]->getSourceManager());
   if (R.Ok && Opts.CheckLaunchResources &&
       llvm::any_of(R.Loops, [](const LoopRecord &L) { return L.transformed(); }))
-    boundLaunches(Ctx, DB, Opts, R);
+    boundLaunches(Ctx, DB, Opts, *Arch, R);
   return R;
 }
 
 /// The rewrite must launch wherever the original did (Resources.h): compiles both with nvcc, and
 /// either bounds the kernels whose rewrite needs more registers, or leaves every loop as it was.
 static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &DB,
-                          const ToolOptions &Opts, FileResult &R) {
+                          const ToolOptions &Opts, const ArchDependence &Arch, FileResult &R) {
   std::string Nvcc = "nvcc";
   for (const std::string &A : Opts.ParseArgs)
     if (StringRef(A).starts_with("--cuda-path="))
@@ -131,7 +136,7 @@ static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &D
     FileResult Kept;
     Kept.Path = R.Path;
     Kept.Original = R.Original;
-    analyzeAST(Ctx, Keep, Kept);
+    analyzeAST(Ctx, Keep, Arch, Kept);
     Kept.Dependencies = std::move(R.Dependencies);
     R = std::move(Kept);
     return;
@@ -270,7 +275,8 @@ static void warnBlockAnnotations(const SourceManager &SM, const LangOptions &LO,
   }
 }
 
-void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
+void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &Arch,
+                FileResult &R) {
   const std::string &Path = R.Path;
   const SourceManager &SM = Ctx.getSourceManager();
   R.Ok = false;
@@ -335,6 +341,10 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, FileResult &R) {
         if (LR.V.ok())
           if (std::string Why = dynamicSharedProblem(Ctx, Index, FD); !Why.empty())
             LR.V = Verdict::refuse(Reason::LaunchResources, Why);
+        // The analysis saw the text of one architecture; the rewrite runs on several.
+        if (LR.V.ok())
+          if (std::string Why = archDependentText(Ctx, Index, Arch, FD); !Why.empty())
+            LR.V = Verdict::refuse(Reason::ArchDependent, Why);
         SourceLocation At = SM.getExpansionLoc(C.Loop->getBeginLoc());
         auto Kept = Opts.KeepLoops.find(
             {SM.getFileID(At) == SM.getMainFileID() ? Path

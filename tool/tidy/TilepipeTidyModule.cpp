@@ -9,6 +9,7 @@
 #include "clang-tidy/ClangTidyModuleRegistry.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Preprocessor.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -33,6 +34,11 @@ public:
     Options.store(Opts, "AssumeNoAlias", AssumeNoAlias ? "true" : "false");
   }
 
+  void registerPPCallbacks(const SourceManager &, Preprocessor *PP, Preprocessor *) override {
+    Arch = std::make_unique<ArchDependence>();
+    PP->addPPCallbacks(archDependenceCollector(*PP, *Arch));
+  }
+
   void registerMatchers(MatchFinder *Finder) override {
     Finder->addMatcher(translationUnitDecl().bind("tu"), this);
   }
@@ -45,7 +51,12 @@ public:
     Opts.AssumeNoAlias = AssumeNoAlias;
     FileResult R;
     R.Path = SM.getFileEntryRefForID(SM.getMainFileID())->getName().str();
-    analyzeAST(Ctx, Opts, R);
+    if (!Arch) {
+      diag(SM.getLocForStartOfFile(SM.getMainFileID()),
+           "tilepipe could not analyze this file: the preprocessor was not watched");
+      return;
+    }
+    analyzeAST(Ctx, Opts, *Arch, R);
     SourceLocation Start = SM.getLocForStartOfFile(SM.getMainFileID());
     if (!R.Ok) {
       diag(Start, "tilepipe could not analyze this file: %0") << R.Error;
@@ -77,6 +88,7 @@ public:
   }
 
 private:
+  std::unique_ptr<ArchDependence> Arch; ///< filled while the file is preprocessed
   unsigned Stages = 3;
   bool AssumeNoAlias = true;
 };

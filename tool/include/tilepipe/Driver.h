@@ -1,5 +1,6 @@
 // Driver: one file through parse, find, check, plan and emit; the result as data.
 #pragma once
+#include "tilepipe/ArchDependence.h"
 #include "tilepipe/Reasons.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Tooling/CompilationDatabase.h"
@@ -87,8 +88,10 @@ FileResult processFile(const clang::tooling::CompilationDatabase &DB, const std:
                        const ToolOptions &Opts);
 
 /// Finds, checks, plans and emits every candidate loop of the main file of Ctx into R (whose Path
-/// names the file). Used by processFile and by the clang-tidy check.
-void analyzeAST(clang::ASTContext &Ctx, const ToolOptions &Opts, FileResult &R);
+/// names the file). Arch says which text depends on the compute capability (loops that read it
+/// are refused). Used by processFile and by the clang-tidy check.
+void analyzeAST(clang::ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &Arch,
+                FileResult &R);
 
 /// Every file a parse read (the source and all it includes).
 std::vector<std::string> dependencies(const clang::SourceManager &SM);

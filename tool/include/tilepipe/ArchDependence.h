@@ -1,0 +1,60 @@
+// Parse facts: which text of a translation unit depends on the compute capability it is compiled
+// for. tilepipe parses a file once, for one GPU architecture (--gpu-arch), but the rewrite runs on
+// several: the cp.async path on compute capability 8.x, tensor copies on 9.0 and newer. Text that a
+// `#if __CUDA_ARCH__ ...` selects, or a macro defined under one, may hold stores or exits the
+// analysis never saw. Loops whose code (or code they call, or that calls them) has such text are
+// refused with `arch-dependent` (docs/legality.md, obligation P1).
+#pragma once
+#include "clang/AST/ASTContext.h"
+#include "clang/Lex/PPCallbacks.h"
+#include "clang/Lex/Preprocessor.h"
+#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/Support/Error.h"
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tilepipe {
+
+class TranslationUnitIndex;
+
+struct ArchDependence {
+  /// A place in a file, by the file's name as the parse saw it and a byte offset.
+  struct Place {
+    std::string File;
+    unsigned Offset = 0;
+  };
+  /// A conditional (#if ... #endif) whose outcome depends on the architecture: its condition
+  /// reads __CUDA_ARCH__ (or a macro that does, or one defined under such a conditional).
+  struct Region {
+    std::string File;
+    unsigned Begin = 0, End = 0; ///< the #if and the #endif
+    unsigned Line = 0;           ///< of the #if
+  };
+  std::vector<Region> Regions;
+  /// Expansions, outside directives, of the macros in Names (file locations).
+  std::vector<std::pair<std::string, Place>> Expansions;
+  /// Macros whose meaning depends on the architecture: the __CUDA_ARCH__ family, and every macro
+  /// defined or undefined inside a Region (where the parse took it or skipped it).
+  std::set<std::string> Names;
+  /// The collector saw the whole translation unit.
+  bool Complete = false;
+};
+
+/// Callbacks that fill Out while PP preprocesses; Out must outlive the preprocessor.
+std::unique_ptr<clang::PPCallbacks> archDependenceCollector(clang::Preprocessor &PP,
+                                                            ArchDependence &Out);
+
+/// Preprocesses Path (as its compile command in DB says, adjusted as the parse is) and collects.
+llvm::Expected<ArchDependence> scanArchDependence(const clang::tooling::CompilationDatabase &DB,
+                                                  const std::string &Path,
+                                                  const std::vector<std::string> &ParseArgs);
+
+/// Why the text of FD, of the functions it calls, or of those that call it, can differ between
+/// architectures; empty when it cannot. Functions in system headers (the toolkit's) are taken to
+/// mean the same on every architecture.
+std::string archDependentText(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
+                              const ArchDependence &Arch, const clang::FunctionDecl *FD);
+
+} // namespace tilepipe

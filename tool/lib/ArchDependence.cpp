@@ -1,0 +1,393 @@
+#include "tilepipe/ArchDependence.h"
+#include "tilepipe/Check.h"
+#include "tilepipe/Parse.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendActions.h"
+#include "clang/Lex/MacroInfo.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/VirtualFileSystem.h"
+#include <deque>
+
+using namespace clang;
+
+namespace tilepipe {
+
+namespace {
+
+/// The identifiers of a stretch of text, in order; `skipDirectives` drops preprocessor lines.
+std::vector<StringRef> identifiers(StringRef Text, bool SkipDirectives) {
+  std::vector<StringRef> Out;
+  bool LineStart = true;
+  for (size_t I = 0; I < Text.size();) {
+    char C = Text[I];
+    if (C == '\n') {
+      LineStart = true;
+      ++I;
+      continue;
+    }
+    if (C == ' ' || C == '\t' || C == '\r') {
+      ++I;
+      continue;
+    }
+    if (SkipDirectives && LineStart && C == '#') {
+      // To the end of the line, following backslash continuations.
+      while (I < Text.size() && !(Text[I] == '\n' && (I == 0 || Text[I - 1] != '\\')))
+        ++I;
+      continue;
+    }
+    LineStart = false;
+    if (llvm::isDigit(C)) { // a number, with its suffixes and hex digits
+      while (I < Text.size() && (llvm::isAlnum(Text[I]) || Text[I] == '_' || Text[I] == '.' ||
+                                 Text[I] == '\''))
+        ++I;
+      continue;
+    }
+    if (llvm::isAlpha(C) || C == '_') {
+      size_t B = I;
+      while (I < Text.size() && (llvm::isAlnum(Text[I]) || Text[I] == '_'))
+        ++I;
+      Out.push_back(Text.slice(B, I));
+      continue;
+    }
+    ++I;
+  }
+  return Out;
+}
+
+/// The macros the compiler itself defines per architecture.
+bool archMacro(StringRef N) {
+  return N == "__CUDA_ARCH__" || N == "__CUDA_ARCH_LIST__" || N == "__CUDA_ARCH_SPECIFIC__" ||
+         N == "__CUDA_ARCH_FAMILY_SPECIFIC__" || N.starts_with("__CUDA_ARCH_FEAT_");
+}
+
+class Collector : public PPCallbacks {
+public:
+  Collector(Preprocessor &PP, ArchDependence &Out) : SM(PP.getSourceManager()), Out(Out) {}
+
+  void If(SourceLocation Loc, SourceRange Cond, ConditionValueKind) override {
+    Stack.push_back({Loc, conditionTainted(Cond)});
+  }
+  void Elif(SourceLocation, SourceRange Cond, ConditionValueKind V, SourceLocation) override {
+    // Not evaluated: an earlier branch was taken, and (the chain being untainted so far) is taken
+    // on every architecture.
+    if (!Stack.empty() && V != CVK_NotEvaluated)
+      Stack.back().Tainted |= conditionTainted(Cond);
+  }
+  void Ifdef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override {
+    Stack.push_back({Loc, definedTainted(Name)});
+  }
+  void Ifndef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override {
+    Stack.push_back({Loc, definedTainted(Name)});
+  }
+  void Elifdef(SourceLocation, const Token &Name, const MacroDefinition &) override {
+    if (!Stack.empty())
+      Stack.back().Tainted |= definedTainted(Name);
+  }
+  void Elifndef(SourceLocation, const Token &Name, const MacroDefinition &) override {
+    if (!Stack.empty())
+      Stack.back().Tainted |= definedTainted(Name);
+  }
+  void Endif(SourceLocation Loc, SourceLocation) override {
+    if (Stack.empty())
+      return;
+    Open O = Stack.back();
+    Stack.pop_back();
+    Last = {O.If, Loc, O.Tainted};
+    if (!O.Tainted)
+      return;
+    auto B = place(O.If), E = place(Loc);
+    if (B.File.empty() || B.File != E.File)
+      return;
+    Out.Regions.push_back({B.File, B.Offset, E.Offset, SM.getExpansionLineNumber(O.If)});
+  }
+  void SourceRangeSkipped(SourceRange Range, SourceLocation) override {
+    // Called after the #endif that ends the skip, if one does: then Last is that conditional.
+    bool Tainted = inTainted() ||
+                   (Last.Tainted && Last.If.isValid() &&
+                    !SM.isBeforeInTranslationUnit(Range.getEnd(), Last.If) &&
+                    !SM.isBeforeInTranslationUnit(Last.Endif, Range.getBegin()));
+    // The toolkit's headers play their own games with __CUDA_ARCH__ (Clang's wrapper undefines it
+    // around host declarations); what they define where the parse went is caught by MacroDefined.
+    if (!Tainted || SM.isInSystemHeader(Range.getBegin()))
+      return;
+    // Macros defined or undefined in text the parse skipped: another architecture takes it.
+    bool Invalid = false;
+    StringRef Text = Lexer::getSourceText(CharSourceRange::getCharRange(Range), SM, LangOptions(),
+                                          &Invalid);
+    if (Invalid)
+      return;
+    llvm::SmallVector<StringRef, 64> Lines;
+    Text.split(Lines, '\n');
+    for (StringRef L : Lines) {
+      L = L.ltrim();
+      if (!L.consume_front("#"))
+        continue;
+      L = L.ltrim();
+      if (!L.consume_front("define") && !L.consume_front("undef"))
+        continue;
+      auto Ids = identifiers(L, false);
+      if (!Ids.empty())
+        Out.Names.insert(Ids.front().str());
+    }
+  }
+  void MacroDefined(const Token &Name, const MacroDirective *MD) override {
+    StringRef N = Name.getIdentifierInfo()->getName();
+    bool Tainted = inTainted();
+    // A user's macro that names one of these depends on the architecture too. (The toolkit's
+    // headers are taken at their word: their macros that merely mention the architecture's, as
+    // __global__ does through its helpers, mean the same everywhere; those they define under an
+    // architecture's #if, they define differently, and are caught above.)
+    if (const MacroInfo *MI = MD ? MD->getMacroInfo() : nullptr;
+        MI && !SM.isInSystemHeader(Name.getLocation()))
+      for (const Token &T : MI->tokens())
+        if (const IdentifierInfo *II = T.getIdentifierInfo())
+          Tainted |= tainted(II->getName());
+    if (Tainted)
+      Out.Names.insert(N.str());
+  }
+  void MacroUndefined(const Token &Name, const MacroDefinition &, const MacroDirective *) override {
+    if (inTainted())
+      Out.Names.insert(Name.getIdentifierInfo()->getName().str());
+  }
+  void MacroExpands(const Token &Name, const MacroDefinition &, SourceRange Range,
+                    const MacroArgs *) override {
+    StringRef N = Name.getIdentifierInfo()->getName();
+    if (!tainted(N))
+      return;
+    SourceLocation L = SM.getExpansionLoc(Range.getBegin());
+    Hits.push_back(L);
+    ArchDependence::Place P = place(L);
+    if (!P.File.empty() && !SM.isInSystemHeader(L))
+      Out.Expansions.push_back({N.str(), P});
+  }
+  void EndOfMainFile() override { Out.Complete = true; }
+
+private:
+  struct Open {
+    SourceLocation If;
+    bool Tainted;
+  };
+  struct Closed {
+    SourceLocation If, Endif;
+    bool Tainted = false;
+  };
+
+  bool tainted(StringRef N) const { return archMacro(N) || Out.Names.count(N.str()); }
+  bool inTainted() const {
+    return llvm::any_of(Stack, [](const Open &O) { return O.Tainted; });
+  }
+  /// `#ifdef __CUDA_ARCH__` is the same on every architecture (device code always defines it);
+  /// the others of its family, and macros defined under an architecture's conditional, are not.
+  bool definedTainted(const Token &Name) const {
+    StringRef N = Name.getIdentifierInfo()->getName();
+    return N != "__CUDA_ARCH__" && tainted(N);
+  }
+  bool conditionTainted(SourceRange Cond) {
+    SourceLocation B = SM.getExpansionLoc(Cond.getBegin()), E = SM.getExpansionLoc(Cond.getEnd());
+    bool Tainted = llvm::any_of(Hits, [&](SourceLocation L) {
+      return !SM.isBeforeInTranslationUnit(L, B) && !SM.isBeforeInTranslationUnit(E, L);
+    });
+    Hits.clear();
+    bool Invalid = false;
+    StringRef Text =
+        Lexer::getSourceText(CharSourceRange::getTokenRange(B, E), SM, LangOptions(), &Invalid);
+    if (Invalid)
+      return true; // cannot read it: assume the worst
+    auto Ids = identifiers(Text, false);
+    for (size_t I = 0; I < Ids.size(); ++I) {
+      if (Ids[I] == "defined" && I + 1 < Ids.size() && Ids[I + 1] == "__CUDA_ARCH__") {
+        ++I; // defined(__CUDA_ARCH__) holds in all device code
+        continue;
+      }
+      Tainted |= tainted(Ids[I]);
+    }
+    return Tainted;
+  }
+  ArchDependence::Place place(SourceLocation L) const {
+    L = SM.getExpansionLoc(L);
+    FileID F = SM.getFileID(L);
+    auto FE = SM.getFileEntryRefForID(F);
+    if (!FE)
+      return {};
+    return {FE->getName().str(), SM.getFileOffset(L)};
+  }
+
+  SourceManager &SM;
+  ArchDependence &Out;
+  std::vector<Open> Stack;
+  Closed Last;
+  std::vector<SourceLocation> Hits; ///< tainted expansions since the last condition
+};
+
+class ScanAction : public PreprocessOnlyAction {
+public:
+  explicit ScanAction(ArchDependence &Out) : Out(Out) {}
+  bool BeginSourceFileAction(CompilerInstance &CI) override {
+    CI.getPreprocessor().addPPCallbacks(archDependenceCollector(CI.getPreprocessor(), Out));
+    return true;
+  }
+
+private:
+  ArchDependence &Out;
+};
+
+class ScanFactory : public tooling::FrontendActionFactory {
+public:
+  explicit ScanFactory(ArchDependence &Out) : Out(Out) {}
+  std::unique_ptr<FrontendAction> create() override { return std::make_unique<ScanAction>(Out); }
+
+private:
+  ArchDependence &Out;
+};
+
+/// The function that holds S (a lambda's call operator counts as one).
+const FunctionDecl *enclosingFunction(ASTContext &Ctx, const Stmt *S) {
+  DynTypedNode N = DynTypedNode::create(*S);
+  for (unsigned Guard = 0; Guard < 4096; ++Guard) {
+    auto Parents = Ctx.getParents(N);
+    if (Parents.empty())
+      return nullptr;
+    N = Parents[0];
+    if (const auto *FD = N.get<FunctionDecl>())
+      return FD;
+    if (const auto *L = N.get<LambdaExpr>())
+      return L->getCallOperator();
+  }
+  return nullptr;
+}
+
+struct Callees : RecursiveASTVisitor<Callees> {
+  std::vector<const FunctionDecl *> Found;
+  bool VisitCallExpr(CallExpr *E) {
+    if (const FunctionDecl *F = E->getDirectCallee())
+      Found.push_back(F);
+    return true;
+  }
+  bool VisitCXXConstructExpr(CXXConstructExpr *E) {
+    Found.push_back(E->getConstructor());
+    return true;
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    if (const auto *F = dyn_cast<FunctionDecl>(E->getDecl()))
+      Found.push_back(F);
+    return true;
+  }
+  bool VisitLambdaExpr(LambdaExpr *E) {
+    Found.push_back(E->getCallOperator());
+    return true;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<PPCallbacks> archDependenceCollector(Preprocessor &PP, ArchDependence &Out) {
+  return std::make_unique<Collector>(PP, Out);
+}
+
+llvm::Expected<ArchDependence> scanArchDependence(const tooling::CompilationDatabase &DB,
+                                                  const std::string &Path,
+                                                  const std::vector<std::string> &ParseArgs) {
+  ArchDependence Out;
+  tooling::ClangTool Tool(DB, {Path}, std::make_shared<PCHContainerOperations>(),
+                          llvm::vfs::createPhysicalFileSystem());
+  Tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(ParseArgs));
+  IgnoringDiagConsumer Quiet; // the parse before this one reported them
+  Tool.setDiagnosticConsumer(&Quiet);
+  ScanFactory F(Out);
+  if (Tool.run(&F) != 0 || !Out.Complete)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   Path + ": error: the file could not be preprocessed again to "
+                                          "find its architecture-dependent text");
+  return Out;
+}
+
+std::string archDependentText(ASTContext &Ctx, const TranslationUnitIndex &Index,
+                              const ArchDependence &Arch, const FunctionDecl *Start) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  // The functions the analysis of a loop in Start may read: Start, its callers (transitively), and
+  // everything any of them calls (transitively).
+  std::set<const FunctionDecl *> Seen;
+  std::deque<std::pair<const FunctionDecl *, bool>> Work{{Start, true}};
+  std::vector<const FunctionDecl *> Order;
+  while (!Work.empty()) {
+    auto [F, Up] = Work.front();
+    Work.pop_front();
+    if (!F)
+      continue;
+    const FunctionDecl *Def = F->getDefinition();
+    if (!Def)
+      Def = F;
+    if (!Seen.insert(Def).second)
+      continue;
+    if (SM.isInSystemHeader(SM.getExpansionLoc(Def->getLocation())))
+      continue;
+    Order.push_back(Def);
+    if (Def->hasBody()) {
+      Callees C;
+      C.TraverseStmt(Def->getBody());
+      for (const FunctionDecl *G : C.Found)
+        Work.push_back({G, false});
+      // A template's instantiation reads its pattern's text: follow the pattern's calls too.
+      if (const FunctionDecl *P = Def->getTemplateInstantiationPattern())
+        Work.push_back({P, false});
+    }
+    if (Up)
+      for (const CallExpr *Call : Index.callersOf(Def))
+        Work.push_back({enclosingFunction(Ctx, Call), true});
+  }
+
+  auto Name = [](const FunctionDecl *F) {
+    if (const auto *M = dyn_cast<CXXMethodDecl>(F); M && M->getParent()->isLambda())
+      return std::string("a lambda");
+    return "'" + F->getNameAsString() + "'";
+  };
+  for (const FunctionDecl *F : Order) {
+    CharSourceRange R = SM.getExpansionRange(F->getSourceRange());
+    SourceLocation B = R.getBegin(), E = R.getEnd();
+    if (B.isInvalid() || E.isInvalid() || SM.getFileID(B) != SM.getFileID(E))
+      continue;
+    FileID FID = SM.getFileID(B);
+    auto FE = SM.getFileEntryRefForID(FID);
+    if (!FE)
+      continue;
+    std::string File = FE->getName().str();
+    unsigned Bo = SM.getFileOffset(B), Eo = SM.getFileOffset(E);
+    auto Where = [&](const std::string &File, unsigned Line) {
+      return llvm::sys::path::filename(File).str() + ":" + std::to_string(Line);
+    };
+    // Defined inside an architecture's conditional, directly or through #include.
+    for (SourceLocation L = B; L.isValid();) {
+      FileID Fi = SM.getFileID(L);
+      auto FEi = SM.getFileEntryRefForID(Fi);
+      unsigned Off = SM.getFileOffset(L);
+      if (FEi)
+        for (const ArchDependence::Region &G : Arch.Regions)
+          if (G.File == FEi->getName() && G.Begin <= Off && Off <= G.End)
+            return Name(F) + " is defined inside an '#if' on the compute capability (" +
+                   Where(G.File, G.Line) + ")";
+      L = SM.getIncludeLoc(Fi);
+    }
+    for (const ArchDependence::Region &G : Arch.Regions)
+      if (G.File == File && G.Begin <= Eo && Bo <= G.End)
+        return Name(F) + " has text that an '#if' on the compute capability selects (" +
+               Where(G.File, G.Line) + ")";
+    for (const auto &[Macro, P] : Arch.Expansions)
+      if (P.File == File && Bo <= P.Offset && P.Offset <= Eo)
+        return Name(F) + " expands '" + Macro + "', which depends on the compute capability (" +
+               Where(File, SM.getLineNumber(FID, P.Offset)) + ")";
+    StringRef Text = SM.getBufferData(FID).slice(Bo, Eo + 1);
+    for (StringRef Id : identifiers(Text, true))
+      if (archMacro(Id) || Arch.Names.count(Id.str()))
+        return Name(F) + " uses '" + Id.str() +
+               "', a macro that other compute capabilities define differently";
+  }
+  return "";
+}
+
+} // namespace tilepipe
