@@ -281,6 +281,35 @@ const Case Launches[] = {
 INSTANTIATE_TEST_SUITE_P(Launches, LegalityTest, ::testing::ValuesIn(Launches),
                          [](const auto &I) { return std::string(I.param.Name); });
 
+// 8. Other blocks' writes that the compute phase waits for (C7): a copy may not pass an acquire.
+const Case Synchronization[] = {
+    {"SpinOnVolatileFlag", "synchronizes",
+     "__global__ void k(const float *A, float *C, volatile int *f, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; while (f[t] == 0) {}") "}\n"},
+    {"SpinInADeviceFunction", "synchronizes",
+     "__device__ void wait_for(volatile int *f, int v) { while (*f < v) {} }\n"
+     "__global__ void k(const float *A, float *C, int *f, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; wait_for(f, t + 1);") "}\n"},
+    {"FenceAfterARelaxedRead", "synchronizes",
+     "__global__ void k(const float *A, float *C, const int *f, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x] * f[t]; __threadfence();") "}\n"},
+    {"AtomicWhoseResultIsUsed", "synchronizes",
+     "__global__ void k(const float *A, float *__restrict__ C, int *__restrict__ f, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; while (atomicAdd(&f[t], 0) == 0) {}") "}\n",
+     true},
+    {"CacheBypassingLoad", "synchronizes",
+     "__global__ void k(const float *A, float *C, const int *f, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; while (__ldcv(&f[t]) == 0) {}") "}\n"},
+    {"AtomicWhoseResultIsIgnored", "pipelined",
+     "__global__ void k(const float *__restrict__ A, float *__restrict__ C, int *__restrict__ h, "
+     "int nt) {\n" LOOP(IDX, "acc += s[threadIdx.x]; atomicAdd(&h[t % 16], 1);") "}\n"},
+    {"VolatileLocalIsNotMemory", "pipelined",
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
+         IDX, "volatile float v = s[threadIdx.x]; acc += v;") "}\n"},
+};
+INSTANTIATE_TEST_SUITE_P(Synchronization, LegalityTest, ::testing::ValuesIn(Synchronization),
+                         [](const auto &I) { return std::string(I.param.Name); });
+
 // 7. The text the analysis read must be the text every architecture compiles (P1): the parse is
 // for sm_90, the rewrite's cp.async path runs from sm_80.
 const Case Architectures[] = {

@@ -377,6 +377,12 @@ public:
       Out.UnknownWhy = std::move(Why);
     }
   }
+  void sync(const Stmt *S, std::string Why) {
+    if (!Out.SyncAt) {
+      Out.SyncAt = S;
+      Out.SyncWhy = std::move(Why);
+    }
+  }
   void access(const Stmt *Where, const Expr *LValue, bool Write) {
     const VarDecl *Local = nullptr;
     RootSet Mem;
@@ -384,6 +390,8 @@ public:
       return;
     if (Mem.Roots.empty() && !Mem.Unknown)
       return; // a local variable
+    if (LValue->getType().isVolatileQualified())
+      sync(Where, "a volatile access to memory");
     Out.TouchesMemory = true;
     Out.Touched.join(Mem);
     if (Write)
@@ -393,6 +401,8 @@ public:
     RootSet R = A.roots(Fr, Ptr, Depth);
     if (R.Roots.empty() && !R.Unknown)
       return;
+    if (Ptr->getType()->isPointerType() && Ptr->getType()->getPointeeType().isVolatileQualified())
+      sync(Where, "a volatile access to memory");
     Out.TouchesMemory = true;
     Out.Touched.join(R);
     if (Write)
@@ -481,6 +491,8 @@ public:
       unknown(Call, "calls " + quoted(FD) + ", whose body is not in this file");
       return;
     }
+    if (std::string Why = synchronizing(Call, FD); !Why.empty())
+      sync(Call, Why);
     // The toolkit's own functions (math, atomics, intrinsics): they reach memory only through
     // their pointer and reference arguments, unless they are handed code of the user's to run (a
     // lambda, a function object, a function pointer): its effects would be unseen.
@@ -509,6 +521,65 @@ public:
       accessThroughPointer(Call, Object, true);
     else if (Object)
       access(Call, Object, true);
+  }
+
+  /// Whether the value of E is used (not a statement of its own, nor cast to void).
+  bool resultUsed(const Stmt *E) {
+    DynTypedNode N = DynTypedNode::create(*E);
+    for (unsigned Guard = 0; Guard < 16; ++Guard) {
+      auto Parents = A.Ctx.getParents(N);
+      if (Parents.empty())
+        return true;
+      const DynTypedNode &P = Parents[0];
+      if (P.get<ExprWithCleanups>() || P.get<ParenExpr>() || P.get<MaterializeTemporaryExpr>() ||
+          P.get<ImplicitCastExpr>()) {
+        N = P;
+        continue;
+      }
+      if (const auto *C = P.get<CStyleCastExpr>())
+        return !C->getType()->isVoidType();
+      if (P.get<CompoundStmt>())
+        return false;
+      if (const auto *If = P.get<IfStmt>())
+        return If->getCond() == N.get<Expr>();
+      if (const auto *L = P.get<ForStmt>())
+        return L->getBody() != N.get<Stmt>();
+      if (const auto *L = P.get<WhileStmt>())
+        return L->getBody() != N.get<Stmt>();
+      if (const auto *L = P.get<DoStmt>())
+        return L->getBody() != N.get<Stmt>();
+      return true;
+    }
+    return true;
+  }
+  /// Why a call of the toolkit's may make other threads' writes visible to this one: fences,
+  /// atomics whose result is used (an atomic whose result is ignored tells this thread nothing),
+  /// grid and cluster barriers, cache-bypassing loads, PTX instructions.
+  std::string synchronizing(const Stmt *Call, const FunctionDecl *FD) {
+    std::string Q = llvm::StringRef(FD->getQualifiedNameAsString()).lower();
+    llvm::StringRef N = FD->getName();
+    std::string Lower = N.lower();
+    if (N.starts_with("__syncthreads") || N.starts_with("__barrier_sync") || N == "__syncwarp")
+      return "";
+    if (llvm::StringRef(Q).contains("fence") || llvm::StringRef(Q).contains("membar"))
+      return "a memory fence (" + quoted(FD) + ")";
+    if (llvm::StringRef(Q).contains("cuda::ptx::"))
+      return "a PTX instruction (" + quoted(FD) + ")";
+    if (N == "__ldcv" || N == "__ldlu")
+      return "a load that bypasses the caches (" + quoted(FD) + ")";
+    if (llvm::StringRef(Q).contains("atomic") || llvm::StringRef(Lower).starts_with("__nvvm_atom") ||
+        llvm::StringRef(Lower).starts_with("atomic"))
+      return resultUsed(Call) ? "an atomic whose result is used (" + quoted(FD) + ")" : "";
+    if (llvm::StringRef(Q).contains("barrier") || llvm::StringRef(Q).contains("mbarrier"))
+      return "a barrier object (" + quoted(FD) + ")";
+    if (llvm::StringRef(Q).contains("cooperative_groups") &&
+        (llvm::StringRef(Lower).contains("sync") || llvm::StringRef(Lower).contains("wait") ||
+         llvm::StringRef(Lower).contains("arrive")) &&
+        (llvm::StringRef(Q).contains("grid") || llvm::StringRef(Q).contains("cluster") ||
+         llvm::StringRef(Q).contains("cooperative_groups::sync") ||
+         llvm::StringRef(Q).contains("details")))
+      return "a barrier wider than the block (" + quoted(FD) + ")";
+    return "";
   }
 
   bool VisitCallExpr(CallExpr *CE) {

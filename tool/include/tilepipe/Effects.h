@@ -47,6 +47,11 @@ struct RegionEffects {
   /// through a pointer to pointer. First one found.
   const clang::Stmt *UnknownAt = nullptr;
   std::string UnknownWhy;
+  /// An operation through which other threads' writes (other blocks', the host's) may become
+  /// visible: a volatile access to memory, a fence, an atomic whose result is used, a grid or
+  /// cluster barrier, a PTX instruction. A copy may not be issued before it. First one found.
+  const clang::Stmt *SyncAt = nullptr;
+  std::string SyncWhy;
 };
 
 /// Variables of one function that may change, and those whose storage escapes: their address is

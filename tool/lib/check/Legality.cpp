@@ -147,6 +147,9 @@ Verdict LoopChecker::checkStores() {
   if (Fx.UnknownAt)
     return Verdict::refuse(Reason::UnknownEffects,
                            "'" + text(Fx.UnknownAt).substr(0, 60) + "': " + Fx.UnknownWhy);
+  if (Fx.SyncAt)
+    return Verdict::refuse(Reason::Synchronizes,
+                           "'" + text(Fx.SyncAt).substr(0, 60) + "': " + Fx.SyncWhy);
   for (const MemoryWrite &W : Fx.Writes)
     if (Verdict V = classifyStoreTarget(W.Target, W.Where); !V.ok())
       return V;

@@ -1,0 +1,238 @@
+// synchronizes.cu: a compute phase through which other blocks' writes become visible. The copies
+// of a rewrite run up to S-1 compute phases early; a copy issued before an acquire (a volatile
+// read of a flag, an atomic whose result is used, a fence) may read data its producer has not
+// published yet. Such loops are refused (synchronizes, docs/legality.md C7); an atomic whose
+// result is ignored (a histogram) tells the thread nothing and is rewritten.
+// The chain: blocks take tickets in launch order; block b copies tiles that block b-1 writes
+// during its own loop, waiting before each copy for block b-1's flag. The safe form carries
+// `// tilepipe: plan=always`: its small stages are what the cost model keeps.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cstdint>
+#include <algorithm>
+
+#define CK(call)                                                            \
+  do {                                                                      \
+    cudaError_t ck_err_ = (call);                                           \
+    if (ck_err_ != cudaSuccess) {                                           \
+      fprintf(stderr, "%s:%d: CUDA error: %s (%s)\n", __FILE__, __LINE__,   \
+              cudaGetErrorString(ck_err_), #call);                          \
+      exit(1);                                                              \
+    }                                                                       \
+  } while (0)
+
+// Deterministic xorshift64* generator, seeded from (seed, case number).
+struct Rng {
+  uint64_t s;
+  Rng(uint64_t seed, uint64_t caseNo) {
+    s = ((seed + 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL) ^
+        ((caseNo + 1) * 0x94D049BB133111EBULL);
+    if (s == 0) s = 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < 4; ++i) next();
+  }
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1DULL;
+  }
+  // Uniform in [-1, 1).
+  float uniform() { return (float)(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
+  double uniformd() { return (double)(next() >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
+  // Uniform integer in [lo, hi].
+  int range(int lo, int hi) { return lo + (int)(next() % (uint64_t)(hi - lo + 1)); }
+};
+
+template <typename F = float>
+static std::vector<F> randomFloats(size_t n, Rng& r) {
+  std::vector<F> v(n);
+  size_t i = 0;
+  for (; i + 1 < n; i += 2) {  // two 24-bit values per draw
+    const uint64_t x = r.next();
+    v[i] = (F)(x >> 40) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+    v[i + 1] = (F)((x >> 16) & 0xFFFFFFu) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+  }
+  if (i < n) v[i] = (F)r.uniform();
+  return v;
+}
+
+template <typename T>
+static T* toDevice(const std::vector<T>& h) {
+  T* d = nullptr;
+  CK(cudaMalloc(&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
+  if (!h.empty()) CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Allocates an output buffer of n elements and poisons it with 0xFF bytes.
+template <typename T>
+static T* poisonedOutput(size_t n) {
+  T* d = nullptr;
+  const size_t bytes = std::max<size_t>(n, 1) * sizeof(T);
+  CK(cudaMalloc(&d, bytes));
+  CK(cudaMemset(d, 0xFF, bytes));
+  return d;
+}
+
+template <typename T>
+static void writeOutput(FILE* f, const T* d, size_t n) {
+  if (n == 0) return;
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  if (fwrite(h.data(), sizeof(T), n, f) != n) {
+    fprintf(stderr, "%s:%d: short write to output file\n", __FILE__, __LINE__);
+    exit(1);
+  }
+}
+
+static void checkLaunch() {
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+}
+
+// 3 warm-up launches, then 20 individually timed launches; prints the median.
+template <typename F>
+static void timeKernel(F launch) {
+  for (int i = 0; i < 3; ++i) launch();
+  checkLaunch();
+  cudaEvent_t start, stop;
+  CK(cudaEventCreate(&start));
+  CK(cudaEventCreate(&stop));
+  std::vector<float> ms;
+  for (int i = 0; i < 20; ++i) {
+    CK(cudaEventRecord(start));
+    launch();
+    CK(cudaEventRecord(stop));
+    CK(cudaEventSynchronize(stop));
+    CK(cudaGetLastError());
+    float t = 0.0f;
+    CK(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  printf("time_ms=%.4f\n", 0.5 * (ms[9] + ms[10]));
+  CK(cudaEventDestroy(start));
+  CK(cudaEventDestroy(stop));
+}
+
+static FILE* openOutput(int argc, char** argv, uint64_t* seed) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <output.bin> [seed]\n", argv[0]);
+    exit(2);
+  }
+  FILE* f = fopen(argv[1], "wb");
+  if (!f) {
+    perror(argv[1]);
+    exit(1);
+  }
+  *seed = argc > 2 ? strtoull(argv[2], nullptr, 10) : 1;
+  return f;
+}
+
+static void closeOutput(FILE* f) {
+  if (fclose(f) != 0) {
+    perror("fclose");
+    exit(1);
+  }
+}
+
+
+#define T 64  // == blockDim.x
+
+// Refused: the compute phase of block b waits (a volatile read, then a fence) until block b-1 has
+// written the tile the next iteration copies. The original's next copy comes after the wait.
+__global__ void chained_tiles(float* A, int* flags, int* ticket, float* C, int nt) {
+  __shared__ float s[T];
+  __shared__ int slot;
+  if (threadIdx.x == 0) slot = atomicAdd(ticket, 1);
+  __syncthreads();
+  const int b = slot;  // blocks in the order they started: b-1 is running or done
+  float acc = 0.0f;
+  // EXPECT: synchronizes
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[((size_t)b * nt + t) * T + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % T];
+    // Publish this thread's element of block b+1's next tile, then wait for block b-1's thread
+    // to publish this thread's element of this block's next tile.
+    A[((size_t)(b + 1) * nt + t + 1) * T + threadIdx.x] += acc;
+    __threadfence();
+    atomicExch(&flags[((size_t)(b + 1) * (nt + 1) + t + 1) * T + threadIdx.x], 1);
+    if (b > 0 && t + 1 < nt)
+      while (((volatile int*)flags)[((size_t)b * (nt + 1) + t + 1) * T + threadIdx.x] == 0) {}
+    __threadfence();
+    __syncthreads();
+  }
+  C[(size_t)b * T + threadIdx.x] = acc;
+}
+
+// Rewritten: an atomic whose result is ignored, into memory the copies do not read.
+__global__ void tile_histogram(const float* __restrict__ A, int* __restrict__ hist,
+                               float* __restrict__ C, int nt) {
+  __shared__ float s[T];
+  float acc = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % T];
+    atomicAdd(&hist[(unsigned)(s[threadIdx.x] * 8.0f + 8.0f) % 16u], 1);
+    __syncthreads();
+  }
+  C[(size_t)blockIdx.x * T + threadIdx.x] = acc;
+}
+
+static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
+  Rng r(seed, caseNo);
+  const size_t nA = (size_t)(blocks + 1) * (nt + 1) * T;
+  const std::vector<float> hA = randomFloats(nA, r);
+  {
+    float* dA = toDevice(hA);
+    int* flags = nullptr;
+    int* ticket = nullptr;
+    const size_t nFlags = (size_t)(blocks + 1) * (nt + 1) * T;
+    CK(cudaMalloc(&flags, nFlags * sizeof(int)));
+    CK(cudaMemset(flags, 0, nFlags * sizeof(int)));
+    CK(cudaMalloc(&ticket, sizeof(int)));
+    CK(cudaMemset(ticket, 0, sizeof(int)));
+    float* dC = poisonedOutput<float>((size_t)blocks * T);
+    chained_tiles<<<blocks, T>>>(dA, flags, ticket, dC, nt);
+    checkLaunch();
+    writeOutput(f, dC, (size_t)blocks * T);
+    writeOutput(f, dA, nA);
+    CK(cudaFree(dA));
+    CK(cudaFree(flags));
+    CK(cudaFree(ticket));
+    CK(cudaFree(dC));
+  }
+  {
+    float* dA = toDevice(hA);
+    int* hist = nullptr;
+    CK(cudaMalloc(&hist, 16 * sizeof(int)));
+    CK(cudaMemset(hist, 0, 16 * sizeof(int)));
+    float* dC = poisonedOutput<float>((size_t)blocks * T);
+    tile_histogram<<<blocks, T>>>(dA, hist, dC, nt);
+    checkLaunch();
+    writeOutput(f, dC, (size_t)blocks * T);
+    writeOutput(f, hist, 16);
+    CK(cudaFree(dA));
+    CK(cudaFree(hist));
+    CK(cudaFree(dC));
+  }
+}
+
+int main(int argc, char** argv) {
+  uint64_t seed = 1;
+  FILE* f = openOutput(argc, argv, &seed);
+  runCase(f, seed, 0, 16, 0);      // no tiles
+  runCase(f, seed, 1, 32, 1);      // one tile
+  runCase(f, seed, 2, 64, 2);      // fewer tiles than stages
+  runCase(f, seed, 3, 4096, 3);    // as many as stages
+  runCase(f, seed, 4, 8192, 40);   // many blocks per SM, far more tiles than stages
+  runCase(f, seed, 5, 2048, 97);   // odd tile count
+  closeOutput(f);
+  return 0;
+}
