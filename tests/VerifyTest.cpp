@@ -118,7 +118,7 @@ TEST(Spec, MisalignedCasesAndLaunchers) {
   EXPECT_NE(llvm::toString(Bad.takeError()).find("misalign must be between 0 and 64"), std::string::npos);
 }
 
-TEST(Spec, MovedBytes) {
+TEST(Spec, MovedBytesAndLaunchResources) {
   std::string Text = GoodSpec;
   Text.replace(Text.find("        dir: in"), strlen("        dir: in"), "        dir: inout");
   auto S = parseSpec(Text, "good.yaml");
@@ -136,7 +136,14 @@ TEST(Spec, MovedBytes) {
   EXPECT_NE(Body.find("  tpv_bytes += 2 * static_cast<size_t>(std::max<long long>(0, (n))) * sizeof(float);"),
             std::string::npos)
       << Body;
-  EXPECT_NE(Cases.find("&tpv_spec::bytes_1, &tpv_spec::moved_1}"), std::string::npos) << Cases;
+  // The block and, only where the build asks for it, the kernel named for its resources.
+  EXPECT_NE(Cases.find("static void launch_1(tpv::Resources &tpv_r) {"), std::string::npos) << Cases;
+  EXPECT_NE(Cases.find("  const dim3 tpv_block = (64);\n"), std::string::npos) << Cases;
+  EXPECT_NE(Cases.find("#if defined(TPV_RESOURCES)\n  tpv_r.Kernel = tpv::kernelAddress(&::scale<64>);\n#endif"),
+            std::string::npos)
+      << Cases;
+  EXPECT_NE(Cases.find("&tpv_spec::bytes_1, &tpv_spec::moved_1, &tpv_spec::launch_1}"), std::string::npos)
+      << Cases;
 }
 
 TEST(Spec, MissingFile) {
@@ -188,7 +195,8 @@ template __global__ void scale<64>(float *, const float *, int);
     // --plan=always: the snippet's small stages would be kept by the cost model.
     ProcessResult R = runTilepipe({"verify", "--quiet", "--plan=always", Src + "/scale.cu", "--bundle", Dir});
     ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
-    ProcessResult B = runProgram("bash", {Dir + "/build.sh"});
+    // With the kernels named for their resources, as the benchmark builds them.
+    ProcessResult B = runProgram("env", {"TP_NVCC_FLAGS=-DTPV_RESOURCES", "bash", Dir + "/build.sh"});
     ASSERT_EQ(0, B.ExitCode) << B.Out << B.Err;
   }
   void SetUp() override {
@@ -317,8 +325,16 @@ void bundleMissingOutputsAreNeverAPass(const std::string &Dir) {
 
 void bundleWithoutAGpuNothingRunsAndExitIs77(const std::string &Dir) {
   ProcessResult Probe = runProgram(Dir + "/original", {"probe"});
-  if (Probe.ExitCode == 0)
-    return; // a GPU is present: the verify.* tests run the bundles for real
+  ProcessResult Info = runProgram(Dir + "/rewritten", {"info"});
+  if (Probe.ExitCode == 0) {
+    // A GPU is present: the verify.* tests run the bundles for real; the resources are here.
+    EXPECT_EQ(0, Info.ExitCode) << Info.Out << Info.Err;
+    EXPECT_NE(Info.Out.find("\"resources\": true"), std::string::npos) << Info.Out;
+    EXPECT_NE(Info.Out.find("\"moved_bytes\": 8000000, \"threads_per_block\": 64, \"regs\": "), std::string::npos)
+        << Info.Out;
+    return;
+  }
+  EXPECT_EQ(77, Info.ExitCode) << Info.Out << Info.Err;
   ProcessResult R = runProgram("bash", {Dir + "/run.sh"});
   EXPECT_EQ(77, R.ExitCode) << R.Out << R.Err;
   EXPECT_NE(R.Out.find("nothing ran"), std::string::npos) << R.Out;

@@ -53,6 +53,12 @@ std::string generateCases(const LaunchSpec &Spec) {
              << "static_cast<size_t>(std::max<long long>(0, (" << P.Count << "))) * sizeof(" << P.Type
              << ");\n";
       OS << "  return tpv_bytes;\n}\n";
+      // The kernel and block of the launch, for its resources; naming the kernel is left to
+      // builds that ask for it (-DTPV_RESOURCES), since an overloaded name would not compile.
+      OS << "static void launch_" << N << "(tpv::Resources &tpv_r) {\n" << Sizes;
+      OS << "  const dim3 tpv_block = (" << K.Block << ");\n";
+      OS << "  tpv_r.Threads = static_cast<long long>(tpv_block.x) * tpv_block.y * tpv_block.z;\n";
+      OS << "#if defined(TPV_RESOURCES)\n  tpv_r.Kernel = tpv::kernelAddress(&" << Callee << ");\n#endif\n}\n";
       OS << "static void case_" << N << "(tpv::Run &tpv_run, bool tpv_launch, int tpv_set) {\n" << Sizes;
       OS << "  if (!tpv_launch) {\n";
       std::vector<std::string> Args, Buffers;
@@ -89,7 +95,7 @@ std::string generateCases(const LaunchSpec &Spec) {
                       (Timed ? "true" : "false") + ", " + (C.Sanitize ? "true" : "false") +
                       ", &tpv_spec::case_" + std::to_string(N) + ", {" + llvm::join(Buffers, ", ") +
                       "}, &tpv_spec::bytes_" + std::to_string(N) + ", &tpv_spec::moved_" +
-                      std::to_string(N) + "}");
+                      std::to_string(N) + ", &tpv_spec::launch_" + std::to_string(N) + "}");
     }
   }
   OS << "} // namespace tpv_spec\n\n";
@@ -129,8 +135,9 @@ llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const Launc
   std::string Build = llvm::formatv(R"sh(#!/usr/bin/env bash
 # Builds the variants of {0} with nvcc (only the CUDA toolkit is needed).
 #   build.sh [original] [rewritten] [compute_only]     (default: all three)
-# TP_ARCH overrides the GPU architecture ({1}); NVCC the compiler. The compute-only variant is only
-# a floor: where it does not build, the build still succeeds and the memory floor stands.
+# TP_ARCH overrides the GPU architecture ({1}); NVCC the compiler; TP_NVCC_FLAGS adds flags (the
+# benchmark adds -DTPV_RESOURCES). The compute-only variant is only a floor: where it does not
+# build, the build still succeeds and the memory floor stands.
 set -eu
 cd "$(dirname "$0")"
 arch=${{TP_ARCH:-{1}}
@@ -138,7 +145,7 @@ nvcc=${{NVCC:-nvcc}
 command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
 # The original's own folder, for headers it includes by relative path.
 inc="-I{2}"
-build() {{ "$nvcc" -O3 -std=c++17 -arch="$arch" $inc -w -DTP_SOURCE="\"$1.cu\"" -o "$1" driver.cu; }
+build() {{ "$nvcc" -O3 -std=c++17 -arch="$arch" $inc -w ${{TP_NVCC_FLAGS:-} -DTP_SOURCE="\"$1.cu\"" -o "$1" driver.cu; }
 variants=("$@")
 [ $# -gt 0 ] || variants=(original rewritten compute_only)
 pids=()
