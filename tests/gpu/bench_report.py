@@ -164,16 +164,21 @@ def derive(record):
 # ----------------------------------------------------------------------------- record
 
 def status_of(raw, spec, key, kernel, has_launches):
-    """ok, or why not: build failed, failed, cannot launch, differs, not run."""
+    """ok, or why not: build failed, failed, cannot launch, differs, not compared, not run."""
     st = read_text(os.path.join(raw, spec, key + '.status'))
     if st == 'build failed':
         return st
-    cmp = read_json(os.path.join(raw, spec, key + '.compare.json'))
+    cmp_path = os.path.join(raw, spec, key + '.compare.json')
+    cmp = read_json(cmp_path)
     if cmp and any(c.get('kernel') == kernel and c.get('outputs') == 'DIFFER' for c in cmp.get('cases', [])):
         return 'differs'
     if st and not (key == FLOOR and has_launches):
         return st  # a rewrite that fails anywhere in its file fails; a floor counts where it ran
-    return 'ok' if has_launches else 'not run'
+    if not has_launches:
+        return 'not run'
+    if key not in (ORIGINAL, FLOOR) and not os.path.exists(cmp_path):
+        return 'not compared'  # the run stopped before round 1's comparison: not a result
+    return 'ok'
 
 
 def record(bundle, raw):

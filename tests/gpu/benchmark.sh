@@ -293,8 +293,7 @@ run() {
     if [ "$(left)" -le 0 ]; then
       echo "not run" > "$raw/$1/$2.status"
     else
-      echo "build failed" > "$raw/$1/$2.status"
-      echo "BUILD FAILED: $1 $2 (the log: $log)"
+      echo "build failed" > "$raw/$1/$2.status" # reported below
     fi
   }
   local running=0 bt
@@ -350,6 +349,8 @@ run() {
         b=$(bin_of "$s" "$k")
         st=$(cat "$raw/$s/$k.status" 2>/dev/null)
         [ -z "$st" ] || continue
+        # Without the original, nothing of this spec can be compared: none of it runs.
+        [ "$k" = original ] || [ -z "$(cat "$raw/$s/original.status" 2>/dev/null)" ] || continue
         [ -x "$b" ] || continue
         local expect=${last[$s/$k]:-$longest}
         if [ "$budget" != 0 ] && [ $(( $(left) - 5 )) -le "$expect" ]; then

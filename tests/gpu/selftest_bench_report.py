@@ -224,6 +224,13 @@ class FromRawNotes(unittest.TestCase):
         self.assertEqual({'speedup': None, 'kernels': 0}, rec['geomean']['v'])
         self.assertIn('geomean speedup, v: - over 0 kernel(s); 2 left out', br.markdown(rec))
 
+    def test_a_variant_never_compared_is_no_result(self):
+        os.remove(os.path.join(self.raw, 's', 'v.compare.json'))
+        rec = br.record(self.bundle, self.raw)
+        self.assertEqual(['not compared', 'not compared'], [k['variants']['v']['status'] for k in rec['kernels']])
+        self.assertEqual('ok', rec['kernels'][0]['variants']['original']['status'])
+        self.assertEqual(0, rec['geomean']['v']['kernels'])
+
     def test_command_line(self):
         import subprocess
         out = os.path.join(self.tmp.name, 'benchmark.json')
