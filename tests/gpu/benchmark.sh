@@ -406,8 +406,12 @@ run() {
         rc=$?
         [ $rc = 0 ] && continue
         echo
-        echo "BUG: the $k variant of $s DIFFERS from the original (bitwise; $raw/$s/$k.compare.log):"
-        grep -E 'DIFFER|differ|index|not run' "$raw/$s/$k.compare.log" | head -n 20 | sed 's/^/    /'
+        if grep -q DIFFER "$raw/$s/$k.compare.log"; then
+          echo "BUG: the $k variant of $s DIFFERS from the original (bitwise; $raw/$s/$k.compare.log):"
+        else
+          echo "BUG: the $k variant of $s could not be compared with the original (exit $rc; $raw/$s/$k.compare.log):"
+        fi
+        grep -E 'DIFFER|differ|index|not run|error' "$raw/$s/$k.compare.log" | head -n 20 | sed 's/^/    /'
         if [ -n "$tol" ] && [ "$tol" != 0 ] &&
            "$(bin_of "$s" "$k")" compare "$scratch/$s.original.bin" "$scratch/$s.$k.bin" --tolerance "$tol" > /dev/null 2>&1; then
           echo "    (within the spec's tolerance $tol, which tilepipe verify accepts: contraction, most likely)"

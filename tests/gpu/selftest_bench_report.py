@@ -231,6 +231,14 @@ class FromRawNotes(unittest.TestCase):
         self.assertEqual('ok', rec['kernels'][0]['variants']['original']['status'])
         self.assertEqual(0, rec['geomean']['v']['kernels'])
 
+    def test_a_case_not_compared_is_no_result(self):
+        self.write('s/v.compare.json', json.dumps({'cases': [
+            {'kernel': 'k', 'case': 'small', 'outputs': 'not run'},
+            {'kernel': 'k', 'case': 'big "one"', 'outputs': 'bitwise equal'},
+            {'kernel': 'k2<1, 2>', 'case': 'huge', 'outputs': 'bitwise equal'}], 'passed': False}))
+        rec = br.record(self.bundle, self.raw)
+        self.assertEqual(['not compared', 'ok'], [k['variants']['v']['status'] for k in rec['kernels']])
+
     def test_command_line(self):
         import subprocess
         out = os.path.join(self.tmp.name, 'benchmark.json')
