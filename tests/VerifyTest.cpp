@@ -1,5 +1,7 @@
 // tilepipe verify: spec parsing and its errors, the generated driver's comparison (a planted
-// difference must be caught), and the no-GPU path (built, nothing ran, exit 77, never a pass).
+// difference must be caught), its floors (compute-only and memory, the larger bounds), the build
+// that survives a compute-only variant that does not build, and the no-GPU path (built, nothing
+// ran, exit 77, never a pass).
 #include "TestSupport.h"
 #include "tilepipe/Spec.h"
 #include "tilepipe/Verify.h"
@@ -116,6 +118,34 @@ TEST(Spec, MisalignedCasesAndLaunchers) {
   EXPECT_NE(llvm::toString(Bad.takeError()).find("misalign must be between 0 and 64"), std::string::npos);
 }
 
+TEST(Spec, MovedBytesAndLaunchResources) {
+  std::string Text = GoodSpec;
+  Text.replace(Text.find("        dir: in"), strlen("        dir: in"), "        dir: inout");
+  auto S = parseSpec(Text, "good.yaml");
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  std::string Cases = generateCases(*S);
+  // The memory floor's bytes: the output written once, the inout buffer read and written.
+  size_t Moved = Cases.find("static size_t moved_1() {");
+  ASSERT_NE(Moved, std::string::npos) << Cases;
+  size_t End = Cases.find("return tpv_bytes;", Moved);
+  std::string Body = Cases.substr(Moved, End - Moved);
+  EXPECT_NE(Body.find("const long long n = 1000000LL;"), std::string::npos) << Body;
+  EXPECT_NE(Body.find("  tpv_bytes += static_cast<size_t>(std::max<long long>(0, (n))) * sizeof(float);"),
+            std::string::npos)
+      << Body;
+  EXPECT_NE(Body.find("  tpv_bytes += 2 * static_cast<size_t>(std::max<long long>(0, (n))) * sizeof(float);"),
+            std::string::npos)
+      << Body;
+  // The block and, only where the build asks for it, the kernel named for its resources.
+  EXPECT_NE(Cases.find("static void launch_1(tpv::Resources &tpv_r) {"), std::string::npos) << Cases;
+  EXPECT_NE(Cases.find("  const dim3 tpv_block = (64);\n"), std::string::npos) << Cases;
+  EXPECT_NE(Cases.find("#if defined(TPV_RESOURCES)\n  tpv_r.Kernel = tpv::kernelAddress(&::scale<64>);\n#endif"),
+            std::string::npos)
+      << Cases;
+  EXPECT_NE(Cases.find("&tpv_spec::bytes_1, &tpv_spec::moved_1, &tpv_spec::launch_1}"), std::string::npos)
+      << Cases;
+}
+
 TEST(Spec, MissingFile) {
   auto S = readSpec("/nonexistent/x.tilepipe.yaml");
   ASSERT_FALSE(bool(S));
@@ -165,7 +195,8 @@ template __global__ void scale<64>(float *, const float *, int);
     // --plan=always: the snippet's small stages would be kept by the cost model.
     ProcessResult R = runTilepipe({"verify", "--quiet", "--plan=always", Src + "/scale.cu", "--bundle", Dir});
     ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
-    ProcessResult B = runProgram("bash", {Dir + "/build.sh"});
+    // With the kernels named for their resources, as the benchmark builds them.
+    ProcessResult B = runProgram("env", {"TP_NVCC_FLAGS=-DTPV_RESOURCES", "bash", Dir + "/build.sh"});
     ASSERT_EQ(0, B.ExitCode) << B.Out << B.Err;
   }
   void SetUp() override {
@@ -175,7 +206,8 @@ template __global__ void scale<64>(float *, const float *, int);
 };
 std::string Bundle::Dir;
 
-void writeOutputs(const std::string &Path, const std::vector<std::vector<float>> &Cases) {
+void writeOutputs(const std::string &Path, const std::vector<std::vector<float>> &Cases,
+                  const std::string &Notes = "ran 0\nran 1\ntime 1 2.0 1\n") {
   std::ofstream F(Path, std::ios::binary);
   for (const auto &C : Cases) {
     uint64_t Count = 1, Bytes = C.size() * sizeof(float);
@@ -183,7 +215,7 @@ void writeOutputs(const std::string &Path, const std::vector<std::vector<float>>
     F.write(reinterpret_cast<const char *>(&Bytes), 8);
     F.write(reinterpret_cast<const char *>(C.data()), Bytes);
   }
-  writeFile(Path + ".txt", "ran 0\nran 1\ntime 1 2.0 1\n");
+  writeFile(Path + ".txt", Notes);
 }
 
 void bundleHasAllParts(const std::string &Dir) {
@@ -224,6 +256,64 @@ void bundleComparisonCatchesOnePlantedDifference(const std::string &Dir) {
   EXPECT_NE(Tol.Out.find("equal within tolerance"), std::string::npos) << Tol.Out;
 }
 
+// The big case moves 8 MB (out written once, in read once): 0.002 ms at 4000 GB/s.
+void bundleReportsBothFloorsAndTheLarger(const std::string &Dir) {
+  std::vector<float> Small(100, 1.0f), Big(1000, 2.0f);
+  std::string Tmp = tempDir();
+  // Each run measures the copy bandwidth beside its timed case; the best counts.
+  writeOutputs(Tmp + "/a.bin", {Small, Big}, "ran 0\nran 1\ntime 1 2.0 1\ncopy_gbps 1 4000.0\n");
+  writeOutputs(Tmp + "/b.bin", {Small, Big}, "ran 0\nran 1\ntime 1 2.0 1\ncopy_gbps 1 2000.0\n");
+  writeFile(Tmp + "/fast_floor.bin", "");
+  writeFile(Tmp + "/fast_floor.bin.txt", "ran 1\ntime 1 0.001 1\n");
+  writeFile(Tmp + "/slow_floor.bin", "");
+  writeFile(Tmp + "/slow_floor.bin.txt", "ran 1\ntime 1 0.5 1\n");
+
+  ProcessResult Mem = runProgram(Dir + "/rewritten", {"compare", Tmp + "/a.bin", Tmp + "/b.bin",
+                                                      Tmp + "/fast_floor.bin", "--json", Tmp + "/m.json"});
+  EXPECT_EQ(0, Mem.ExitCode) << Mem.Out << Mem.Err;
+  EXPECT_NE(Mem.Out.find("| compute-only ms | memory floor ms | floor | rewritten / floor |"), std::string::npos)
+      << Mem.Out;
+  EXPECT_NE(Mem.Out.find("| scale<64> | big | bitwise equal | 2.0000 | 2.0000 | 1.00x | 0.0010 | 0.0020 | memory | 1000.00 |"),
+            std::string::npos)
+      << Mem.Out;
+  EXPECT_NE(Mem.Out.find("| scale<64> | small | bitwise equal | - | - | - | - | - | - | - |"), std::string::npos)
+      << Mem.Out;
+  std::string Json = readFile(Tmp + "/m.json");
+  EXPECT_NE(Json.find("\"compute_only_ms\": 0.001, \"moved_bytes\": 8000000, \"copy_gbps\": 4000, "
+                      "\"memory_floor_ms\": 0.002, \"floor_ms\": 0.002, \"floor\": \"memory\"}"),
+            std::string::npos)
+      << Json;
+
+  ProcessResult Co = runProgram(Dir + "/rewritten", {"compare", Tmp + "/a.bin", Tmp + "/b.bin", Tmp + "/slow_floor.bin"});
+  EXPECT_EQ(0, Co.ExitCode) << Co.Out << Co.Err;
+  EXPECT_NE(Co.Out.find("| 2.0000 | 2.0000 | 1.00x | 0.5000 | 0.0020 | compute-only | 4.00 |"), std::string::npos)
+      << Co.Out;
+
+  // No compute-only floor (it did not build or launch): the memory floor stands.
+  ProcessResult None = runProgram(Dir + "/rewritten", {"compare", Tmp + "/a.bin", Tmp + "/b.bin"});
+  EXPECT_EQ(0, None.ExitCode) << None.Out << None.Err;
+  EXPECT_NE(None.Out.find("| 2.0000 | 2.0000 | 1.00x | - | 0.0020 | memory | 1000.00 |"), std::string::npos)
+      << None.Out;
+}
+
+// build.sh builds the variants it is given; one that does not build fails it, except the
+// compute-only variant, which is only a floor.
+void bundleBuildSurvivesABrokenFloorOnly(const std::string &Dir) {
+  std::string Copy = tempDir();
+  for (const char *F : {"original.cu", "rewritten.cu", "driver.cu", "build.sh"})
+    writeFile(Copy + "/" + F, readFile(Dir + "/" + F));
+  writeFile(Copy + "/compute_only.cu", "this is not C++\n");
+  ProcessResult Floor = runProgram("bash", {Copy + "/build.sh", "compute_only"});
+  EXPECT_EQ(0, Floor.ExitCode) << Floor.Out << Floor.Err;
+  EXPECT_NE(Floor.Err.find("no compute-only floor (the memory floor stands)"), std::string::npos) << Floor.Err;
+  EXPECT_FALSE(llvm::sys::fs::exists(Copy + "/compute_only"));
+  writeFile(Copy + "/rewritten.cu", "this is not C++\n");
+  ProcessResult Rewrite = runProgram("bash", {Copy + "/build.sh", "rewritten"});
+  EXPECT_EQ(1, Rewrite.ExitCode) << Rewrite.Out << Rewrite.Err;
+  EXPECT_NE(Rewrite.Err.find("the rewritten variant did not build"), std::string::npos) << Rewrite.Err;
+  EXPECT_EQ(2, runProgram("bash", {Copy + "/build.sh", "everything"}).ExitCode);
+}
+
 void bundleMissingOutputsAreNeverAPass(const std::string &Dir) {
   std::string Tmp = tempDir();
   writeFile(Tmp + "/a.bin", "");
@@ -235,8 +325,16 @@ void bundleMissingOutputsAreNeverAPass(const std::string &Dir) {
 
 void bundleWithoutAGpuNothingRunsAndExitIs77(const std::string &Dir) {
   ProcessResult Probe = runProgram(Dir + "/original", {"probe"});
-  if (Probe.ExitCode == 0)
-    return; // a GPU is present: the verify.* tests run the bundles for real
+  ProcessResult Info = runProgram(Dir + "/rewritten", {"info"});
+  if (Probe.ExitCode == 0) {
+    // A GPU is present: the verify.* tests run the bundles for real; the resources are here.
+    EXPECT_EQ(0, Info.ExitCode) << Info.Out << Info.Err;
+    EXPECT_NE(Info.Out.find("\"resources\": true"), std::string::npos) << Info.Out;
+    EXPECT_NE(Info.Out.find("\"moved_bytes\": 8000000, \"threads_per_block\": 64, \"regs\": "), std::string::npos)
+        << Info.Out;
+    return;
+  }
+  EXPECT_EQ(77, Info.ExitCode) << Info.Out << Info.Err;
   ProcessResult R = runProgram("bash", {Dir + "/run.sh"});
   EXPECT_EQ(77, R.ExitCode) << R.Out << R.Err;
   EXPECT_NE(R.Out.find("nothing ran"), std::string::npos) << R.Out;
@@ -249,6 +347,8 @@ TEST_F(Bundle, BuildsComparesAndNeverPassesWhatDidNotRun) {
   SCOPED_TRACE("bundle in " + Dir);
   bundleHasAllParts(Dir);
   bundleComparisonCatchesOnePlantedDifference(Dir);
+  bundleReportsBothFloorsAndTheLarger(Dir);
+  bundleBuildSurvivesABrokenFloorOnly(Dir);
   bundleMissingOutputsAreNeverAPass(Dir);
   bundleWithoutAGpuNothingRunsAndExitIs77(Dir);
 }

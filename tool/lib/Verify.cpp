@@ -44,6 +44,21 @@ std::string generateCases(const LaunchSpec &Spec) {
           OS << "  tpv_bytes += static_cast<size_t>(std::max<long long>(0, (" << P.Count
              << "))) * sizeof(" << P.Type << ");\n";
       OS << "  return tpv_bytes;\n}\n";
+      // What a launch must move at the least (the memory floor): every input read once, every
+      // output written once, so an inout buffer twice.
+      OS << "static size_t moved_" << N << "() {\n" << Sizes << "  size_t tpv_bytes = 0;\n";
+      for (const ParamSpec &P : K.Params)
+        if (P.isBuffer())
+          OS << "  tpv_bytes += " << (P.Dir == "inout" ? "2 * " : "")
+             << "static_cast<size_t>(std::max<long long>(0, (" << P.Count << "))) * sizeof(" << P.Type
+             << ");\n";
+      OS << "  return tpv_bytes;\n}\n";
+      // The kernel and block of the launch, for its resources; naming the kernel is left to
+      // builds that ask for it (-DTPV_RESOURCES), since an overloaded name would not compile.
+      OS << "static void launch_" << N << "(tpv::Resources &tpv_r) {\n" << Sizes;
+      OS << "  const dim3 tpv_block = (" << K.Block << ");\n";
+      OS << "  tpv_r.Threads = static_cast<long long>(tpv_block.x) * tpv_block.y * tpv_block.z;\n";
+      OS << "#if defined(TPV_RESOURCES)\n  tpv_r.Kernel = tpv::kernelAddress(&" << Callee << ");\n#endif\n}\n";
       OS << "static void case_" << N << "(tpv::Run &tpv_run, bool tpv_launch, int tpv_set) {\n" << Sizes;
       OS << "  if (!tpv_launch) {\n";
       std::vector<std::string> Args, Buffers;
@@ -79,7 +94,8 @@ std::string generateCases(const LaunchSpec &Spec) {
       Table.push_back("  {" + literal(K.Kernel) + ", " + literal(C.Name) + ", " +
                       (Timed ? "true" : "false") + ", " + (C.Sanitize ? "true" : "false") +
                       ", &tpv_spec::case_" + std::to_string(N) + ", {" + llvm::join(Buffers, ", ") +
-                      "}, &tpv_spec::bytes_" + std::to_string(N) + "}");
+                      "}, &tpv_spec::bytes_" + std::to_string(N) + ", &tpv_spec::moved_" +
+                      std::to_string(N) + ", &tpv_spec::launch_" + std::to_string(N) + "}");
     }
   }
   OS << "} // namespace tpv_spec\n\n";
@@ -118,7 +134,10 @@ llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const Launc
                                              {"cases", generateCases(Spec)}});
   std::string Build = llvm::formatv(R"sh(#!/usr/bin/env bash
 # Builds the variants of {0} with nvcc (only the CUDA toolkit is needed).
-# TP_ARCH overrides the GPU architecture ({1}); NVCC the compiler.
+#   build.sh [original] [rewritten] [compute_only]     (default: all three)
+# TP_ARCH overrides the GPU architecture ({1}); NVCC the compiler; TP_NVCC_FLAGS adds flags (the
+# benchmark adds -DTPV_RESOURCES). The compute-only variant is only a floor: where it does not
+# build, the build still succeeds and the memory floor stands.
 set -eu
 cd "$(dirname "$0")"
 arch=${{TP_ARCH:-{1}}
@@ -126,18 +145,44 @@ nvcc=${{NVCC:-nvcc}
 command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
 # The original's own folder, for headers it includes by relative path.
 inc="-I{2}"
-build() {{ "$nvcc" -O3 -std=c++17 -arch="$arch" $inc -w -DTP_SOURCE="\"$2\"" -o "$1" driver.cu; }
-build original original.cu &
-build rewritten rewritten.cu &
-{3}
-wait %1 && wait %2 {4}
+build() {{ "$nvcc" -O3 -std=c++17 -arch="$arch" $inc -w ${{TP_NVCC_FLAGS:-} -DTP_SOURCE="\"$1.cu\"" -o "$1" driver.cu; }
+variants=("$@")
+[ $# -gt 0 ] || variants=(original rewritten compute_only)
+pids=()
+built=()
+for v in "${{variants[@]}"; do
+  case "$v" in
+    original|rewritten|compute_only) ;;
+    *) echo "build.sh: no variant '$v' (original, rewritten, compute_only)" >&2; exit 2 ;;
+  esac
+  rm -f "$v"
+  if [ ! -f "$v.cu" ]; then
+    [ "$v" = compute_only ] && continue # no loop rewritten: no compute-only variant
+    echo "build.sh: $v.cu is missing" >&2
+    exit 1
+  fi
+  build "$v" &
+  pids+=("$!")
+  built+=("$v")
+done
+status=0
+for i in "${{!pids[@]}"; do
+  wait "${{pids[$i]}" && continue
+  if [ "${{built[$i]}" = compute_only ]; then
+    echo "the compute-only variant did not build: no compute-only floor (the memory floor stands)" >&2
+  else
+    echo "the ${{built[$i]} variant did not build" >&2
+    status=1
+  fi
+done
+exit $status
 )sh",
-                                    Source, Arch, AbsSourceDir.str(),
-                                    HasFloor ? "build compute_only compute_only.cu &" : "",
-                                    HasFloor ? "&& wait %3" : "");
+                                    Source, Arch, AbsSourceDir.str());
   std::string Run = llvm::formatv(R"sh(#!/usr/bin/env bash
 # Runs the original and the rewritten {0} on the spec's cases, {1} times each, and compares
-# every output; times both and the compute-only floor. Exit: 0 all ran and matched, 1 a mismatch,
+# every output; times both, and the floors: the compute-only variant's time and the bytes the case
+# must move over the device-to-device copy bandwidth measured in the same runs (the larger is the
+# floor; the table says which). Exit: 0 all ran and matched, 1 a mismatch,
 # nondeterminism, sanitizer report or error, 77 built but no GPU to run on.
 #   run.sh [--sanitize] [--tolerance=T]
 set -u
@@ -162,7 +207,11 @@ echo "device: $gpu"
 ./rewritten run out/rewritten.bin --runs {1} --time || {{ echo "the rewritten variant failed"; exit 1; }
 floor=""
 if [ -x compute_only ]; then
-  ./compute_only run out/compute_only.bin --runs 1 --time >/dev/null && floor=out/compute_only.bin
+  if ./compute_only run out/compute_only.bin --runs 1 --time >/dev/null 2>out/compute_only.log; then
+    floor=out/compute_only.bin
+  else
+    echo "the compute-only variant did not run, no compute-only floor (the memory floor stands): $(tail -n 1 out/compute_only.log)"
+  fi
 fi
 ./rewritten compare out/original.bin out/rewritten.bin $floor --tolerance "$tol" --json result.json
 rc=$?
