@@ -489,6 +489,37 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   EXPECT_NE(P.Rewritten.find("k<<<1, dim3(T, T)>>>(C, A, ld, nt);"), std::string::npos);
 }
 
+TEST(TensorCopy, OnlyKernelsLaunchedByNameTakeNewParameters) {
+  // cudaLaunchKernel passes an argument array of the old length: the added parameters would be
+  // read from past its end. Such a kernel keeps its signature and copies by cp.async.
+  std::string ByAddress = std::string(TmaKernel) +
+                          "void run2(float *C, const float *A, int ld, int nt) {\n"
+                          "  void *args[] = {&C, &A, &ld, &nt};\n"
+                          "  cudaLaunchKernel((const void *)k, dim3(1), dim3(T, T), args, 0, 0);\n}\n";
+  FileResult R = runWithTensorCopies(ByAddress);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  EXPECT_EQ(R.Rewritten.find("TileMap"), std::string::npos);
+  EXPECT_NE(R.Loops[0].message().find("the kernel's address is taken (line"), std::string::npos)
+      << R.Loops[0].message();
+  // C linkage: another file may launch it with the old parameters.
+  std::string CLinkage = TmaKernel;
+  CLinkage.replace(CLinkage.find("__global__ void k("), strlen("__global__ void k("),
+                   "extern \"C\" __global__ void k(");
+  FileResult L = runWithTensorCopies(CLinkage);
+  ASSERT_TRUE(L.Ok) << L.Error;
+  EXPECT_EQ(L.Rewritten.find("TileMap"), std::string::npos);
+  EXPECT_NE(L.Loops[0].message().find("C linkage"), std::string::npos) << L.Loops[0].message();
+  // Asking the runtime about the kernel is no launch.
+  std::string Queried = std::string(TmaKernel) +
+                        "int query() {\n  cudaFuncAttributes a;\n"
+                        "  cudaFuncGetAttributes(&a, k);\n  return a.numRegs;\n}\n";
+  FileResult Q = runWithTensorCopies(Queried);
+  ASSERT_TRUE(Q.Ok) << Q.Error;
+  EXPECT_NE(Q.Rewritten.find("TileMap"), std::string::npos) << Q.Loops[0].message();
+}
+
 TEST(TensorCopy, AddedParametersAvoidNamesTheFileUses) {
   // A macro of the flag's name and a local of the map's name: both get fresh names.
   std::string Code = "#define tilepipe_tma 1\n" + std::string(TmaKernel);

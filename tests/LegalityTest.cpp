@@ -300,6 +300,9 @@ const Case Synchronization[] = {
     {"CacheBypassingLoad", "synchronizes",
      "__global__ void k(const float *A, float *C, const int *f, int nt) {\n" LOOP(
          IDX, "acc += s[threadIdx.x]; while (__ldcv(&f[t]) == 0) {}") "}\n"},
+    {"VolatileSource", "load-source",
+     "__global__ void k(volatile float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x];") "}\n"},
     {"AtomicWhoseResultIsIgnored", "pipelined",
      "__global__ void k(const float *__restrict__ A, float *__restrict__ C, int *__restrict__ h, "
      "int nt) {\n" LOOP(IDX, "acc += s[threadIdx.x]; atomicAdd(&h[t % 16], 1);") "}\n"},

@@ -449,7 +449,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
         return "a kernel parameter has no name or is a pack";
     if (P->isVariadic())
       return "the kernel is variadic";
-    return "";
+    return kernelSignatureProblem(Ctx, P);
   };
   for (auto &[Off, Results] : ByLoop) {
     LoopRecord Rec = Record(Results.front().Model.Loop, Results.front().Function);

@@ -7,6 +7,7 @@
 #include "EffectsUtil.h"
 #include "tilepipe/Find.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -106,6 +107,61 @@ void kernelsRunning(ASTContext &Ctx, const TranslationUnitIndex &Index, const Fu
 }
 
 } // namespace
+
+std::string kernelSignatureProblem(ASTContext &Ctx, const FunctionDecl *P) {
+  if (P->isExternC())
+    return "the kernel has C linkage, so a launch in another file would not pass the maps";
+  struct Refs : RecursiveASTVisitor<Refs> {
+    ASTContext &Ctx;
+    const FunctionDecl *P;
+    std::string Problem;
+    Refs(ASTContext &Ctx, const FunctionDecl *P) : Ctx(Ctx), P(P) {}
+    bool shouldVisitTemplateInstantiations() const { return true; }
+    const FunctionDecl *patternOf(const FunctionDecl *F) {
+      if (const FunctionDecl *Q = F->getTemplateInstantiationPattern())
+        return Q;
+      if (const FunctionTemplateDecl *T = F->getPrimaryTemplate())
+        return T->getTemplatedDecl();
+      return F;
+    }
+    bool VisitDeclRefExpr(DeclRefExpr *E) {
+      const auto *F = dyn_cast<FunctionDecl>(E->getDecl());
+      if (!F || patternOf(F)->getCanonicalDecl() != P->getCanonicalDecl() || !Problem.empty())
+        return true;
+      DynTypedNode N = DynTypedNode::create(*E);
+      for (unsigned Guard = 0; Guard < 16; ++Guard) {
+        auto Parents = Ctx.getParents(N);
+        if (Parents.empty())
+          break;
+        const DynTypedNode &Up = Parents[0];
+        if (Up.get<ImplicitCastExpr>() || Up.get<ParenExpr>() || Up.get<CStyleCastExpr>() ||
+            Up.get<CXXStaticCastExpr>() || Up.get<CXXReinterpretCastExpr>() ||
+            (Up.get<UnaryOperator>() && Up.get<UnaryOperator>()->getOpcode() == UO_AddrOf)) {
+          N = Up;
+          continue;
+        }
+        if (const auto *K = Up.get<CUDAKernelCallExpr>(); K && K->getCallee() == N.get<Expr>())
+          return true; // kernel<<<...>>>(...): default arguments fill the new parameters
+        if (const auto *C = Up.get<CallExpr>())
+          if (const FunctionDecl *Callee = C->getDirectCallee()) {
+            StringRef Name = Callee->getName();
+            // The runtime's questions about the kernel, which never launch it.
+            if (Name.starts_with("cudaFuncGetAttributes") || Name.starts_with("cudaFuncSet") ||
+                Name.starts_with("cudaOccupancy") || Name == "cudaFuncGetName")
+              return true;
+          }
+        break;
+      }
+      PresumedLoc PL = Ctx.getSourceManager().getPresumedLoc(
+          Ctx.getSourceManager().getExpansionLoc(E->getBeginLoc()));
+      Problem = "the kernel's address is taken (line " + std::to_string(PL.getLine()) +
+                "), and a launch through it (cudaLaunchKernel) would not pass the maps";
+      return true;
+    }
+  } R(Ctx, P);
+  R.TraverseDecl(Ctx.getTranslationUnitDecl());
+  return R.Problem;
+}
 
 std::string dynamicSharedProblem(ASTContext &Ctx, const TranslationUnitIndex &Index,
                                  const FunctionDecl *F) {

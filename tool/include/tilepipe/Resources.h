@@ -28,6 +28,13 @@ namespace tilepipe {
 std::string dynamicSharedProblem(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
                                  const clang::FunctionDecl *F);
 
+/// Why kernel P (a pattern) must keep its parameter list: tensor copies add parameters, defaulted,
+/// which only launches written `P<<<...>>>(...)` supply. Where the kernel's address is taken for
+/// anything but the runtime's queries of its attributes (cudaLaunchKernel would pass an argument
+/// array without them), or it has C linkage (a launch in another file could not know), "" is not
+/// returned.
+std::string kernelSignatureProblem(clang::ASTContext &Ctx, const clang::FunctionDecl *P);
+
 /// One kernel as ptxas compiled it for one architecture.
 struct KernelUsage {
   std::string Name;                ///< demangled, without its parameter list

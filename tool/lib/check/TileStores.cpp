@@ -158,6 +158,10 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
   } else {
     Ptr = cast<UnaryOperator>(Plain)->getSubExpr();
   }
+  // A volatile source is memory someone else changes, read where and when the code says: an
+  // asynchronous copy issued early reads it at another time.
+  if (Plain->getType().isVolatileQualified())
+    return Verdict::refuse(Reason::LoadSource, "'" + text(Plain) + "' is a volatile read");
   if (const auto *ICE = dyn_cast<ImplicitCastExpr>(Ptr->IgnoreParens());
       ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
     return Verdict::refuse(Reason::LoadSource,
