@@ -228,6 +228,14 @@ class Kernel:
                     s.annotate = r.random() < 0.5
                     self.L('noalias-annotated' if s.annotate else 'noalias-assumed')
                 s.base_form = 'lin'
+        # A store only some architectures compile (tilepipe parses for sm_90; the rewrite runs from
+        # sm_80): the tool must refuse every such loop (arch-dependent). Drawn from a generator of
+        # its own, so that the kernels of every seed stay as they were without it.
+        self.store_arch = None
+        if self.store and random.Random(self.id + ':arch').random() < 0.12:
+            self.store_arch = random.Random(self.id + ':arch-form').choice(
+                ['defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800', '__CUDA_ARCH__ < 900'])
+            self.L('store-arch')
         self.red = r.random() < 0.15
         if self.red:
             self.L('post-red')
@@ -1094,7 +1102,10 @@ class Kernel:
             out.append('red[tid] += %s;' % m(rd()))
         # Stores into global memory.
         if self.store:
-            out.extend(self.compute_store())
+            stmts = self.compute_store()
+            if self.store_arch:
+                stmts = ['#if ' + self.store_arch] + stmts + ['#endif']
+            out.extend(stmts)
         if self.offv:
             t0 = self.tiles[0]
             if self.offv == 'ptr':

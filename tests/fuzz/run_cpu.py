@@ -413,6 +413,7 @@ SUSPECT = [
     ('offvar-ptr', 'an address uses a variable the loop changes through a pointer'),
     ('offvar-lambda', 'an address uses a variable the loop changes in a lambda'),
     ('offvar-devfn', 'an address uses a variable the loop changes in a __device__ function'),
+    ('store-arch', 'a store that an #if on __CUDA_ARCH__ selects (expected arch-dependent)'),
 ]
 
 
