@@ -1,6 +1,7 @@
 // The analysis on small kernels: each reason ID with the construct that causes it, and the forms
 // that must be rewritten. One loop per snippet; the outcome is read from the loop's record.
 #include "TestSupport.h"
+#include "tilepipe/Emit.h"
 #include "tilepipe/Plan.h"
 #include <cstring>
 #include <gtest/gtest.h>
@@ -2030,3 +2031,17 @@ TEST(Analysis, CostModelRule) {
   EXPECT_NE("", predictNoGain(F, 2048)) << "a per-element tile";
 }
 
+TEST(TemplateSection, TakesTheLinesUpToTheNextSection) {
+  const char *T = "@a\nx\n@ab\ny\nz\n@b\nw\n";
+  EXPECT_EQ("x\n", templateSection(T, "t.cu.in", "a"));
+  EXPECT_EQ("y\nz\n", templateSection(T, "t.cu.in", "ab"));
+  EXPECT_EQ("w\n", templateSection(T, "t.cu.in", "b"));
+}
+
+// A template and the code that renders it disagree: a fatal error in every build type, naming both.
+TEST(TemplateSectionDeathTest, MissingSectionIsFatalAndNamed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(templateSection("@a\nx\n@b\ny\n", "templates/x.cu.in", "c"),
+               "the template templates/x.cu.in has no section '@c'");
+  EXPECT_DEATH(templateSection("@a\nx\nfoo@c\n", "templates/x.cu.in", "c"), "has no section '@c'");
+}

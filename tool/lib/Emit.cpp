@@ -35,14 +35,21 @@ static const char TmaLauncherTemplate[] =
 #include "TmaLauncherTemplate.inc"
     ;
 
-/// One '@name' section of a template of several (templates/pipeline.cu.in).
-static std::string section(StringRef All, StringRef Name) {
-  size_t B = All.find("@" + Name.str() + "\n");
-  if (B == StringRef::npos) // a template and the code that renders it disagree: a build defect
-    llvm::report_fatal_error(llvm::Twine("tilepipe: template section '@") + Name + "' is missing");
-  B = All.find('\n', B) + 1;
+std::string templateSection(StringRef All, StringRef TemplateName, StringRef Name) {
+  size_t B = All.starts_with("@" + Name.str() + "\n") ? 0 : All.find("\n@" + Name.str() + "\n");
+  // A template and the code that renders it disagree: a defect of this build of tilepipe, fatal in
+  // every build type (an assert would let a Release build emit a loop without it).
+  if (B == StringRef::npos)
+    llvm::reportFatalInternalError(llvm::Twine("tilepipe: the template ") + TemplateName + " has no section '@" +
+                                   Name + "'");
+  B = All.find('\n', B + 1) + 1;
   size_t E = All.find("\n@", B);
   return All.slice(B, E == StringRef::npos ? All.size() : E + 1).str();
+}
+
+/// One '@name' section of templates/pipeline.cu.in.
+static std::string section(StringRef Name) {
+  return templateSection(PipelineTemplate, "templates/pipeline.cu.in", Name);
 }
 
 namespace {
@@ -862,7 +869,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   // A rendered section as lines of a block, its directives kept in column 0.
   auto Section = [&](StringRef Name) {
     Lines Out;
-    for (const std::string &L : chunk(render(section(PipelineTemplate, Name), Inline, Blocks, "", Unit), ""))
+    for (const std::string &L : chunk(render(section(Name), Inline, Blocks, "", Unit), ""))
       Out.push_back(bare(L).starts_with("#") ? Verbatim + L : L);
     return Out;
   };
@@ -914,7 +921,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
                          : Lines{};
       Blocks["tma_loop"] = Section("tma_loop");
     }
-    NewText = render(section(PipelineTemplate, TmaLoop ? "dispatch" : "cp_async"), Inline, Blocks, Base, Unit);
+    NewText = render(section(TmaLoop ? "dispatch" : "cp_async"), Inline, Blocks, Base, Unit);
   }
 
   std::vector<Replacement> Out;

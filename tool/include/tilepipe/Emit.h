@@ -80,4 +80,8 @@ std::optional<clang::tooling::Replacement> pipelineInclude(const clang::SourceMa
                                                            clang::FileID FID,
                                                            const std::string &TmaRuntime = "");
 
+/// The section '@Name' of a template of several (templates/pipeline.cu.in): its lines up to the
+/// next '@' line. A section that is missing is a fatal error that names TemplateName and Name.
+std::string templateSection(llvm::StringRef Template, llvm::StringRef TemplateName, llvm::StringRef Name);
+
 } // namespace tilepipe
