@@ -5,8 +5,6 @@
 #include <cuda/barrier>
 #include <cuda/ptx>
 #include <cuda.h>
-// The stage barriers are shared variables with constructors, set up by one thread.
-#pragma nv_diag_suppress static_var_with_dynamic_init
 // tilepipe: tensor and bulk copies. The host encodes tensor maps through the driver entry point that
 // the runtime hands out (no link to libcuda); on the device, one thread issues each tile's copy.
 #include <cstdio>
@@ -487,7 +485,11 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
         blockDim.x == sizeof(Bs_stages[0][0]) / sizeof(Bs_stages[0][0][0])) {
       // The leader (thread 0, 0, 0) issues the copies; each stage's copies land on its barrier. Its thread
       // indices are 0: each index it computes is that of its tile's first element.
+#pragma nv_diagnostic push
+      // The stage barriers are shared variables with constructors, set up by the leader.
+#pragma nv_diag_suppress static_var_with_dynamic_init
       __shared__ ::cuda::barrier<::cuda::thread_scope_block> stage_barriers[3];
+#pragma nv_diagnostic pop
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto a_fetch = a;
       auto b_fetch = b;

@@ -10,8 +10,6 @@
 #include <cuda/barrier>
 #include <cuda/ptx>
 #include <cuda.h>
-// The stage barriers are shared variables with constructors, set up by one thread.
-#pragma nv_diag_suppress static_var_with_dynamic_init
 // tilepipe: tensor and bulk copies. The host encodes tensor maps through the driver entry point that
 // the runtime hands out (no link to libcuda); on the device, one thread issues each tile's copy.
 #include <cstdio>
@@ -485,7 +483,11 @@ __global__ void weighted_tiles(float* out, const float* A, int lda, int numTiles
         blockDim.x == sizeof(tile_stages_1[0][0]) / sizeof(tile_stages_1[0][0][0])) {
       // The leader (thread 0, 0, 0) issues the copies; each stage's copies land on its barrier. Its thread
       // indices are 0: each index it computes is that of its tile's first element.
+#pragma nv_diagnostic push
+      // The stage barriers are shared variables with constructors, set up by the leader.
+#pragma nv_diag_suppress static_var_with_dynamic_init
       __shared__ ::cuda::barrier<::cuda::thread_scope_block> stage_barriers_1[3];
+#pragma nv_diagnostic pop
       const bool leader_1 = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto t_fetch_1 = t;
       // Tensor copies where the first two tiles start on 16 bytes (so do all, where the indices
@@ -651,7 +653,11 @@ __global__ void shifted_dots(float* out, const float* x, const float* y, int num
     if (blockDim.x == sizeof(xs_stages[0]) / sizeof(xs_stages[0][0])) {
       // The leader (thread 0, 0, 0) issues the copies; each stage's copies land on its barrier. Its thread
       // indices are 0: each index it computes is that of its tile's first element.
+#pragma nv_diagnostic push
+      // The stage barriers are shared variables with constructors, set up by the leader.
+#pragma nv_diag_suppress static_var_with_dynamic_init
       __shared__ ::cuda::barrier<::cuda::thread_scope_block> stage_barriers[3];
+#pragma nv_diagnostic pop
       const bool leader = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
       auto t_fetch = t;
       // Bulk copies where the first two tiles start on 16 bytes (so do all, where the indices

@@ -2045,3 +2045,33 @@ TEST(TemplateSectionDeathTest, MissingSectionIsFatalAndNamed) {
                "the template templates/x.cu.in has no section '@c'");
   EXPECT_DEATH(templateSection("@a\nx\nfoo@c\n", "templates/x.cu.in", "c"), "has no section '@c'");
 }
+
+// nvcc's warning about the stage barriers (shared variables with constructors) is turned off for
+// their declarations alone, not for the user's file.
+TEST(TensorCopy, DiagnosticSuppressedAroundTheBarriersOnly) {
+  FileResult R = runOnFile(sourceDir() + "/testdata/matmul_classic.cu");
+  ASSERT_TRUE(R.Ok) << R.Error;
+  const std::string &T = R.Rewritten;
+  size_t Barriers = T.find("__shared__ ::cuda::barrier<::cuda::thread_scope_block>");
+  ASSERT_NE(Barriers, std::string::npos);
+  size_t Push = T.rfind("\n#pragma nv_diagnostic push\n", Barriers);
+  size_t Suppress = T.rfind("\n#pragma nv_diag_suppress static_var_with_dynamic_init\n", Barriers);
+  size_t Pop = T.find("\n#pragma nv_diagnostic pop\n", Barriers);
+  ASSERT_NE(Push, std::string::npos);
+  ASSERT_NE(Suppress, std::string::npos);
+  ASSERT_NE(Pop, std::string::npos);
+  EXPECT_LT(T.find("__global__"), Push);
+  EXPECT_LT(Push, Suppress);
+  // Nothing between the suppression and its pop but the barriers' declaration.
+  EXPECT_EQ(Pop, T.find('\n', Barriers)) << T.substr(Push, Pop - Push + 30);
+  // One push and one pop for each suppression; none at file scope.
+  auto Count = [&](const std::string &S) {
+    unsigned N = 0;
+    for (size_t P = T.find(S); P != std::string::npos; P = T.find(S, P + 1))
+      ++N;
+    return N;
+  };
+  EXPECT_EQ(Count("#pragma nv_diag_suppress"), Count("#pragma nv_diagnostic push"));
+  EXPECT_EQ(Count("#pragma nv_diag_suppress"), Count("#pragma nv_diagnostic pop"));
+  EXPECT_EQ(Count("#pragma nv_diag_suppress"), Count("__shared__ ::cuda::barrier"));
+}

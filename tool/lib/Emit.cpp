@@ -1034,9 +1034,7 @@ std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID,
     if ((H == "cuda/pipeline" || !TmaRuntime.empty()) && !Has(H))
       Text += "#include <" + H.str() + ">\n";
   if (!TmaRuntime.empty())
-    Text += "// The stage barriers are shared variables with constructors, set up by one thread.\n"
-            "#pragma nv_diag_suppress static_var_with_dynamic_init\n" +
-            TmaRuntime;
+    Text += TmaRuntime;
   if (Text.empty())
     return std::nullopt;
   llvm::Regex First("^[ \t]*#[ \t]*include", llvm::Regex::Newline);
