@@ -3,6 +3,7 @@
 // code is the user's text, so comments, macros and formatting inside the loop survive.
 #include "tilepipe/Emit.h"
 #include "tilepipe/AstUtil.h"
+#include "tilepipe/Runtime.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Stmt.h"
@@ -634,20 +635,20 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       if (Box.Guarded) {
         std::string Row = Box.Coordinates.size() == 2 ? Box.Coordinates[0] : "0";
         TmaEdits.emplace_back(
-            B, Len, mark(Call("::tilepipe_tma::copy_box", {Box.MapName, V, Row, Box.Coordinates.back(), Bar}, Ind)));
+            B, Len, mark(Call("::tilepipe_rt::copy_box", {Box.MapName, V, Row, Box.Coordinates.back(), Bar}, Ind)));
         std::string Tracker = Names.get(V + "_probe");
-        ProbeState.push_back(mark("::tilepipe_tma::BoxProbe " + Tracker + ";"));
+        ProbeState.push_back(mark("::tilepipe_rt::BoxProbe " + Tracker + ";"));
         ProbeEdits.emplace_back(B, Len,
                                 mark(Test(Tracker + ".fits(" + Box.MapName + ", " + Box.Pointer + ", " + First +
                                           ", " + Row + ", " + Box.Coordinates.back() + ");")));
       } else {
         TmaEdits.emplace_back(B, Len,
                               mark(Box.BulkCopy
-                                       ? Call("::tilepipe_tma::bulk_copy", {V, Box.Pointer, First, Bar}, Ind)
-                                       : Call("::tilepipe_tma::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar},
+                                       ? Call("::tilepipe_rt::bulk_copy", {V, Box.Pointer, First, Bar}, Ind)
+                                       : Call("::tilepipe_rt::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar},
                                               Ind)));
         ProbeEdits.emplace_back(B, Len,
-                                mark(Test("::tilepipe_tma::starts_on_16(" + Box.Pointer + ", " + First + ");")));
+                                mark(Test("::tilepipe_rt::starts_on_16(" + Box.Pointer + ", " + First + ");")));
       }
       // Every tile of the loop comes whole, once per tile: the barrier expects all their bytes.
       TileBytes += (TileBytes.empty() ? "" : " + ") + ("sizeof(" + V + ")");
@@ -891,7 +892,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
         AnyBulk |= T.Box.BulkCopy;
         AnyTensor |= !T.Box.BulkCopy;
         if (!T.Box.BulkCopy)
-          Launch.push_back("::tilepipe_tma::takes(" + T.Box.MapName + ", " + V + (T.Box.Guarded ? ", true)" : ")"));
+          Launch.push_back("::tilepipe_rt::takes(" + T.Box.MapName + ", " + V + (T.Box.Guarded ? ", true)" : ")"));
         for (const std::string &Cond : blockHasShape(V, T.Box.ThreadDims))
           if (!llvm::is_contained(Shapes, Cond))
             Shapes.push_back(Cond);
@@ -917,7 +918,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
           M.NestedInLoop ? mark(Lines{"if (" + Leader + ") // set up again when this block runs again",
                                       Unit + "for (int " + StageVar + " = 0; " + StageVar + " < " +
                                           std::to_string(Stages) + "; ++" + StageVar + ")",
-                                      Unit + Unit + "::tilepipe_tma::drop_barrier(" + Bars + "[" + StageVar + "]);"})
+                                      Unit + Unit + "::tilepipe_rt::drop_barrier(" + Bars + "[" + StageVar + "]);"})
                          : Lines{};
       Blocks["tma_loop"] = Section("tma_loop");
     }
@@ -978,7 +979,7 @@ std::string emitLauncher(const LauncherParts &P) {
   std::vector<std::string> Args = P.Args;
   for (const Tile *T : P.Tiles) {
     const TileBox &B = T->Box;
-    Maps.push_back("::tilepipe_tma::TileMap " + B.MapName + " = {};");
+    Maps.push_back("::tilepipe_rt::TileMap " + B.MapName + " = {};");
     // Rows and planes: the tile's next-to-innermost and outermost dimensions, with their strides.
     const size_t N = B.ExtentText.size();
     auto Long = [](const std::string &E) { return "(long long)(" + E + ")"; };
@@ -991,7 +992,7 @@ std::string emitLauncher(const LauncherParts &P) {
       Bounds = std::string(", ") + (B.Bounds.size() == 1 ? "0" : Long(B.Bounds[0])) + ", " + Long(B.Bounds.back());
     else if (N == 3)
       Bounds = ", 0, 0, " + Long(B.Coefficients[0]) + ", " + Long(B.ExtentText[0]);
-    Encodes.push_back(P.Ok + " = " + P.Ok + " && ::tilepipe_tma::encode(&" + B.MapName + ", " +
+    Encodes.push_back(P.Ok + " = " + P.Ok + " && ::tilepipe_rt::encode(&" + B.MapName + ", " +
                       B.PointerParam + ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " + Rows + ", " +
                       Long(B.ExtentText.back()) + Bounds + ");");
     Args.push_back(B.MapName);
@@ -1023,7 +1024,7 @@ FreshNames::~FreshNames() = default;
 std::string FreshNames::get(StringRef Base) { return P->N.get(Base); }
 
 std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID,
-                                           const std::string &TmaRuntime) {
+                                           std::optional<RuntimeMode> Runtime) {
   StringRef Buffer = SM.getBufferData(FID);
   auto Has = [&](StringRef Header) {
     return llvm::Regex(("^[ \t]*#[ \t]*include[ \t]*<" + Header + ">").str(), llvm::Regex::Newline)
@@ -1031,10 +1032,12 @@ std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID,
   };
   std::string Text;
   for (StringRef H : {"cuda/pipeline", "cuda/barrier", "cuda/ptx", "cuda.h"})
-    if ((H == "cuda/pipeline" || !TmaRuntime.empty()) && !Has(H))
+    if ((H == "cuda/pipeline" || Runtime) && !Has(H))
       Text += "#include <" + H.str() + ">\n";
-  if (!TmaRuntime.empty())
-    Text += TmaRuntime;
+  // Once: a file that has the runtime (included, or pasted with its guard) gets no second copy.
+  if (Runtime && !Has(runtimeHeaderName()) &&
+      !llvm::Regex("^#define TILEPIPE_RUNTIME_CUH$", llvm::Regex::Newline).match(Buffer))
+    Text += runtimeUse(*Runtime);
   if (Text.empty())
     return std::nullopt;
   llvm::Regex First("^[ \t]*#[ \t]*include", llvm::Regex::Newline);

@@ -1,6 +1,7 @@
 // Driver: one file through parse, find, check, plan and emit; the result as data.
 #pragma once
 #include "tilepipe/Reasons.h"
+#include "tilepipe/Runtime.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Core/Replacement.h"
@@ -31,6 +32,9 @@ struct ToolOptions {
   /// The model keeps loops without copies of the copy engine whose stage holds fewer bytes.
   uint64_t ModelMinStageBytes = 2048;
   bool AssumeNoAlias = false; ///< see CheckOptions::AssumeNoAlias
+  /// How a file with tensor or bulk copies gets the runtime: `#include <tilepipe/runtime.cuh>`, or
+  /// the header's text in the file (Runtime.h).
+  RuntimeMode Runtime = RuntimeMode::Header;
   std::string GpuArch = "sm_90";
   std::vector<std::string> ParseArgs; ///< from cudaParseArgs
   std::vector<std::string> Kernels;   ///< when not empty, only loops in functions of these names
