@@ -1,6 +1,7 @@
 // The analysis on small kernels: each reason ID with the construct that causes it, and the forms
 // that must be rewritten. One loop per snippet; the outcome is read from the loop's record.
 #include "TestSupport.h"
+#include "tilepipe/Emit.h"
 #include "tilepipe/Plan.h"
 #include <cstring>
 #include <gtest/gtest.h>
@@ -420,14 +421,15 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   EXPECT_NE(M.find("s by tensor copy (TMA)"), std::string::npos) << M;
   EXPECT_NE(M.find("2 launch site(s) in this file now call tilepipe_launch_k"), std::string::npos) << M;
   // The kernel's new parameters are defaulted: launches tilepipe does not see still build.
-  EXPECT_NE(Out.find("int nt, const __grid_constant__ ::tilepipe_tma::TileMap s_tmap = "
-                     "::tilepipe_tma::TileMap{}, bool tilepipe_tma = false)"),
+  EXPECT_NE(Out.find("int nt, const __grid_constant__ ::tilepipe_rt::TileMap s_tmap = "
+                     "::tilepipe_rt::TileMap{}, bool tilepipe_tma = false)"),
             std::string::npos)
       << Out;
-  EXPECT_NE(Out.find("cuda::ptx::cp_async_bulk_tensor("), std::string::npos);
+  // The runtime that issues the tensor copies comes in through its header (Runtime.h).
+  EXPECT_NE(Out.find("\n#include <tilepipe/runtime.cuh>\n"), std::string::npos);
   // The tensor-copy loop is chosen once per launch and block, for the whole loop, and only the leader
   // issues copies: no cp.async pipeline in it.
-  size_t Dispatch = Out.find("if (tilepipe_tma &&\n        ::tilepipe_tma::takes(s_tmap, s_stages[0]) &&\n"
+  size_t Dispatch = Out.find("if (tilepipe_tma &&\n        ::tilepipe_rt::takes(s_tmap, s_stages[0]) &&\n"
                              "        blockDim.y == sizeof(s_stages[0]) / sizeof(s_stages[0][0]) &&\n"
                              "        blockDim.x == sizeof(s_stages[0][0]) / sizeof(s_stages[0][0][0])) {");
   ASSERT_NE(Dispatch, std::string::npos) << Out;
@@ -438,7 +440,7 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   size_t Probe = TmaLoop.find("for (int probe = 0; probe < 2 && (t < nt); ++probe) {\n");
   ASSERT_NE(Probe, std::string::npos) << TmaLoop;
   size_t Test = TmaLoop.find("tiles_aligned = tiles_aligned &&", Probe);
-  size_t Start = TmaLoop.find("tilepipe_tma::starts_on_16(A, (long long)((blockIdx.y * T + threadIdx.y) * ld + "
+  size_t Start = TmaLoop.find("tilepipe_rt::starts_on_16(A, (long long)((blockIdx.y * T + threadIdx.y) * ld + "
                               "t * T + threadIdx.x));",
                               Probe);
   size_t Step = TmaLoop.find("++t;", Probe);
@@ -452,7 +454,7 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   EXPECT_EQ(TmaLoop.find("if (tensor_copies) {"), TmaLoop.find('\n', Choice) + 7) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("pipe."), std::string::npos) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("cuda::pipeline"), std::string::npos) << TmaLoop;
-  size_t Copy = TmaLoop.find("tilepipe_tma::copy_tile(s_tmap, s, A, (long long)((blockIdx.y * T + "
+  size_t Copy = TmaLoop.find("tilepipe_rt::copy_tile(s_tmap, s, A, (long long)((blockIdx.y * T + "
                              "threadIdx.y) * ld + t * T + threadIdx.x),");
   // The barrier expects the tile's bytes, a constant (continued under the call's first argument).
   size_t Arrive = TmaLoop.find("(void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, "
@@ -460,7 +462,7 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
                                std::string(12 + 40, ' ') + "sizeof(s));");
   EXPECT_TRUE(Copy != std::string::npos && Copy < Arrive && Arrive != std::string::npos) << TmaLoop;
   EXPECT_NE(TmaLoop.find("if (leader)\n            issue_tile();"), std::string::npos) << TmaLoop;
-  EXPECT_NE(TmaLoop.find("tilepipe_tma::wait_phase(stage_barriers[stage], parities >> stage & 1u);"), std::string::npos);
+  EXPECT_NE(TmaLoop.find("tilepipe_rt::wait_phase(stage_barriers[stage], parities >> stage & 1u);"), std::string::npos);
   // Not nested in another loop: the barriers are not torn down.
   EXPECT_EQ(TmaLoop.find("~barrier()"), std::string::npos);
   EXPECT_NE(Out.find("alignas(128) __shared__ float s_stages[3][T][T];"), std::string::npos) << Out;
@@ -469,7 +471,7 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
                      "::cudaStream_t stream, float *C, const float *A, int ld, int nt)"),
             std::string::npos)
       << Out;
-  EXPECT_NE(Out.find("tilepipe_tma::encode(&s_tmap, A, sizeof(float), (long long)(ld), (long "
+  EXPECT_NE(Out.find("tilepipe_rt::encode(&s_tmap, A, sizeof(float), (long long)(ld), (long "
                      "long)(T), (long long)(T));"),
             std::string::npos)
       << Out;
@@ -485,7 +487,7 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   ToolOptions PO = defaultOptions();
   PO.Mode = CopyMode::Pipeline;
   FileResult P = runOnCode(TmaKernel, PO);
-  EXPECT_EQ(P.Rewritten.find("tilepipe_tma"), std::string::npos);
+  EXPECT_EQ(P.Rewritten.find("tilepipe_rt"), std::string::npos);
   EXPECT_NE(P.Rewritten.find("k<<<1, dim3(T, T)>>>(C, A, ld, nt);"), std::string::npos);
 }
 
@@ -527,8 +529,8 @@ TEST(TensorCopy, AddedParametersAvoidNamesTheFileUses) {
                "  float acc = 0, s_tmap = 0;\n  acc += s_tmap;");
   FileResult R = runWithTensorCopies(Code);
   ASSERT_TRUE(R.Ok) << R.Error;
-  EXPECT_NE(R.Rewritten.find("const __grid_constant__ ::tilepipe_tma::TileMap s_tmap_1 = "
-                             "::tilepipe_tma::TileMap{}, bool tilepipe_tma_1 = false)"),
+  EXPECT_NE(R.Rewritten.find("const __grid_constant__ ::tilepipe_rt::TileMap s_tmap_1 = "
+                             "::tilepipe_rt::TileMap{}, bool tilepipe_tma_1 = false)"),
             std::string::npos)
       << R.Rewritten;
 }
@@ -547,7 +549,7 @@ TEST(TensorCopy, LauncherNamesAvoidTheKernelsParameters) {
                              "::cudaStream_t stream, float *C, const float *A, int ld, int block, int tma) {"),
             std::string::npos)
       << R.Rewritten;
-  EXPECT_NE(R.Rewritten.find("bool tma_1 = ::tilepipe_tma::available();"), std::string::npos);
+  EXPECT_NE(R.Rewritten.find("bool tma_1 = ::tilepipe_rt::available();"), std::string::npos);
   EXPECT_NE(R.Rewritten.find("::k<<<grid, block_1, shared_bytes, stream>>>(C, A, ld, block, tma, s_tmap, tma_1);"),
             std::string::npos)
       << R.Rewritten;
@@ -828,27 +830,27 @@ void run(float *C, const float *A, const float *B, int M, int N, int K) {
   EXPECT_NE(M.find("As, Bs by tensor copy (TMA)"), std::string::npos) << M;
   EXPECT_NE(M.find("in the cp.async loop, per element: the copy into 'As' is guarded"), std::string::npos) << M;
   // The maps end at the bounds: M rows of K columns, K rows of N columns ('<=' counts one more).
-  EXPECT_NE(Out.find("tilepipe_tma::encode(&As_tmap, A, sizeof(float), (long long)(K), (long long)(T), "
+  EXPECT_NE(Out.find("tilepipe_rt::encode(&As_tmap, A, sizeof(float), (long long)(K), (long long)(T), "
                      "(long long)(T), (long long)(M), (long long)(K));"),
             std::string::npos)
       << Out;
-  EXPECT_NE(Out.find("tilepipe_tma::encode(&Bs_tmap, B, sizeof(float), (long long)(N), (long long)(T), "
+  EXPECT_NE(Out.find("tilepipe_rt::encode(&Bs_tmap, B, sizeof(float), (long long)(N), (long long)(T), "
                      "(long long)(T), (long long)(K), (long long)((N - 1) + 1));"),
             std::string::npos)
       << Out;
-  EXPECT_NE(Out.find("tilepipe_tma::takes(As_tmap, As_stages[0], true) &&"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("tilepipe_rt::takes(As_tmap, As_stages[0], true) &&"), std::string::npos) << Out;
   // The leader checks the first two tiles' coordinates against the index, then copies by them.
-  EXPECT_NE(Out.find("tilepipe_tma::BoxProbe As_probe;"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("tilepipe_rt::BoxProbe As_probe;"), std::string::npos) << Out;
   EXPECT_NE(Out.find("As_probe.fits(As_tmap, A, (long long)(row * K + aCol), row, aCol);"), std::string::npos) << Out;
   EXPECT_NE(Out.find("Bs_probe.fits(Bs_tmap, B, (long long)((t * T + threadIdx.y) * N + col), t * T + threadIdx.y, "
                      "col);"),
             std::string::npos)
       << Out;
-  EXPECT_NE(Out.find("tilepipe_tma::copy_box(As_tmap, As, row, aCol, stage_barriers[fetch_stage]);"),
+  EXPECT_NE(Out.find("tilepipe_rt::copy_box(As_tmap, As, row, aCol, stage_barriers[fetch_stage]);"),
             std::string::npos)
       << Out;
   // The if/else is replaced whole.
-  size_t Issue = Out.find("tilepipe_tma::copy_box(Bs_tmap, Bs, t * T + threadIdx.y, col,");
+  size_t Issue = Out.find("tilepipe_rt::copy_box(Bs_tmap, Bs, t * T + threadIdx.y, col,");
   ASSERT_NE(Issue, std::string::npos) << Out;
   size_t IssueEnd = Out.find("barrier_arrive_tx", Issue);
   EXPECT_EQ(Out.substr(Issue, IssueEnd - Issue).find("else"), std::string::npos) << Out;
@@ -893,11 +895,11 @@ TEST(TensorCopy, GuardedRowOfOneDimension) {
   FileResult R = runWithTensorCopies(guardedRow("s[threadIdx.x] = i < n ? A[i] : 0;"));
   ASSERT_TRUE(R.Ok) << R.Error;
   std::string Out = R.Rewritten;
-  EXPECT_NE(Out.find("tilepipe_tma::encode(&s_tmap, A, sizeof(float), 0, 0, (long long)(256), 0, (long long)(n));"),
+  EXPECT_NE(Out.find("tilepipe_rt::encode(&s_tmap, A, sizeof(float), 0, 0, (long long)(256), 0, (long long)(n));"),
             std::string::npos)
       << Out;
   EXPECT_NE(Out.find("s_probe.fits(s_tmap, A, (long long)(i), 0, i);"), std::string::npos) << Out;
-  EXPECT_NE(Out.find("tilepipe_tma::copy_box(s_tmap, s, 0, i, stage_barriers[fetch_stage]);"), std::string::npos)
+  EXPECT_NE(Out.find("tilepipe_rt::copy_box(s_tmap, s, 0, i, stage_barriers[fetch_stage]);"), std::string::npos)
       << Out;
 }
 
@@ -932,12 +934,12 @@ TEST(TensorCopy, ThreeDimensionalTileTakesAThreeDimensionalMap) {
   ASSERT_EQ(1u, R.Loops.size());
   EXPECT_NE(R.Loops[0].message().find("s by tensor copy (TMA)"), std::string::npos) << R.Loops[0].message();
   const std::string &Out = R.Rewritten;
-  EXPECT_NE(Out.find("tilepipe_tma::encode(&s_tmap, V, sizeof(float), (long long)(pitch), (long long)(4), "
+  EXPECT_NE(Out.find("tilepipe_rt::encode(&s_tmap, V, sizeof(float), (long long)(pitch), (long long)(4), "
                      "(long long)(32), 0, 0, (long long)(plane), (long long)(4));"),
             std::string::npos)
       << Out;
   EXPECT_NE(Out.find("blockDim.z == sizeof(s_stages[0]) / sizeof(s_stages[0][0])"), std::string::npos) << Out;
-  EXPECT_NE(Out.find("tilepipe_tma::copy_tile(s_tmap, s, V,"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("tilepipe_rt::copy_tile(s_tmap, s, V,"), std::string::npos) << Out;
   EXPECT_NE(Out.find("tilepipe_launch_k(dim3(8, 8), dim3(32, 4, 4), 0, 0, C, V, pitch, plane, nt);"),
             std::string::npos)
       << Out;
@@ -990,7 +992,7 @@ TEST(TensorCopy, SmallStagesKeepCpAsync) {
             std::string::npos)
       << M;
   EXPECT_NE(M.find("the original loop below compute capability 8.0"), std::string::npos) << M;
-  EXPECT_EQ(R.Rewritten.find("tilepipe_tma"), std::string::npos);
+  EXPECT_EQ(R.Rewritten.find("tilepipe_rt"), std::string::npos);
   // At the threshold, the loop takes them.
   ToolOptions O = defaultOptions();
   O.TmaMinStageBytes = 1024;
@@ -1021,7 +1023,7 @@ __global__ void k(float *C, const float *A, int nt, int passes) {
   ASSERT_EQ(1u, R.Loops.size());
   EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
   const std::string &Out = R.Rewritten;
-  size_t Teardown = Out.find("::tilepipe_tma::drop_barrier(stage_barriers[s_1]);");
+  size_t Teardown = Out.find("::tilepipe_rt::drop_barrier(stage_barriers[s_1]);");
   ASSERT_NE(Teardown, std::string::npos) << Out;
   size_t Barrier = Out.find("the buffers may be refilled when this block runs again", Teardown);
   size_t Else = Out.find("if (!tensor_copies)\n#endif");
@@ -1065,10 +1067,10 @@ TEST(BulkCopy, OneDimensionalTileNeedsNoLauncher) {
   ASSERT_NE(Else, std::string::npos) << Out;
   std::string Loop = Out.substr(Dispatch, Else - Dispatch);
   EXPECT_EQ(Loop.find("takes("), std::string::npos) << Loop;
-  EXPECT_NE(Loop.find("tilepipe_tma::starts_on_16(A, (long long)(t * 256 + threadIdx.x));"), std::string::npos)
+  EXPECT_NE(Loop.find("tilepipe_rt::starts_on_16(A, (long long)(t * 256 + threadIdx.x));"), std::string::npos)
       << Loop;
-  size_t Copy = Loop.find("::tilepipe_tma::bulk_copy(s, A, (long long)(t * 256 + threadIdx.x),\n" +
-                          std::string(38, ' ') + "stage_barriers[fetch_stage]);");
+  size_t Copy = Loop.find("::tilepipe_rt::bulk_copy(s, A, (long long)(t * 256 + threadIdx.x),\n" +
+                          std::string(37, ' ') + "stage_barriers[fetch_stage]);");
   size_t Arrive = Loop.find("sizeof(s));", Copy);
   EXPECT_TRUE(Copy != std::string::npos && Arrive != std::string::npos) << Loop;
   EXPECT_EQ(Loop.find("pipe."), std::string::npos) << Loop;
@@ -1085,7 +1087,7 @@ TEST(BulkCopy, OneDimensionalTileNeedsNoLauncher) {
   EXPECT_NE(Small.Loops[0].message().find("s without tensor or bulk copies: a stage holds 4096 bytes"),
             std::string::npos)
       << Small.Loops[0].message();
-  EXPECT_EQ(Small.Rewritten.find("tilepipe_tma"), std::string::npos);
+  EXPECT_EQ(Small.Rewritten.find("tilepipe_rt"), std::string::npos);
 }
 
 // A __device__ function cannot be handed a tensor map, but needs none for bulk copies.
@@ -1107,12 +1109,12 @@ __global__ void k(float *C, const float *A, int nt) { tiles(C, A, nt); }
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
   EXPECT_NE(R.Loops[0].message().find("s by bulk copy (cp.async.bulk)"), std::string::npos) << R.Loops[0].message();
-  EXPECT_NE(R.Rewritten.find("tilepipe_tma::bulk_copy(s, A, (long long)(t * 64 + threadIdx.x),"), std::string::npos)
+  EXPECT_NE(R.Rewritten.find("tilepipe_rt::bulk_copy(s, A, (long long)(t * 64 + threadIdx.x),"), std::string::npos)
       << R.Rewritten;
   EXPECT_NE(R.Rewritten.find("__global__ void k(float *C, const float *A, int nt) { tiles(C, A, nt); }"),
             std::string::npos);
   // The function may run again: the barriers are torn down at its end.
-  EXPECT_NE(R.Rewritten.find("::tilepipe_tma::drop_barrier(stage_barriers["), std::string::npos) << R.Rewritten;
+  EXPECT_NE(R.Rewritten.find("::tilepipe_rt::drop_barrier(stage_barriers["), std::string::npos) << R.Rewritten;
 }
 
 // A loop with a tile of two dimensions (a tensor copy, through its map) and one of one dimension (a
@@ -1142,15 +1144,15 @@ void run(float *C, const float *A, const float *X, int ld, int nt) { k<<<dim3(1,
             std::string::npos)
       << M;
   EXPECT_NE(M.find("x by bulk copy (cp.async.bulk)"), std::string::npos) << M;
-  EXPECT_NE(Out.find("int nt, const __grid_constant__ ::tilepipe_tma::TileMap s_tmap = ::tilepipe_tma::TileMap{}, "
+  EXPECT_NE(Out.find("int nt, const __grid_constant__ ::tilepipe_rt::TileMap s_tmap = ::tilepipe_rt::TileMap{}, "
                      "bool tilepipe_tma = false)"),
             std::string::npos)
       << Out;
   EXPECT_EQ(Out.find("x_tmap"), std::string::npos) << Out;
-  EXPECT_NE(Out.find("if (tilepipe_tma &&\n        ::tilepipe_tma::takes(s_tmap, s_stages[0]) &&\n        blockDim.y =="),
+  EXPECT_NE(Out.find("if (tilepipe_tma &&\n        ::tilepipe_rt::takes(s_tmap, s_stages[0]) &&\n        blockDim.y =="),
             std::string::npos)
       << Out;
-  EXPECT_NE(Out.find("::tilepipe_tma::bulk_copy(x, X, (long long)(t * T + threadIdx.x),\n" + std::string(38, ' ') +
+  EXPECT_NE(Out.find("::tilepipe_rt::bulk_copy(x, X, (long long)(t * T + threadIdx.x),\n" + std::string(37, ' ') +
                      "stage_barriers[fetch_stage]);"),
             std::string::npos)
       << Out;
@@ -1886,11 +1888,11 @@ void run(float *C, const float *A, int ld, int nt) { app::k<<<dim3(1, 4), dim3(T
   ASSERT_EQ(1u, R.Loops.size());
   EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
   std::string Kernel = R.Rewritten.substr(R.Rewritten.find("namespace app {"));
-  EXPECT_NE(Kernel.find("::tilepipe_tma::init_barrier(stage_barriers[s_1], 1);"), std::string::npos) << Kernel;
+  EXPECT_NE(Kernel.find("::tilepipe_rt::init_barrier(stage_barriers[s_1], 1);"), std::string::npos) << Kernel;
   EXPECT_EQ(Kernel.find("init(&"), std::string::npos) << Kernel;
-  // No call through `cuda::` or `tilepipe_tma::` but from the global namespace (the user's own
+  // No call through `cuda::` or `tilepipe_rt::` but from the global namespace (the user's own
   // `cuda::twice` aside).
-  for (const char *Name : {"cuda::", "tilepipe_tma::"})
+  for (const char *Name : {"cuda::", "tilepipe_rt::"})
     for (size_t P = Kernel.find(Name); P != std::string::npos; P = Kernel.find(Name, P + 1))
       if (Kernel.compare(P, 12, "cuda::twice(") != 0)
         EXPECT_TRUE(P >= 2 && Kernel.compare(P - 2, 2, "::") == 0)
@@ -1948,7 +1950,7 @@ void run(float *C, const float *A, int ld, int nt) { k<<<dim3(1, 4), dim3(T, T)>
   size_t NFirst = N.Rewritten.find(Both), NSecond = N.Rewritten.find(Both, NFirst + 1);
   EXPECT_TRUE(NFirst != std::string::npos && NSecond != std::string::npos) << N.Rewritten;
   EXPECT_EQ(N.Rewritten.find(Both, NSecond + 1), std::string::npos);
-  EXPECT_LT(N.Rewritten.find("::tilepipe_tma::drop_barrier("), NFirst);
+  EXPECT_LT(N.Rewritten.find("::tilepipe_rt::drop_barrier("), NFirst);
   EXPECT_EQ(N.Rewritten.find("__syncthreads(); // the buffers may be refilled"), std::string::npos);
 }
 
@@ -2061,3 +2063,47 @@ TEST(Analysis, CostModelRule) {
   EXPECT_NE("", predictNoGain(F, 2048)) << "a per-element tile";
 }
 
+TEST(TemplateSection, TakesTheLinesUpToTheNextSection) {
+  const char *T = "@a\nx\n@ab\ny\nz\n@b\nw\n";
+  EXPECT_EQ("x\n", templateSection(T, "t.cu.in", "a"));
+  EXPECT_EQ("y\nz\n", templateSection(T, "t.cu.in", "ab"));
+  EXPECT_EQ("w\n", templateSection(T, "t.cu.in", "b"));
+}
+
+// A template and the code that renders it disagree: a fatal error in every build type, naming both.
+TEST(TemplateSectionDeathTest, MissingSectionIsFatalAndNamed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(templateSection("@a\nx\n@b\ny\n", "templates/x.cu.in", "c"),
+               "the template templates/x.cu.in has no section '@c'");
+  EXPECT_DEATH(templateSection("@a\nx\nfoo@c\n", "templates/x.cu.in", "c"), "has no section '@c'");
+}
+
+// nvcc's warning about the stage barriers (shared variables with constructors) is turned off for
+// their declarations alone, not for the user's file.
+TEST(TensorCopy, DiagnosticSuppressedAroundTheBarriersOnly) {
+  FileResult R = runOnFile(sourceDir() + "/testdata/matmul_classic.cu");
+  ASSERT_TRUE(R.Ok) << R.Error;
+  const std::string &T = R.Rewritten;
+  size_t Barriers = T.find("__shared__ ::cuda::barrier<::cuda::thread_scope_block>");
+  ASSERT_NE(Barriers, std::string::npos);
+  size_t Push = T.rfind("\n#pragma nv_diagnostic push\n", Barriers);
+  size_t Suppress = T.rfind("\n#pragma nv_diag_suppress static_var_with_dynamic_init\n", Barriers);
+  size_t Pop = T.find("\n#pragma nv_diagnostic pop\n", Barriers);
+  ASSERT_NE(Push, std::string::npos);
+  ASSERT_NE(Suppress, std::string::npos);
+  ASSERT_NE(Pop, std::string::npos);
+  EXPECT_LT(T.find("__global__"), Push);
+  EXPECT_LT(Push, Suppress);
+  // Nothing between the suppression and its pop but the barriers' declaration.
+  EXPECT_EQ(Pop, T.find('\n', Barriers)) << T.substr(Push, Pop - Push + 30);
+  // One push and one pop for each suppression; none at file scope.
+  auto Count = [&](const std::string &S) {
+    unsigned N = 0;
+    for (size_t P = T.find(S); P != std::string::npos; P = T.find(S, P + 1))
+      ++N;
+    return N;
+  };
+  EXPECT_EQ(Count("#pragma nv_diag_suppress"), Count("#pragma nv_diagnostic push"));
+  EXPECT_EQ(Count("#pragma nv_diag_suppress"), Count("#pragma nv_diagnostic pop"));
+  EXPECT_EQ(Count("#pragma nv_diag_suppress"), Count("__shared__ ::cuda::barrier"));
+}

@@ -18,6 +18,9 @@ std::vector<std::string> rewrittenNames() {
   return Out;
 }
 
+/// -I for tilepipe/runtime.cuh, which rewrites with tensor or bulk copies include.
+std::string runtimeInclude() { return "-I" + sourceDir() + "/runtime/include"; }
+
 struct Case {
   std::string Name, Arch;
 };
@@ -33,7 +36,7 @@ TEST_P(Nvcc, BuildsAndHasCpAsync) {
   const Case &C = GetParam();
   // A full build (host and device), keeping the intermediate PTX to look at.
   std::string Dir = tempDir();
-  ProcessResult Build = runProgram(Nvcc, {"-std=c++17", "-arch=" + C.Arch, "-c", "-o", "out.o",
+  ProcessResult Build = runProgram(Nvcc, {"-std=c++17", "-arch=" + C.Arch, runtimeInclude(), "-c", "-o", "out.o",
                                           "-keep", sourceDir() + "/generated/" + C.Name},
                                    Dir);
   ASSERT_EQ(0, Build.ExitCode) << Build.Out << Build.Err;
@@ -88,7 +91,7 @@ TEST_P(NvccAuto, EachTargetGetsItsCopies) {
   std::string Dir = tempDir();
   writeFile(Dir + "/auto.cu", R.Rewritten);
   for (const char *Arch : {"sm_75", "sm_80", "sm_90"}) {
-    ProcessResult Build = runProgram(Nvcc, {"-std=c++17", "-arch=" + std::string(Arch), "-ptx", "-o",
+    ProcessResult Build = runProgram(Nvcc, {"-std=c++17", "-arch=" + std::string(Arch), runtimeInclude(), "-ptx", "-o",
                                             "auto.ptx", "auto.cu"},
                                      Dir);
     ASSERT_EQ(0, Build.ExitCode) << Arch << "\n" << Build.Out << Build.Err;
@@ -133,7 +136,7 @@ INSTANTIATE_TEST_SUITE_P(Testdata, NvccAuto, ::testing::ValuesIn(rewrittenNames(
 /// its parameters (the rewrite appends tensor-map parameters).
 std::map<std::string, unsigned> registersPerKernel(const std::string &Nvcc, const std::string &File) {
   std::map<std::string, unsigned> Out;
-  ProcessResult Build = runProgram(Nvcc, {"-std=c++17", "-arch=sm_90", "-c", "-o", "out.o", "-Xptxas", "-v", File},
+  ProcessResult Build = runProgram(Nvcc, {"-std=c++17", "-arch=sm_90", runtimeInclude(), "-c", "-o", "out.o", "-Xptxas", "-v", File},
                                    tempDir());
   EXPECT_EQ(0, Build.ExitCode) << Build.Out << Build.Err;
   llvm::Regex Entry("Compiling entry function '([^']+)'"), Used("Used ([0-9]+) registers");
@@ -204,7 +207,7 @@ TEST(Nvcc, ThreeDimensionalTensorCopiesWhenAsked) {
   std::string Dir = tempDir();
   writeFile(Dir + "/brick.cu", R.Rewritten);
   ProcessResult Build =
-      runProgram(Nvcc, {"-std=c++17", "-arch=sm_90", "-ptx", "-o", "brick.ptx", "brick.cu"}, Dir);
+      runProgram(Nvcc, {"-std=c++17", "-arch=sm_90", runtimeInclude(), "-ptx", "-o", "brick.ptx", "brick.cu"}, Dir);
   ASSERT_EQ(0, Build.ExitCode) << Build.Out << Build.Err;
   EXPECT_NE(readFile(Dir + "/brick.ptx").find("cp.async.bulk.tensor.3d"), std::string::npos);
   std::map<std::string, unsigned> Before = registersPerKernel(Nvcc, sourceDir() + "/testdata/brick_tiles.cu");
@@ -219,28 +222,27 @@ TEST(Nvcc, ThreeDimensionalTensorCopiesWhenAsked) {
 namespace {
 
 // The issuing thread of a tensor-copy loop finds a tile's row in its map with a multiply and a
-// shift instead of a division (templates/tma_runtime.cu.in). Here, on the host, the quotient
+// shift instead of a division (tilepipe/runtime.cuh). Here, on the host, the quotient
 // agrees with the division for every stride it can be given and the dividends at the edges.
 TEST(TensorMapRuntime, QuotientIsTheDivision) {
   std::string Nvcc = findTool("nvcc");
   if (Nvcc.empty())
     GTEST_SKIP() << "nvcc not found";
   std::string Dir = tempDir();
-  std::string Program = "#include <cuda.h>\n#include <cuda/barrier>\n#include <cuda/ptx>\n" +
-                        readFile(sourceDir() + "/templates/tma_runtime.cu.in") + R"(
+  std::string Program = R"(#include <tilepipe/runtime.cuh>
 #include <random>
 static long long Failures = 0, Checked = 0;
 static void check(long long Stride, unsigned long long X) {
   if (X >= 0x80000000ull)
     return;
-  tilepipe_tma::TileMap M{};
-  if (!tilepipe_tma::set_divider(&M, Stride)) {
+  tilepipe_rt::TileMap M{};
+  if (!tilepipe_rt::set_divider(&M, Stride)) {
     std::printf("no divider for %lld\n", Stride);
     ++Failures;
     return;
   }
   ++Checked;
-  const unsigned Q = tilepipe_tma::quotient(M, (unsigned)X);
+  const unsigned Q = tilepipe_rt::quotient(M, (unsigned)X);
   if (Q != X / (unsigned long long)Stride && Failures++ < 10)
     std::printf("%llu / %lld: %u\n", X, Stride, Q);
 }
@@ -267,8 +269,8 @@ int main() {
     }
   }
   for (long long Bad : {0ll, -3ll, 0x80000000ll}) {
-    tilepipe_tma::TileMap M{};
-    if (tilepipe_tma::set_divider(&M, Bad)) {
+    tilepipe_rt::TileMap M{};
+    if (tilepipe_rt::set_divider(&M, Bad)) {
       std::printf("a divider for %lld\n", Bad);
       ++Failures;
     }
@@ -278,7 +280,8 @@ int main() {
 }
 )";
   writeFile(Dir + "/quotient.cu", Program);
-  ProcessResult Build = runProgram(Nvcc, {"-std=c++17", "-O2", "-o", "quotient", "quotient.cu"}, Dir);
+  ProcessResult Build = runProgram(
+      Nvcc, {"-std=c++17", "-O2", "-I" + sourceDir() + "/runtime/include", "-o", "quotient", "quotient.cu"}, Dir);
   ASSERT_EQ(0, Build.ExitCode) << Build.Out << Build.Err;
   ProcessResult Run = runProgram(Dir + "/quotient", {}, Dir);
   EXPECT_EQ(0, Run.ExitCode) << Run.Out << Run.Err;

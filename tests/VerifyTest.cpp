@@ -219,7 +219,8 @@ void writeOutputs(const std::string &Path, const std::vector<std::vector<float>>
 }
 
 void bundleHasAllParts(const std::string &Dir) {
-  for (const char *F : {"original.cu", "rewritten.cu", "compute_only.cu", "driver.cu", "build.sh", "run.sh"})
+  for (const char *F : {"original.cu", "rewritten.cu", "compute_only.cu", "driver.cu", "build.sh", "run.sh",
+                        "include/tilepipe/runtime.cuh"})
     EXPECT_TRUE(llvm::sys::fs::exists(Dir + "/" + F)) << F;
   EXPECT_NE(readFile(Dir + "/rewritten.cu").find("cuda::memcpy_async"), std::string::npos);
 }
@@ -351,6 +352,19 @@ TEST_F(Bundle, BuildsComparesAndNeverPassesWhatDidNotRun) {
   bundleBuildSurvivesABrokenFloorOnly(Dir);
   bundleMissingOutputsAreNeverAPass(Dir);
   bundleWithoutAGpuNothingRunsAndExitIs77(Dir);
+}
+
+// A bundle needs only nvcc and bash: it carries the runtime header that its rewrite includes, and
+// builds with it (the verify.* tests build the testdata bundles).
+TEST(VerifyCli, BundleCarriesTheRuntimeHeader) {
+  std::string Dir = tempDir() + "/bundle";
+  ProcessResult R = runTilepipe({"verify", "--quiet", "--check-launch-resources=false",
+                                 sourceDir() + "/testdata/matmul_classic.cu", "--bundle", Dir});
+  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  EXPECT_NE(readFile(Dir + "/rewritten.cu").find("\n#include <tilepipe/runtime.cuh>\n"), std::string::npos);
+  EXPECT_EQ(readFile(sourceDir() + "/runtime/include/tilepipe/runtime.cuh"),
+            readFile(Dir + "/include/tilepipe/runtime.cuh"));
+  EXPECT_NE(readFile(Dir + "/build.sh").find("inc=\"-Iinclude -I"), std::string::npos) << readFile(Dir + "/build.sh");
 }
 
 TEST(VerifyCli, BadSpecIsAnError) {

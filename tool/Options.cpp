@@ -1,5 +1,6 @@
 #include "Options.h"
 #include "tilepipe/Parse.h"
+#include "tilepipe/Runtime.h"
 #include "clang/Basic/Version.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/Support/CommandLine.h"
@@ -71,6 +72,19 @@ static cl::opt<PlanPolicy> PlanOpt(
                           "copies, or with whole-tile 16-byte copies of stages of at least 2 KiB"),
                clEnumValN(PlanPolicy::Always, "always", "every loop the analysis proves legal")),
     cl::init(PlanPolicy::Model), cl::cat(Category));
+static cl::opt<RuntimeMode> RuntimeOpt(
+    "runtime", cl::desc("How a file with tensor or bulk copies gets tilepipe's runtime (default header)"),
+    cl::values(clEnumValN(RuntimeMode::Header, "header",
+                          "#include <tilepipe/runtime.cuh>: compile with -I<dir>, the folder that "
+                          "--print-runtime-dir prints (tilepipe_rewrite() in CMake adds it)"),
+               clEnumValN(RuntimeMode::Inline, "inline",
+                          "the runtime's text in the rewritten file: self-contained output")),
+    cl::init(RuntimeMode::Header), cl::cat(Category));
+static cl::opt<bool> PrintRuntimeDir(
+    "print-runtime-dir",
+    cl::desc("Print the folder to compile rewritten files with (-I<dir>: it holds tilepipe/runtime.cuh) "
+             "and exit"),
+    cl::cat(Category));
 static cl::opt<bool> Quiet("quiet", cl::desc("Print no remarks and no summary"), cl::cat(Category));
 static cl::list<std::string> KernelNames("kernel", cl::desc("Only look at loops in these kernels or device functions (repeatable)"),
                                          cl::value_desc("name"), cl::cat(Category));
@@ -110,7 +124,8 @@ static cl::opt<unsigned> Runs("runs", cl::desc("Runs of every case and variant (
                               cl::cat(VerifyCategory));
 
 static void printVersion(raw_ostream &OS) {
-  OS << "tilepipe " << ToolVersion << "\n  " << clang::getClangFullVersion() << "\n";
+  OS << "tilepipe " << toolVersion() << "\n  " << clang::getClangFullVersion() << "\n";
+  OS << "  runtime: tilepipe/runtime.cuh version " << runtimeVersion() << "\n";
   if (auto Cuda = findCudaToolkit(CudaPath))
     OS << "  CUDA " << Cuda->Version << " at " << Cuda->Path << "\n";
   else
@@ -192,6 +207,7 @@ static ToolOptions toolOptions(const CudaToolkit &Cuda) {
   Opts.TmaMinStageBytes = TmaMinStageBytes;
   Opts.TmaThreeDimensions = TmaThreeDimensions;
   Opts.AssumeNoAlias = AssumeNoAlias;
+  Opts.Runtime = RuntimeOpt;
   Opts.CheckLaunchResources = CheckLaunchResources;
   Opts.Plan = PlanOpt;
   Opts.GpuArch = GpuArch;
@@ -246,6 +262,16 @@ std::optional<CommandLine> parseCommandLine(int argc, const char **argv) {
     return std::nullopt;
   }
   CL.Parser = std::make_unique<clang::tooling::CommonOptionsParser>(std::move(*Parser));
+  if (PrintRuntimeDir) {
+    auto Dir = findRuntimeDir(sys::fs::getMainExecutable(argv[0], (void *)&fail));
+    if (!Dir) {
+      fail(toString(Dir.takeError()));
+      std::exit(1);
+    }
+    outs() << *Dir << "\n";
+    outs().flush();
+    std::exit(0);
+  }
   CL.Sources = CL.Parser->getSourcePathList();
   if (CL.Sources.empty() && !takeProject(CL, BuildPath))
     return std::nullopt;

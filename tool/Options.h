@@ -11,8 +11,6 @@
 
 namespace tilepipe {
 
-inline constexpr const char *ToolVersion = "0.1.0";
-
 /// The options of `tilepipe verify`.
 struct VerifyRequest {
   std::string SpecPath;  ///< the launch spec; empty: <file>.tilepipe.yaml beside the source

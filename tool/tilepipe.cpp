@@ -181,7 +181,7 @@ static bool writeOutputs(const CommandLine &CL, const MergedHeaders &Merged,
     Ok &= Conflicts.empty();
   }
   if (!CL.Sarif.empty())
-    Write(CL.Sarif, formatv("{0:2}", sarifLog(Results, ToolVersion)).str() + "\n");
+    Write(CL.Sarif, formatv("{0:2}", sarifLog(Results, toolVersion())).str() + "\n");
   return Ok;
 }
 

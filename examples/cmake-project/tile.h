@@ -1,3 +1,4 @@
-// The tile width, shared by the kernel and its launch.
+// The tile widths, shared by the kernels and their launches.
 #pragma once
 #define TILE 128
+#define WIDE 512

@@ -7,7 +7,8 @@
 The result keeps the batch's common part (and, for a rewritten batch, whatever tilepipe put at
 the top of the file), the kernel's own section (macros, helpers, kernel, launcher, driver) and a
 main() that runs only that kernel. It builds and runs like the batch:
-`nvcc -O3 -std=c++17 -arch=sm_90 -fmad=false out.cu -o out && ./out` prints one line
+`nvcc -O3 -std=c++17 -arch=sm_90 -fmad=false out.cu -o out && ./out` (for a rewritten batch with
+tensor or bulk copies, add `-I$(tilepipe --print-runtime-dir)`) prints one line
 `<kernel-id> <labels> <hash>`. Regenerated from the seed, it is the natural unit to add to
 testdata/ as a regression case (add the `// EXPECT:` line the tool should give).
 """

@@ -198,7 +198,8 @@ NVCC_ERR = re.compile(r'\((\d+)\): (?:error|catastrophic error)')
 
 
 def nvcc_cmd(a, arch, src, obj):
-    base = [a.nvcc, '-std=c++17', '-arch=' + arch, '-w']
+    # -I: tilepipe's runtime header, which rewrites with tensor or bulk copies include.
+    base = [a.nvcc, '-std=c++17', '-arch=' + arch, '-w', '-I' + a.runtime_dir]
     if arch == 'sm_90':
         return base + ['-c', src, '-o', obj]
     return base + ['-cubin', src, '-o', obj]
@@ -271,6 +272,11 @@ def main():
     if not a.no_nvcc and not a.nvcc:
         print('run_cpu.py: nvcc not found: nothing can be built (skipped, not passed)')
         return 77
+    # The folder of the runtime header the rewrites include (tilepipe/runtime.cuh).
+    rc, out, err, _ = run([a.tilepipe, '--print-runtime-dir'], a.timeout)
+    if rc != 0:
+        sys.exit('run_cpu.py: tilepipe --print-runtime-dir failed: %s' % (out + err).strip())
+    a.runtime_dir = out.strip()
     archs = [x for x in a.archs.split(',') if x]
     seeds = parse_seeds(a.seeds)
     os.makedirs(a.out, exist_ok=True)
@@ -516,6 +522,10 @@ def make_bundle(a, seeds, manifests, reports, variants, builds, archs):
     os.makedirs(os.path.join(b, 'batches'), exist_ok=True)
     for f in ('run_gpu.sh', 'gpu_compare.py', 'README.md'):
         shutil.copy(os.path.join(HERE, f), os.path.join(b, f))
+    # The runtime header the rewrites include; run_gpu.sh compiles with -I include.
+    os.makedirs(os.path.join(b, 'include', 'tilepipe'), exist_ok=True)
+    shutil.copy(os.path.join(a.runtime_dir, 'tilepipe', 'runtime.cuh'),
+                os.path.join(b, 'include', 'tilepipe', 'runtime.cuh'))
     index = []
     for seed in seeds:
         src = os.path.join(a.out, 'batches', 's%d' % seed)

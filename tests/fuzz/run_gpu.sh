@@ -71,7 +71,8 @@ for b in "${batches[@]}"; do
 done
 
 build() { # batch variant tag
-  local flags="-O3 -std=c++17 -arch=sm_90 -w"
+  # include/: tilepipe's runtime header (tilepipe/runtime.cuh), which run_cpu.py put in the bundle.
+  local flags="-O3 -std=c++17 -arch=sm_90 -w -I$here/include"
   [ "$3" = nofma ] && flags="$flags -fmad=false"
   local exe=$out/bin/$1.$2.$3
   # Past the budget's build share, nothing new is started (the runner reports it as not built).

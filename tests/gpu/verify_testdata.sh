@@ -30,7 +30,8 @@ for g in generated/*.cu; do
 done
 
 build() { # name variant source [flags]
-  nvcc -O3 -std=c++17 -arch="$arch" $4 -o "$out/bin/$1.$2" "$3" >"$out/bin/$1.$2.log" 2>&1 ||
+  # runtime/include: tilepipe/runtime.cuh, which the rewrites with tensor or bulk copies include.
+  nvcc -O3 -std=c++17 -arch="$arch" -Iruntime/include $4 -o "$out/bin/$1.$2" "$3" >"$out/bin/$1.$2.log" 2>&1 ||
     { echo "BUILD FAILED: $3 $4"; cat "$out/bin/$1.$2.log"; return 1; }
 }
 export -f build; export out arch

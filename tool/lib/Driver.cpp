@@ -5,6 +5,7 @@
 #include "tilepipe/Parse.h"
 #include "tilepipe/Plan.h"
 #include "tilepipe/Resources.h"
+#include "tilepipe/Runtime.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Lex/Lexer.h"
@@ -29,10 +30,6 @@ std::string LoopRecord::message() const {
   return "rewritten into a " + std::to_string(Stages) + "-stage cp.async pipeline" +
          (Detail.empty() ? "" : "; " + Detail);
 }
-
-static const char TmaRuntimeTemplate[] =
-#include "TmaRuntimeTemplate.inc"
-    ;
 
 namespace {
 
@@ -88,7 +85,14 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
   // run (-j) sees, mid-parse.
   tooling::ClangTool Tool(DB, {Path}, std::make_shared<PCHContainerOperations>(),
                           llvm::vfs::createPhysicalFileSystem());
-  Tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(Opts.ParseArgs));
+  // The runtime header, for a file that includes it (tilepipe's own output): from a folder only this
+  // parse sees, searched after the user's own, so that no -I is needed to read such a file.
+  llvm::SmallString<128> RuntimeFile(virtualRuntimeDir());
+  llvm::sys::path::append(RuntimeFile, runtimeHeaderName());
+  Tool.mapVirtualFile(RuntimeFile, runtimeHeaderText());
+  std::vector<std::string> ParseArgs = Opts.ParseArgs;
+  ParseArgs.insert(ParseArgs.end(), {"-idirafter", virtualRuntimeDir().str()});
+  Tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(ParseArgs));
   std::vector<std::unique_ptr<ASTUnit>> ASTs;
   int Status = Tool.buildASTs(ASTs);
   if (Status != 0 || ASTs.size() != 1 || ASTs[0]->getDiagnostics().hasErrorOccurred()) {
@@ -757,8 +761,8 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
     // 1. The parameters, defaulted so that launches tilepipe does not see still compile.
     std::vector<std::string> NewParams;
     for (const Tile *T : K.Tiles)
-      NewParams.push_back("const __grid_constant__ ::tilepipe_tma::TileMap " + T->Box.MapName +
-                          " = ::tilepipe_tma::TileMap{}");
+      NewParams.push_back("const __grid_constant__ ::tilepipe_rt::TileMap " + T->Box.MapName +
+                          " = ::tilepipe_rt::TileMap{}");
     NewParams.push_back("bool " + K.Flag + " = false");
     SourceLocation At;
     std::string Lead = ", ";
@@ -917,9 +921,8 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
   for (auto &[FID, Edits] : All) {
     if (Edits.empty())
       continue;
-    if (auto Inc = pipelineInclude(SM, FID, FID == Main && EngineUsed
-                                                ? std::string(TmaRuntimeTemplate)
-                                                : std::string())) {
+    if (auto Inc = pipelineInclude(SM, FID, FID == Main && EngineUsed ? std::optional(Opts.Runtime)
+                                                                      : std::nullopt)) {
       if (llvm::Error Err = Edits.add(*Inc)) {
         R.Error = Path + ": error: internal: " + llvm::toString(std::move(Err));
         return;

@@ -3,6 +3,7 @@
 // code is the user's text, so comments, macros and formatting inside the loop survive.
 #include "tilepipe/Emit.h"
 #include "tilepipe/AstUtil.h"
+#include "tilepipe/Runtime.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Stmt.h"
@@ -35,14 +36,21 @@ static const char TmaLauncherTemplate[] =
 #include "TmaLauncherTemplate.inc"
     ;
 
-/// One '@name' section of a template of several (templates/pipeline.cu.in).
-static std::string section(StringRef All, StringRef Name) {
-  size_t B = All.find("@" + Name.str() + "\n");
-  if (B == StringRef::npos) // a template and the code that renders it disagree: a build defect
-    llvm::report_fatal_error(llvm::Twine("tilepipe: template section '@") + Name + "' is missing");
-  B = All.find('\n', B) + 1;
+std::string templateSection(StringRef All, StringRef TemplateName, StringRef Name) {
+  size_t B = All.starts_with("@" + Name.str() + "\n") ? 0 : All.find("\n@" + Name.str() + "\n");
+  // A template and the code that renders it disagree: a defect of this build of tilepipe, fatal in
+  // every build type (an assert would let a Release build emit a loop without it).
+  if (B == StringRef::npos)
+    llvm::reportFatalInternalError(llvm::Twine("tilepipe: the template ") + TemplateName + " has no section '@" +
+                                   Name + "'");
+  B = All.find('\n', B + 1) + 1;
   size_t E = All.find("\n@", B);
   return All.slice(B, E == StringRef::npos ? All.size() : E + 1).str();
+}
+
+/// One '@name' section of templates/pipeline.cu.in.
+static std::string section(StringRef Name) {
+  return templateSection(PipelineTemplate, "templates/pipeline.cu.in", Name);
 }
 
 namespace {
@@ -627,20 +635,20 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       if (Box.Guarded) {
         std::string Row = Box.Coordinates.size() == 2 ? Box.Coordinates[0] : "0";
         TmaEdits.emplace_back(
-            B, Len, mark(Call("::tilepipe_tma::copy_box", {Box.MapName, V, Row, Box.Coordinates.back(), Bar}, Ind)));
+            B, Len, mark(Call("::tilepipe_rt::copy_box", {Box.MapName, V, Row, Box.Coordinates.back(), Bar}, Ind)));
         std::string Tracker = Names.get(V + "_probe");
-        ProbeState.push_back(mark("::tilepipe_tma::BoxProbe " + Tracker + ";"));
+        ProbeState.push_back(mark("::tilepipe_rt::BoxProbe " + Tracker + ";"));
         ProbeEdits.emplace_back(B, Len,
                                 mark(Test(Tracker + ".fits(" + Box.MapName + ", " + Box.Pointer + ", " + First +
                                           ", " + Row + ", " + Box.Coordinates.back() + ");")));
       } else {
         TmaEdits.emplace_back(B, Len,
                               mark(Box.BulkCopy
-                                       ? Call("::tilepipe_tma::bulk_copy", {V, Box.Pointer, First, Bar}, Ind)
-                                       : Call("::tilepipe_tma::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar},
+                                       ? Call("::tilepipe_rt::bulk_copy", {V, Box.Pointer, First, Bar}, Ind)
+                                       : Call("::tilepipe_rt::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar},
                                               Ind)));
         ProbeEdits.emplace_back(B, Len,
-                                mark(Test("::tilepipe_tma::starts_on_16(" + Box.Pointer + ", " + First + ");")));
+                                mark(Test("::tilepipe_rt::starts_on_16(" + Box.Pointer + ", " + First + ");")));
       }
       // Every tile of the loop comes whole, once per tile: the barrier expects all their bytes.
       TileBytes += (TileBytes.empty() ? "" : " + ") + ("sizeof(" + V + ")");
@@ -862,7 +870,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   // A rendered section as lines of a block, its directives kept in column 0.
   auto Section = [&](StringRef Name) {
     Lines Out;
-    for (const std::string &L : chunk(render(section(PipelineTemplate, Name), Inline, Blocks, "", Unit), ""))
+    for (const std::string &L : chunk(render(section(Name), Inline, Blocks, "", Unit), ""))
       Out.push_back(bare(L).starts_with("#") ? Verbatim + L : L);
     return Out;
   };
@@ -884,7 +892,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
         AnyBulk |= T.Box.BulkCopy;
         AnyTensor |= !T.Box.BulkCopy;
         if (!T.Box.BulkCopy)
-          Launch.push_back("::tilepipe_tma::takes(" + T.Box.MapName + ", " + V + (T.Box.Guarded ? ", true)" : ")"));
+          Launch.push_back("::tilepipe_rt::takes(" + T.Box.MapName + ", " + V + (T.Box.Guarded ? ", true)" : ")"));
         for (const std::string &Cond : blockHasShape(V, T.Box.ThreadDims))
           if (!llvm::is_contained(Shapes, Cond))
             Shapes.push_back(Cond);
@@ -910,11 +918,11 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
           M.NestedInLoop ? mark(Lines{"if (" + Leader + ") // set up again when this block runs again",
                                       Unit + "for (int " + StageVar + " = 0; " + StageVar + " < " +
                                           std::to_string(Stages) + "; ++" + StageVar + ")",
-                                      Unit + Unit + "::tilepipe_tma::drop_barrier(" + Bars + "[" + StageVar + "]);"})
+                                      Unit + Unit + "::tilepipe_rt::drop_barrier(" + Bars + "[" + StageVar + "]);"})
                          : Lines{};
       Blocks["tma_loop"] = Section("tma_loop");
     }
-    NewText = render(section(PipelineTemplate, TmaLoop ? "dispatch" : "cp_async"), Inline, Blocks, Base, Unit);
+    NewText = render(section(TmaLoop ? "dispatch" : "cp_async"), Inline, Blocks, Base, Unit);
   }
 
   std::vector<Replacement> Out;
@@ -971,7 +979,7 @@ std::string emitLauncher(const LauncherParts &P) {
   std::vector<std::string> Args = P.Args;
   for (const Tile *T : P.Tiles) {
     const TileBox &B = T->Box;
-    Maps.push_back("::tilepipe_tma::TileMap " + B.MapName + " = {};");
+    Maps.push_back("::tilepipe_rt::TileMap " + B.MapName + " = {};");
     // Rows and planes: the tile's next-to-innermost and outermost dimensions, with their strides.
     const size_t N = B.ExtentText.size();
     auto Long = [](const std::string &E) { return "(long long)(" + E + ")"; };
@@ -984,7 +992,7 @@ std::string emitLauncher(const LauncherParts &P) {
       Bounds = std::string(", ") + (B.Bounds.size() == 1 ? "0" : Long(B.Bounds[0])) + ", " + Long(B.Bounds.back());
     else if (N == 3)
       Bounds = ", 0, 0, " + Long(B.Coefficients[0]) + ", " + Long(B.ExtentText[0]);
-    Encodes.push_back(P.Ok + " = " + P.Ok + " && ::tilepipe_tma::encode(&" + B.MapName + ", " +
+    Encodes.push_back(P.Ok + " = " + P.Ok + " && ::tilepipe_rt::encode(&" + B.MapName + ", " +
                       B.PointerParam + ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " + Rows + ", " +
                       Long(B.ExtentText.back()) + Bounds + ");");
     Args.push_back(B.MapName);
@@ -1016,7 +1024,7 @@ FreshNames::~FreshNames() = default;
 std::string FreshNames::get(StringRef Base) { return P->N.get(Base); }
 
 std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID,
-                                           const std::string &TmaRuntime) {
+                                           std::optional<RuntimeMode> Runtime) {
   StringRef Buffer = SM.getBufferData(FID);
   auto Has = [&](StringRef Header) {
     return llvm::Regex(("^[ \t]*#[ \t]*include[ \t]*<" + Header + ">").str(), llvm::Regex::Newline)
@@ -1024,12 +1032,12 @@ std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID,
   };
   std::string Text;
   for (StringRef H : {"cuda/pipeline", "cuda/barrier", "cuda/ptx", "cuda.h"})
-    if ((H == "cuda/pipeline" || !TmaRuntime.empty()) && !Has(H))
+    if ((H == "cuda/pipeline" || Runtime) && !Has(H))
       Text += "#include <" + H.str() + ">\n";
-  if (!TmaRuntime.empty())
-    Text += "// The stage barriers are shared variables with constructors, set up by one thread.\n"
-            "#pragma nv_diag_suppress static_var_with_dynamic_init\n" +
-            TmaRuntime;
+  // Once: a file that has the runtime (included, or pasted with its guard) gets no second copy.
+  if (Runtime && !Has(runtimeHeaderName()) &&
+      !llvm::Regex("^#define TILEPIPE_RUNTIME_CUH$", llvm::Regex::Newline).match(Buffer))
+    Text += runtimeUse(*Runtime);
   if (Text.empty())
     return std::nullopt;
   llvm::Regex First("^[ \t]*#[ \t]*include", llvm::Regex::Newline);

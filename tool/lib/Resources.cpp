@@ -1,6 +1,7 @@
 #include "tilepipe/Resources.h"
 #include "tilepipe/AstUtil.h"
 #include "tilepipe/Driver.h"
+#include "tilepipe/Runtime.h"
 #include "clang/AST/Mangle.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Tooling/Core/Replacement.h"
@@ -295,6 +296,11 @@ compileForUsage(const std::string &Nvcc, StringRef Source, StringRef IncludeDir,
   auto Cleanup = llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(Dir); });
   std::vector<std::pair<std::string, std::string>> Files(Beside.begin(), Beside.end());
   Files.push_back({"source.cu", Source.str()});
+  // The runtime header that a rewrite with tensor or bulk copies includes: the text it was written
+  // for, ahead of any other copy on the user's include paths.
+  Files.push_back({"runtime/" + runtimeHeaderName().str(), runtimeHeaderText().str()});
+  llvm::SmallString<128> RuntimeDir(Dir);
+  llvm::sys::path::append(RuntimeDir, "runtime");
   for (const auto &[Rel, Text] : Files) {
     llvm::SmallString<128> P(Dir);
     llvm::sys::path::append(P, Rel);
@@ -309,6 +315,7 @@ compileForUsage(const std::string &Nvcc, StringRef Source, StringRef IncludeDir,
     StringRef Num = StringRef(Arch).drop_front(3);
     Cmd.push_back("-gencode=arch=compute_" + Num.str() + ",code=" + Arch);
   }
+  Cmd.push_back("-I" + RuntimeDir.str().str());
   Cmd.push_back("-I" + IncludeDir.str());
   for (std::string &A : nvccArgs(Args))
     Cmd.push_back(std::move(A));

@@ -1,4 +1,5 @@
 #include "tilepipe/Verify.h"
+#include "tilepipe/Runtime.h"
 #include "tilepipe/Write.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -143,8 +144,9 @@ cd "$(dirname "$0")"
 arch=${{TP_ARCH:-{1}}
 nvcc=${{NVCC:-nvcc}
 command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
-# The original's own folder, for headers it includes by relative path.
-inc="-I{2}"
+# include/: tilepipe's runtime (tilepipe/runtime.cuh), which a rewrite with tensor or bulk copies
+# includes; then the original's own folder, for headers it includes by relative path.
+inc="-Iinclude -I{2}"
 build() {{ "$nvcc" -O3 -std=c++17 -arch="$arch" $inc -w ${{TP_NVCC_FLAGS:-} -DTP_SOURCE="\"$1.cu\"" -o "$1" driver.cu; }
 variants=("$@")
 [ $# -gt 0 ] || variants=(original rewritten compute_only)
@@ -249,6 +251,10 @@ exit $rc
                              {"run.sh", Run, true}};
   if (HasFloor)
     Files.push_back({"compute_only.cu", R.ComputeOnly, false});
+  // The runtime the rewrite was written for, so that the bundle needs only nvcc and bash.
+  Files.push_back({"include/" + runtimeHeaderName().str(), runtimeHeaderText().str(), false});
+  if (std::error_code EC = llvm::sys::fs::create_directories(Dir + "/include/tilepipe"))
+    return llvm::createStringError(EC, Dir + ": error: cannot create the bundle: " + EC.message());
   for (const File &F : Files) {
     std::string P = Dir + "/" + F.Name;
     if (llvm::Error E = writeOutput(P, F.Text))

@@ -2,7 +2,8 @@
 //   clang-tidy-22 -load=<libTilepipeTidy.so> -checks=-*,tilepipe-* file.cu -- <CUDA flags>
 // One diagnostic per candidate loop (a warning with fix-its where tilepipe rewrites it, a remark
 // naming the reason where it does not), from the same analysis as the tilepipe program.
-// Options: tilepipe-pipeline.Stages (default 3), tilepipe-pipeline.AssumeNoAlias (default false).
+// Options: tilepipe-pipeline.Stages (default 3), tilepipe-pipeline.AssumeNoAlias (default false),
+// tilepipe-pipeline.Runtime (header or inline, default header, as the program's --runtime).
 #include "tilepipe/Driver.h"
 #include "clang-tidy/ClangTidyCheck.h"
 #include "clang-tidy/ClangTidyModule.h"
@@ -27,11 +28,13 @@ public:
       Stages = 3;
     StringRef A = Options.get("AssumeNoAlias", "false");
     AssumeNoAlias = A == "true" || A == "1";
+    Runtime = Options.get("Runtime", "header") == "inline" ? RuntimeMode::Inline : RuntimeMode::Header;
   }
 
   void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override {
     Options.store(Opts, "Stages", std::to_string(Stages));
     Options.store(Opts, "AssumeNoAlias", AssumeNoAlias ? "true" : "false");
+    Options.store(Opts, "Runtime", Runtime == RuntimeMode::Inline ? "inline" : "header");
   }
 
   void registerPPCallbacks(const SourceManager &, Preprocessor *PP, Preprocessor *) override {
@@ -49,6 +52,7 @@ public:
     ToolOptions Opts;
     Opts.Stages = Stages;
     Opts.AssumeNoAlias = AssumeNoAlias;
+    Opts.Runtime = Runtime;
     FileResult R;
     R.Path = SM.getFileEntryRefForID(SM.getMainFileID())->getName().str();
     if (!Arch) {
@@ -91,6 +95,7 @@ private:
   std::unique_ptr<ArchDependence> Arch; ///< filled while the file is preprocessed
   unsigned Stages = 3;
   bool AssumeNoAlias = true;
+  RuntimeMode Runtime = RuntimeMode::Header;
 };
 
 class TilepipeModule : public clang::tidy::ClangTidyModule {

@@ -2,6 +2,7 @@
 #pragma once
 #include "tilepipe/ArchDependence.h"
 #include "tilepipe/Reasons.h"
+#include "tilepipe/Runtime.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Core/Replacement.h"
@@ -32,6 +33,9 @@ struct ToolOptions {
   /// The model keeps loops without copies of the copy engine whose stage holds fewer bytes.
   uint64_t ModelMinStageBytes = 2048;
   bool AssumeNoAlias = false; ///< see CheckOptions::AssumeNoAlias
+  /// How a file with tensor or bulk copies gets the runtime: `#include <tilepipe/runtime.cuh>`, or
+  /// the header's text in the file (Runtime.h).
+  RuntimeMode Runtime = RuntimeMode::Header;
   std::string GpuArch = "sm_90";
   std::vector<std::string> ParseArgs; ///< from cudaParseArgs
   std::vector<std::string> Kernels;   ///< when not empty, only loops in functions of these names

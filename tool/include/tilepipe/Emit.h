@@ -1,6 +1,7 @@
 // Emit: the text edits that turn one checked loop into a multi-stage cp.async pipeline.
 #pragma once
 #include "tilepipe/Model.h"
+#include "tilepipe/Runtime.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/Support/Error.h"
@@ -61,7 +62,6 @@ struct LauncherParts {
 };
 std::string emitLauncher(const LauncherParts &P);
 
-/// `#include <cuda/pipeline>` in front of the file's first include, unless it is there.
 /// Names for what tilepipe adds to one function (the tensor maps a kernel takes): each unused in
 /// the function's text and by any macro, and different from every name handed out before.
 class FreshNames {
@@ -75,9 +75,15 @@ private:
   std::unique_ptr<Impl> P;
 };
 
-/// With TmaRuntime (templates/tma_runtime.cu.in), also the headers and host code of tensor copies.
+/// `#include <cuda/pipeline>` in front of the file's first include, unless it is there.
+/// With Runtime (a file with tensor or bulk copies), also the headers they use and the runtime
+/// (runtimeUse: its include or its text, and the check of its version), unless the file has them.
 std::optional<clang::tooling::Replacement> pipelineInclude(const clang::SourceManager &SM,
                                                            clang::FileID FID,
-                                                           const std::string &TmaRuntime = "");
+                                                           std::optional<RuntimeMode> Runtime = std::nullopt);
+
+/// The section '@Name' of a template of several (templates/pipeline.cu.in): its lines up to the
+/// next '@' line. A section that is missing is a fatal error that names TemplateName and Name.
+std::string templateSection(llvm::StringRef Template, llvm::StringRef TemplateName, llvm::StringRef Name);
 
 } // namespace tilepipe

@@ -60,6 +60,7 @@ unsigned maxThreadsPerBlock(unsigned Registers);
 /// (include paths, macros, the language standard are kept). IncludeDir is searched first for
 /// quoted includes, so that a source written elsewhere sees the original's neighbours; Beside
 /// are files (relative path, text) placed next to the source, found before those neighbours.
+/// tilepipe/runtime.cuh, the runtime a rewrite may include, is this tilepipe's, ahead of Args.
 llvm::Expected<std::vector<KernelUsage>>
 compileForUsage(const std::string &Nvcc, llvm::StringRef Source, llvm::StringRef IncludeDir,
                 llvm::ArrayRef<std::string> Args, llvm::ArrayRef<std::string> Archs,

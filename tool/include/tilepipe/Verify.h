@@ -17,7 +17,7 @@ struct VerifyOptions {
 /// The C++ that the driver template holds for the spec: one function per case and the case table.
 std::string generateCases(const LaunchSpec &Spec);
 
-/// Writes the bundle: sources, driver.cu, build.sh, run.sh.
+/// Writes the bundle: sources, driver.cu, build.sh, run.sh, and include/tilepipe/runtime.cuh.
 llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const LaunchSpec &Spec,
                         const VerifyOptions &Opts);
 

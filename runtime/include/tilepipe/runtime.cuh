@@ -1,11 +1,25 @@
-// tilepipe: tensor and bulk copies. The host encodes tensor maps through the driver entry point that
-// the runtime hands out (no link to libcuda); on the device, one thread issues each tile's copy.
+// tilepipe's runtime: what code rewritten by tilepipe calls for tensor copies (TMA) and bulk copies
+// (cp.async.bulk). The host encodes tensor maps through the driver entry point that the runtime
+// hands out (no link to libcuda); on the device, one thread issues each tile's copy.
+//
+// Versioned: TILEPIPE_RUNTIME_VERSION names this code, and all of it lies in an inline namespace of
+// that version, so that files rewritten against two versions link into one program without sharing
+// a definition. A rewritten file checks that it includes the version it was rewritten for. Any
+// change to this file's code comes with a new version (macro, string and namespace alike).
+#ifndef TILEPIPE_RUNTIME_CUH
+#define TILEPIPE_RUNTIME_CUH
+#define TILEPIPE_RUNTIME_VERSION 1
+#define TILEPIPE_RUNTIME_VERSION_STRING "1"
+#include <cuda.h>
+#include <cuda/barrier>
+#include <cuda/ptx>
 #include <cstdio>
 #include <cstdlib>
 #include <atomic>
 #include <cstdint>
 #include <type_traits>
-namespace tilepipe_tma {
+namespace tilepipe_rt {
+inline namespace v1 {
 using EncodeTiled = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
                                  const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
                                  CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
@@ -162,9 +176,8 @@ __device__ inline void drop_barrier(::cuda::barrier<::cuda::thread_scope_block> 
 }
 /// In every thread: waits until the phase of Bar with parity Parity has completed (acquiring, at
 /// block scope, what the copies wrote). A bare loop on mbarrier.try_wait, which suspends the thread
-/// in hardware until the phase completes or a time limit passes: cuda::barrier::wait_parity also
-/// reads the global timer on each call and backs off by sleeping, which cost a 4096-cube matmul
-/// 1.5 % at 32 x 32 tiles (docs/verify-record.md).
+/// in hardware until the phase completes or a time limit passes; unlike cuda::barrier::wait_parity,
+/// it reads no timer and does not back off by sleeping.
 __device__ inline void wait_phase(::cuda::barrier<::cuda::thread_scope_block> &Bar, unsigned Parity) {
   while (!::cuda::ptx::mbarrier_try_wait_parity(::cuda::device::barrier_native_handle(Bar), Parity)) {
   }
@@ -227,8 +240,8 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
   // plane pitches).
   if (Cols * sizeof(E) % 16 == 0) {
     if (Rank == 3) {
-      // Not unrolled: this path is rare, and a brick's copies unrolled would hold registers that
-      // the whole kernel pays for (39 instead of 29 in brick_tiles).
+      // Not unrolled: this path is rare, and unrolled, a brick's copies would hold registers
+      // that the whole kernel pays for.
 #pragma unroll 1
       for (unsigned P = 0; P < Planes; ++P)
 #pragma unroll 1
@@ -237,7 +250,7 @@ __device__ inline void copy_tile(const TileMap &M, Tile &Dst, const Elem *Src, l
                                      Src + First + P * M.Plane + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
                                      ::cuda::device::barrier_native_handle(Bar));
     } else {
-      // Unrolled: kept in a loop, it costs the 2-D matmul 7 registers more (39 instead of 32).
+      // Left to the compiler to unroll: a loop kept rolled holds more registers here.
       for (unsigned R = 0; R < Rows; ++R)
         ::cuda::ptx::cp_async_bulk(::cuda::ptx::space_cluster, ::cuda::ptx::space_global, D + R * Cols,
                                    Src + First + R * M.Stride, (uint32_t)(Cols * sizeof(E)),
@@ -311,5 +324,6 @@ inline void trace(const char *Launcher, bool Tma, ::std::atomic<unsigned> &Said)
   if (On && !(Said.fetch_or(Bit) & Bit))
     ::std::fprintf(stderr, "tilepipe: %s: %s\n", Launcher, Tma ? "tensor copies (TMA)" : "cp.async copies");
 }
-} // namespace tilepipe_tma
-
+} // inline namespace v1
+} // namespace tilepipe_rt
+#endif // TILEPIPE_RUNTIME_CUH
