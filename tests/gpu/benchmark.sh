@@ -376,7 +376,8 @@ run() {
           complete=false
           break 3
         fi
-        [ -f "$scratch/$s.$k.bin.txt" ] && mv "$scratch/$s.$k.bin.txt" "$raw/$s/$k.r$r.txt"
+        # A copy: the notes also tell `compare` which cases ran (it reads OUT.txt beside OUT).
+        [ -f "$scratch/$s.$k.bin.txt" ] && cp "$scratch/$s.$k.bin.txt" "$raw/$s/$k.r$r.txt"
         if [ $rc != 0 ]; then
           if grep -qE 'cudaErrorLaunchOutOfResources|too many resources' "$raw/$s/$k.r$r.log"; then
             st="cannot launch"
