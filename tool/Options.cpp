@@ -72,6 +72,18 @@ static cl::opt<PlanPolicy> PlanOpt(
                           "copies, or with whole-tile 16-byte copies of stages of at least 2 KiB"),
                clEnumValN(PlanPolicy::Always, "always", "every loop the analysis proves legal")),
     cl::init(PlanPolicy::Model), cl::cat(Category));
+static cl::opt<std::string> PlanChoiceOpt(
+    "plan-choice",
+    cl::desc("Give every legal loop this plan, where it is legal (else leave the loop as it is, "
+             "plan-kept): 'keep', or '<stages>:<per-element|16-byte|engine>'. What the benchmark's "
+             "tuning variants are written with; the JSON report lists each loop's legal choices"),
+    cl::value_desc("plan"), cl::cat(Category));
+static cl::opt<std::string> TuningOpt(
+    "tuning",
+    cl::desc("Read measured plans from this tuning file (tests/gpu/tune.py writes it): a loop with "
+             "an entry for its text and --gpu-arch gets the entry's plan instead of the cost "
+             "model's"),
+    cl::value_desc("file.json"), cl::cat(Category));
 static cl::opt<RuntimeMode> RuntimeOpt(
     "runtime", cl::desc("How a file with tensor or bulk copies gets tilepipe's runtime (default header)"),
     cl::values(clEnumValN(RuntimeMode::Header, "header",
@@ -285,6 +297,21 @@ std::optional<CommandLine> parseCommandLine(int argc, const char **argv) {
   if (!Cuda)
     return Fail(toString(Cuda.takeError()));
   CL.Tool = toolOptions(*Cuda);
+  if (PlanChoiceOpt.getNumOccurrences()) {
+    CL.Tool.Choice = PlanChoice::parse(PlanChoiceOpt);
+    if (!CL.Tool.Choice || CL.Tool.Choice->Stages > 8)
+      return Fail("--plan-choice=" + PlanChoiceOpt + ": expected 'keep' or '<2-8>:<per-element|16-byte|engine>'");
+  }
+  if (!TuningOpt.empty()) {
+    if (CL.Tool.Choice)
+      return Fail("--plan-choice and --tuning exclude each other");
+    auto Entries = readTuningFile(TuningOpt);
+    if (!Entries) {
+      errs() << toString(Entries.takeError()) << "\n";
+      return std::nullopt;
+    }
+    CL.Tool.Tuning = std::move(*Entries);
+  }
   if (!Depfile.empty() && Output.empty())
     return Fail("--depfile needs -o");
   if (!CL.Verify && (!SpecPath.empty() || !BundleDir.empty() || Sanitize))

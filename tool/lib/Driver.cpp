@@ -57,6 +57,13 @@ struct LoopResult {
   std::optional<unsigned> Stages;
   std::string StageNote;
   unsigned Requested = 0;
+  unsigned MaxStages = 0; ///< the most stages (up to 6) the function's shared memory allows the loop
+  std::string Fingerprint;
+  /// A measured choice (--plan-choice, or the tuning file's entry for the loop), what was measured
+  /// of it, and why an entry for the loop was not taken.
+  std::optional<PlanChoice> Forced;
+  std::string Measured;
+  std::string TuningNote;
 };
 
 } // namespace
@@ -279,6 +286,36 @@ static void warnBlockAnnotations(const SourceManager &SM, const LangOptions &LO,
   }
 }
 
+/// The measured choice for a legal loop, if any: --plan-choice, or the tuning file's entry for the
+/// loop (by file, function, line and architecture) where the loop's text is the one measured. A
+/// choice to keep the loop refuses it here (plan-kept), before stages are shared out.
+static void measuredChoice(ASTContext &Ctx, const ToolOptions &Opts, const Stmt *Loop,
+                           const FunctionDecl *FD, LoopResult &LR) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  LR.Fingerprint = loopFingerprint(sourceText(Ctx, Loop->getSourceRange()));
+  if (Opts.Choice) {
+    LR.Forced = Opts.Choice;
+    LR.Measured = "the plan --plan-choice=" + Opts.Choice->str() + " asks for";
+  } else if (!Opts.Tuning.empty()) {
+    PresumedLoc P = SM.getPresumedLoc(SM.getExpansionLoc(Loop->getBeginLoc()));
+    const TuningEntry *T = findTuning(Opts.Tuning, P.getFilename(), FD->getNameAsString(),
+                                      P.getLine(), Opts.GpuArch);
+    if (T && T->Fingerprint != LR.Fingerprint) {
+      LR.TuningNote = "the tuning file's entry for this loop was ignored: the loop's text changed "
+                      "since it was measured";
+    } else if (T) {
+      LR.Forced = T->Choice;
+      char Speed[32];
+      std::snprintf(Speed, sizeof Speed, "%.2fx", T->Speedup);
+      LR.Measured = "the tuning file's plan " + T->Choice.str() + " (measured " +
+                    (T->Choice.Keep ? std::string("no plan faster") : std::string(Speed)) +
+                    (T->Gpu.empty() ? "" : " on " + T->Gpu) + ")";
+    }
+  }
+  if (LR.Forced && LR.Forced->Keep)
+    LR.V = Verdict::refuse(Reason::PlanKept, LR.Measured);
+}
+
 void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &Arch,
                 FileResult &R) {
   const std::string &Path = R.Path;
@@ -356,6 +393,8 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
              SM.getFileOffset(At)});
         if (LR.V.ok() && Kept != Opts.KeepLoops.end())
           LR.V = Verdict::refuse(Reason::LaunchResources, Kept->second);
+        if (LR.V.ok())
+          measuredChoice(Ctx, Opts, C.Loop, FD, LR);
       }
       Local.push_back(std::move(LR));
     }
@@ -377,7 +416,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
     for (LoopResult &LR : Local)
       if (LR.V.ok()) {
         unsigned S = Annotations[OffsetOf(LR.Model.Loop)].Stages;
-        Requested.push_back(S ? S : Opts.Stages);
+        Requested.push_back(LR.Forced ? LR.Forced->Stages : S ? S : Opts.Stages);
       }
     auto Plan = planStages(Bytes, Other, Requested);
     size_t K = 0;
@@ -385,6 +424,17 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
       if (LR.V.ok()) {
         LR.Stages = Plan[K];
         LR.Requested = Requested[K];
+        // The most stages the loop could have, the others as planned: what tuning may try.
+        for (unsigned S = 6; S >= 2 && !LR.MaxStages; --S) {
+          std::vector<unsigned> Try = Requested;
+          Try[K] = S;
+          if (planStages(Bytes, Other, Try)[K] == S)
+            LR.MaxStages = S;
+        }
+        if (LR.Forced && LR.Stages && *LR.Stages < LR.Forced->Stages) {
+          LR.TuningNote = "the measured plan " + LR.Forced->str() + " does not fit the function's shared memory";
+          LR.Forced.reset();
+        }
         if (!LR.Stages)
           LR.V = Verdict::refuse(Reason::SharedMemory,
                                  std::to_string(Bytes[K]) + " bytes of tiles per stage next to " +
@@ -424,7 +474,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
   struct TmaKernel {
     const FunctionDecl *Pattern = nullptr;
     std::string Flag;
-    std::vector<const Tile *> Tiles;
+    std::vector<std::pair<const Tile *, std::string>> Tiles; // with the names of their maps
     std::unique_ptr<FreshNames> Names;
   };
   std::map<const FunctionDecl *, TmaKernel> TmaKernels;
@@ -482,138 +532,71 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
       R.Loops.push_back(Rec);
       continue;
     }
-    // A tile is copied block-wide only if every instantiation can (the text must be one).
-    for (size_t T = 0; T < Results.front().Model.Tiles.size(); ++T)
-      for (const LoopResult &LR : Results)
-        if (T < LR.Model.Tiles.size() && !LR.Model.Tiles[T].Box.Valid)
-          for (LoopResult &Other : Results)
-            if (T < Other.Model.Tiles.size() && Other.Model.Tiles[T].Box.Valid) {
-              Other.Model.Tiles[T].Box.Valid = false;
-              Other.Model.Tiles[T].Box.WhyNot = LR.Model.Tiles[T].Box.WhyNot;
-            }
-    // Copies by the copy engine (sm_90): per tile, a bulk copy (a contiguous tile: no map, no host
-    // change) or a tensor copy (the kernel must take the tile's map); every instantiation must
-    // allow it.
-    EmitOptions EOpts;
-    EOpts.ArchGuard = Opts.Mode == CopyMode::Auto;
-    std::string TmaProblem;
-    if (Opts.Mode != CopyMode::Pipeline && !Refused) {
-      TmaProblem = TmaKernelProblem(Results.front().Function);
-      const std::vector<Tile> &Tiles0 = Results.front().Model.Tiles;
-      // The loop replaces its cp.async loop whole: every tile of the loop must take one copy.
-      std::string Blocker;
-      // Why a tile itself takes no copy of the engine: for a contiguous tile (one dimension,
-      // unguarded), why no bulk copy moves it; else why no tensor copy does.
-      auto OwnWhyNot = [](const TileBox &B) {
-        return B.ThreadDims.size() == 1 && !B.Guarded ? B.BulkWhyNot : B.TmaWhyNot;
-      };
-      std::vector<bool> Bulk(Tiles0.size(), true);
-      bool NeedsMaps = false;
-      for (size_t T = 0; T < Tiles0.size() && Blocker.empty(); ++T) {
-        for (const LoopResult &LR : Results) {
-          if (T >= LR.Model.Tiles.size() || LR.Model.Tiles.size() != Tiles0.size()) {
-            Blocker = "the instantiations differ in their tiles";
-            break;
-          }
-          const TileBox &B = LR.Model.Tiles[T].Box;
-          // Bulk copies need the runtime, which the main file gets.
-          Bulk[T] = Bulk[T] && B.Valid && B.Bulk && Off.first == Main;
-        }
-        if (Bulk[T] || !Blocker.empty())
-          continue;
-        NeedsMaps = true;
-        for (const LoopResult &LR : Results) {
-          const TileBox &B = LR.Model.Tiles[T].Box;
-          std::string Why = !B.Valid ? B.WhyNot
-                            : B.Tma  ? TmaProblem
-                            : B.Bulk ? (Off.first != Main ? "the loop is in a header" : B.TmaWhyNot)
-                                     : OwnWhyNot(B);
-          if (!Why.empty()) {
-            Blocker = "copies by the copy engine take every tile of a loop or none, and '" +
-                      Tiles0[T].Var->getNameAsString() + "' cannot take one (" + Why + ")";
-            if (Results.size() > 1)
-              Blocker += " in some instantiation";
-            break;
-          }
-        }
-      }
-      // One copy per tile pays only for stages big enough to hide its fixed cost.
-      if (Blocker.empty())
-        for (const LoopResult &LR : Results) {
-          uint64_t StageBytes = 0;
-          for (const Tile &T : LR.Model.Tiles)
-            StageBytes += T.Bytes;
-          if (StageBytes < Opts.TmaMinStageBytes) {
-            Blocker = "a stage holds " + std::to_string(StageBytes) + " bytes, below --tma-min-stage-bytes=" +
-                      std::to_string(Opts.TmaMinStageBytes);
-            if (Results.size() > 1)
-              Blocker += " in some instantiation";
-            break;
-          }
-        }
-      // Tensor copies of three dimensions measured slower than the 16-byte cp.async copies.
-      if (Blocker.empty() && !Opts.TmaThreeDimensions)
-        for (const Tile &T : Tiles0)
-          if (T.Box.Valid && T.Box.ThreadDims.size() == 3) {
-            Blocker = "'" + T.Var->getNameAsString() +
-                      "' has three dimensions, whose tensor copies measured slower than the 16-byte cp.async "
-                      "copies (--tma-3d-tiles takes them)";
-            break;
-          }
-      TmaKernel *K = nullptr;
-      if (Blocker.empty()) {
-        EOpts.Tma = true;
-        if (NeedsMaps) {
-          K = &TmaKernels[PatternOf(Results.front().Function)];
-          K->Pattern = PatternOf(Results.front().Function);
-          if (!K->Names)
-            K->Names = std::make_unique<FreshNames>(Ctx, K->Pattern);
-          if (K->Flag.empty())
-            K->Flag = K->Names->get("tilepipe_tma");
-          EOpts.TmaFlag = K->Flag;
-        }
-      }
-      for (size_t T = 0; T < Tiles0.size(); ++T) {
-        std::string Map =
-            Blocker.empty() && !Bulk[T] ? K->Names->get(Tiles0[T].Var->getNameAsString() + "_tmap") : "";
-        for (LoopResult &LR : Results)
-          if (T < LR.Model.Tiles.size()) {
-            TileBox &B = LR.Model.Tiles[T].Box;
-            B.MapName = Map;
-            B.BulkCopy = Blocker.empty() && Bulk[T];
-            // Why a tile without a copy of the engine has none: the loop's blocker where the
-            // tile itself could take one.
-            if (!Blocker.empty() && (B.Tma || B.Bulk))
-              B.TmaWhyNot = Blocker;
-            else if (!B.Tma)
-              B.TmaWhyNot = OwnWhyNot(B);
-            B.Tma = B.Tma && Blocker.empty() && !Bulk[T];
-          }
-      }
-    }
-    // The cost model: a loop it predicts no faster stays as it was.
-    if (Annotations[Off].Plan.value_or(Opts.Plan) == PlanPolicy::Model) {
-      PlanFeatures F;
-      F.EngineCopies = EOpts.Tma && llvm::any_of(Results.front().Model.Tiles, [](const Tile &T) {
-                         return T.Box.Valid && (T.Box.BulkCopy || (T.Box.Tma && !T.Box.MapName.empty()));
-                       });
-      for (const LoopResult &LR : Results) {
-        uint64_t Bytes = 0;
-        for (const Tile &T : LR.Model.Tiles) {
-          Bytes += T.Bytes;
-          if (!T.Box.wide() && F.PerElementTile.empty())
-            F.PerElementTile = T.Var->getNameAsString();
-        }
-        F.StageBytes = std::max(F.StageBytes, Bytes);
-      }
-      if (std::string Why = predictNoGain(F, Opts.ModelMinStageBytes); !Why.empty()) {
-        Rec.Code = Reason::NoGain;
-        Rec.Detail = Why;
+    // Plan: the stages, how each tile is copied, the names tensor copies add, or keep the loop.
+    const FunctionDecl *Kernel = PatternOf(Results.front().Function);
+    PlanInputs In;
+    In.Mode = Opts.Mode;
+    In.Policy = Annotations[Off].Plan.value_or(Opts.Plan);
+    In.Stages = Stages;
+    In.StageNote = Note;
+    In.TmaMinStageBytes = Opts.TmaMinStageBytes;
+    In.TmaThreeDimensions = Opts.TmaThreeDimensions;
+    In.ModelMinStageBytes = Opts.ModelMinStageBytes;
+    In.InMainFile = Off.first == Main;
+    if (Opts.Mode != CopyMode::Pipeline)
+      In.KernelProblem = TmaKernelProblem(Results.front().Function);
+    auto KernelNames = [&]() -> TmaKernel & {
+      TmaKernel &K = TmaKernels[Kernel];
+      K.Pattern = Kernel;
+      if (!K.Names)
+        K.Names = std::make_unique<FreshNames>(Ctx, Kernel);
+      return K;
+    };
+    In.Flag = [&] {
+      TmaKernel &K = KernelNames();
+      if (K.Flag.empty())
+        K.Flag = K.Names->get("tilepipe_tma");
+      return K.Flag;
+    };
+    In.FreshName = [&](StringRef Base) { return KernelNames().Names->get(Base); };
+    std::vector<const LoopModel *> Models;
+    for (const LoopResult &LR : Results)
+      Models.push_back(&LR.Model);
+    const LoopResult &Front = Results.front();
+    Rec.Fingerprint = Front.Fingerprint;
+    Rec.Choices = enumeratePlans(Models, In, Front.MaxStages);
+    for (const Tile &T : Front.Model.Tiles)
+      Rec.Tiles.push_back(T.Var->getNameAsString());
+    std::string TuningNote = Front.TuningNote;
+    if (Front.Forced) {
+      if (std::string Why = choiceProblem(Models, In, *Front.Forced); Why.empty())
+        In.Forced = Front.Forced;
+      else if (Opts.Choice) {
+        Rec.Code = Reason::PlanKept;
+        Rec.Detail = "--plan-choice=" + Opts.Choice->str() + " is not legal here: " + Why;
         R.Loops.push_back(Rec);
         continue;
+      } else {
+        TuningNote = "the tuning file's plan " + Front.Forced->str() + " is not legal here (" + Why +
+                     "): planned by the cost model";
       }
     }
-    // Every instantiation must ask for the same text.
+    LoopPlan Plan = planLoop(Models, In);
+    auto WithNotes = [&](std::string Detail) {
+      if (In.Forced && !Front.Measured.empty())
+        Detail += (Detail.empty() ? "" : "; ") + Front.Measured;
+      if (!TuningNote.empty())
+        Detail += (Detail.empty() ? "" : "; ") + TuningNote;
+      return Detail;
+    };
+    if (Plan.Keep) {
+      Rec.Code = Reason::NoGain;
+      Rec.Detail = WithNotes(*Plan.Keep);
+      Rec.Plan = Plan;
+      R.Loops.push_back(Rec);
+      continue;
+    }
+    // Emit: every instantiation must ask for the same text.
     std::optional<std::vector<tooling::Replacement>> First;
     std::string Failure;
     Reason FailureCode = Reason::Unsupported;
@@ -621,7 +604,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
       First.reset();
       Rec.Code = Reason::Pipelined;
       for (const LoopResult &LR : Results) {
-        auto Edits = emitPipeline(Ctx, LR.Model, Stages, EOpts);
+        auto Edits = emitPipeline(Ctx, LR.Model, Plan);
         if (!Edits) {
           // Emit says why: its text cannot be cut safely (source-text), or another reason.
           llvm::handleAllErrors(
@@ -643,12 +626,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
       if (Rec.Code != Reason::InstantiationsDisagree || !Failure.empty())
         break;
       // The block-wide copies may be what differs: try once more with per-element copies only.
-      for (LoopResult &LR : Results)
-        for (Tile &T : LR.Model.Tiles)
-          if (T.Box.Valid) {
-            T.Box.Valid = false;
-            T.Box.WhyNot = "the instantiations of the template disagree on the block-wide copy";
-          }
+      Plan = Plan.perElementOnly();
     }
     if (!Failure.empty()) {
       Rec.Code = FailureCode;
@@ -663,9 +641,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
     }
     if (Rec.Code == Reason::Pipelined && Off.first == Main) {
       // The compute-only variant that verify times as the floor of perfect overlap.
-      EmitOptions FloorOpts;
-      FloorOpts.Kind = EmitKind::ComputeOnly;
-      auto Floor = emitPipeline(Ctx, Results.front().Model, Stages, FloorOpts);
+      auto Floor = emitPipeline(Ctx, Results.front().Model, Plan, EmitKind::ComputeOnly);
       if (!Floor)
         llvm::consumeError(Floor.takeError());
       else
@@ -675,55 +651,13 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
     if (Rec.Code == Reason::Pipelined) {
       Rec.Edits = *First;
       Rec.Stages = Stages;
+      Rec.Plan = Plan;
       const LoopModel &M = Results.front().Model;
-      std::vector<std::string> TileNames;
-      for (const Tile &T : M.Tiles)
-        TileNames.push_back(T.Var->getNameAsString());
-      std::vector<std::string> Parts{"tiles " + llvm::join(TileNames, ", ") + " copied from " +
-                                     llvm::join(M.SourcePointers, ", ")};
-      std::vector<std::string> Wide, Narrow, TmaTiles, BulkTiles, NoTma;
-      for (const Tile &T : M.Tiles) {
-        if (T.Box.wide())
-          Wide.push_back(T.Var->getNameAsString());
-        else
-          Narrow.push_back(T.Box.WhyNot);
-        if (EOpts.Tma && T.Box.Valid && T.Box.BulkCopy) {
-          BulkTiles.push_back(T.Var->getNameAsString());
-          EngineUsed = true;
-        } else if (EOpts.Tma && T.Box.Valid && T.Box.Tma && !T.Box.MapName.empty()) {
-          TmaTiles.push_back(T.Var->getNameAsString());
-          TmaKernels[PatternOf(Results.front().Function)].Tiles.push_back(&T);
-          EngineUsed = true;
-        } else if (Opts.Mode != CopyMode::Pipeline && T.Box.Valid) {
-          NoTma.push_back(T.Var->getNameAsString() + " without tensor or bulk copies: " +
-                          (T.Box.TmaWhyNot.empty() ? TmaProblem : T.Box.TmaWhyNot));
-        }
-      }
-      if (!TmaTiles.empty())
-        Parts.push_back(llvm::join(TmaTiles, ", ") +
-                        " by tensor copy (TMA) on compute capability 9.0 when launched through "
-                        "tilepipe_launch_" + Rec.Kernel);
-      if (!BulkTiles.empty())
-        Parts.push_back(llvm::join(BulkTiles, ", ") +
-                        " by bulk copy (cp.async.bulk) on compute capability 9.0, however launched");
-      for (const std::string &W : NoTma)
-        Parts.push_back(W);
-      if (EOpts.ArchGuard)
-        Parts.push_back("the original loop below compute capability 8.0");
-      if (!Wide.empty())
-        Parts.push_back(llvm::join(Wide, ", ") +
-                        " in 16-byte chunks over the block where its shape and alignment allow, "
-                        "else per element");
-      // With tensor copies, the per-element copies are the cp.async loop's.
-      for (const std::string &W : Narrow)
-        Parts.push_back((TmaTiles.empty() && BulkTiles.empty() ? "per element: " : "in the cp.async loop, per element: ") + W);
-      if (!Note.empty())
-        Parts.push_back(Note);
-      if (!M.NoAliasAssumed.empty())
-        Parts.push_back("assumes " + llvm::join(M.NoAliasAssumed, ", ") + " does not overlap " +
-                        llvm::join(M.SourcePointers, ", ") +
-                        " (as --assume-noalias or the loop's annotation says)");
-      Rec.Detail = llvm::join(Parts, "; ");
+      Rec.Detail = WithNotes(describePlan(M, Plan, Opts.Mode, Rec.Kernel));
+      EngineUsed |= Plan.Engine;
+      for (size_t T = 0; T < M.Tiles.size(); ++T)
+        if (Plan.Engine && Plan.Tiles[T].Kind == CopyKind::Tensor)
+          TmaKernels[Kernel].Tiles.push_back({&M.Tiles[T], Plan.Tiles[T].MapName});
     }
     R.Loops.push_back(Rec);
   }
@@ -760,8 +694,8 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
     };
     // 1. The parameters, defaulted so that launches tilepipe does not see still compile.
     std::vector<std::string> NewParams;
-    for (const Tile *T : K.Tiles)
-      NewParams.push_back("const __grid_constant__ ::tilepipe_rt::TileMap " + T->Box.MapName +
+    for (const auto &[T, MapName] : K.Tiles)
+      NewParams.push_back("const __grid_constant__ ::tilepipe_rt::TileMap " + MapName +
                           " = ::tilepipe_rt::TileMap{}");
     NewParams.push_back("bool " + K.Flag + " = false");
     SourceLocation At;

@@ -425,16 +425,27 @@ std::vector<std::string> blockHasShape(const std::string &V, const std::vector<c
 } // namespace
 
 llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const LoopModel &M,
-                                                      unsigned Stages, const EmitOptions &Opts) {
-  const bool Pipelined = Opts.Kind == EmitKind::Pipeline;
-  // A tile moved by the copy engine: one bulk copy, or one tensor copy through its map.
-  auto UsesTma = [&](const Tile &T) {
-    return Pipelined && Opts.Tma && T.Box.Valid && (T.Box.BulkCopy || (T.Box.Tma && !T.Box.MapName.empty()));
-  };
-  const bool TmaLoop = !M.Tiles.empty() && llvm::all_of(M.Tiles, UsesTma);
+                                                      const LoopPlan &Plan, EmitKind Kind) {
+  const bool Pipelined = Kind == EmitKind::Pipeline;
+  const unsigned Stages = Plan.Stages;
+  // How the plan copies a tile of M.
+  auto PlanOf = [&](const Tile &T) -> const TilePlan & { return Plan.Tiles[&T - M.Tiles.data()]; };
+  // The loop's copy-engine path: every tile one bulk copy, or one tensor copy through its map.
+  const bool TmaLoop = Pipelined && Plan.Engine && !M.Tiles.empty();
   FileText F(Ctx, Ctx.getSourceManager().getFileID(
                       Ctx.getSourceManager().getExpansionLoc(M.Loop->getBeginLoc())));
   auto Fail = [](const Twine &Why) { return llvm::make_error<EmitError>(Reason::Unsupported, Why.str()); };
+  if (Plan.Tiles.size() != M.Tiles.size() || Stages < 2)
+    return Fail("internal: the plan does not fit the loop");
+  // The plan chooses among what the model allows, and Emit trusts nothing else.
+  for (const Tile &T : M.Tiles) {
+    const TilePlan &TP = PlanOf(T);
+    if ((TP.CpAsync == CopyKind::Chunks16 && !T.Box.wide()) ||
+        (TmaLoop && !(TP.Kind == CopyKind::Bulk ? T.Box.Valid && T.Box.Bulk
+                                                : TP.Kind == CopyKind::Tensor && T.Box.Valid && T.Box.Tma &&
+                                                      !TP.MapName.empty())))
+      return Fail("internal: the plan copies '" + T.Var->getName() + "' in a way its box does not allow");
+  }
   // The loop's text cannot be cut safely: the loop is left alone with reason source-text.
   auto CannotCut = [](const std::string &Why) { return llvm::make_error<EmitError>(Reason::SourceText, Why); };
   const auto *Body = [&]() -> const CompoundStmt * {
@@ -635,17 +646,17 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       if (Box.Guarded) {
         std::string Row = Box.Coordinates.size() == 2 ? Box.Coordinates[0] : "0";
         TmaEdits.emplace_back(
-            B, Len, mark(Call("::tilepipe_rt::copy_box", {Box.MapName, V, Row, Box.Coordinates.back(), Bar}, Ind)));
+            B, Len, mark(Call("::tilepipe_rt::copy_box", {PlanOf(T).MapName, V, Row, Box.Coordinates.back(), Bar}, Ind)));
         std::string Tracker = Names.get(V + "_probe");
         ProbeState.push_back(mark("::tilepipe_rt::BoxProbe " + Tracker + ";"));
         ProbeEdits.emplace_back(B, Len,
-                                mark(Test(Tracker + ".fits(" + Box.MapName + ", " + Box.Pointer + ", " + First +
+                                mark(Test(Tracker + ".fits(" + PlanOf(T).MapName + ", " + Box.Pointer + ", " + First +
                                           ", " + Row + ", " + Box.Coordinates.back() + ");")));
       } else {
         TmaEdits.emplace_back(B, Len,
-                              mark(Box.BulkCopy
+                              mark(PlanOf(T).Kind == CopyKind::Bulk
                                        ? Call("::tilepipe_rt::bulk_copy", {V, Box.Pointer, First, Bar}, Ind)
-                                       : Call("::tilepipe_rt::copy_tile", {Box.MapName, V, Box.Pointer, First, Bar},
+                                       : Call("::tilepipe_rt::copy_tile", {PlanOf(T).MapName, V, Box.Pointer, First, Bar},
                                               Ind)));
         ProbeEdits.emplace_back(B, Len,
                                 mark(Test("::tilepipe_rt::starts_on_16(" + Box.Pointer + ", " + First + ");")));
@@ -657,7 +668,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   for (size_t I = 0; I < M.Stores.size(); ++I) {
     const TileStore &S = M.Stores[I];
     const Tile &T = M.Tiles[S.TileIdx];
-    if (Pipelined && T.Box.wide() && T.Box.Store == I) {
+    if (Pipelined && PlanOf(T).CpAsync == CopyKind::Chunks16 && T.Box.Store == I) {
       unsigned B = F.begin(S.Statement);
       Edits.emplace_back(B, F.afterSemi(S.Statement) - B, WideCall(T, S));
       continue;
@@ -758,7 +769,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
         for (unsigned Cut : {Off, Off + Len})
           Slices.emplace_back(Cut, Cut, "a tile copy");
     // Below compute capability 8.0 the whole loop stays, re-indented inside a block.
-    if (Pipelined && Opts.ArchGuard)
+    if (Pipelined && Plan.ArchGuard)
       Slices.emplace_back(LoopOff, LoopEnd, "the loop kept below compute capability 8.0");
     for (const auto &[B, E, What] : Slices)
       if (std::string Why = Toks.problem(B, E, What); !Why.empty())
@@ -778,7 +789,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       }
       std::string Decl = editSpan(F, F.begin(T.DeclaredInBody), F.end(T.DeclaredInBody), Renames);
       if (Pipelined && llvm::any_of(M.Tiles, [&](const Tile &U) {
-            return U.DeclaredInBody == T.DeclaredInBody && (U.Box.wide() || TmaLoop);
+            return U.DeclaredInBody == T.DeclaredInBody && (PlanOf(U).CpAsync == CopyKind::Chunks16 || TmaLoop);
           }))
         Decl = (TmaLoop ? "alignas(128) " : "alignas(16) ") + Decl;
       if (!llvm::is_contained(Hoisted, Decl))
@@ -883,23 +894,24 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       // Launch-uniform: the kernel got maps for this loop's tiles, and the block has their shape.
       // Bulk copies need neither: only the block's shape.
       std::vector<std::string> Launch;
-      if (!Opts.TmaFlag.empty())
-        Launch.push_back(Opts.TmaFlag);
+      if (!Plan.TmaFlag.empty())
+        Launch.push_back(Plan.TmaFlag);
       std::vector<std::string> Shapes;
       bool AnyBulk = false, AnyTensor = false;
       for (const Tile &T : M.Tiles) {
         std::string V = StageArray[T.Var] + "[0]";
-        AnyBulk |= T.Box.BulkCopy;
-        AnyTensor |= !T.Box.BulkCopy;
-        if (!T.Box.BulkCopy)
-          Launch.push_back("::tilepipe_rt::takes(" + T.Box.MapName + ", " + V + (T.Box.Guarded ? ", true)" : ")"));
+        bool IsBulk = PlanOf(T).Kind == CopyKind::Bulk;
+        AnyBulk |= IsBulk;
+        AnyTensor |= !IsBulk;
+        if (!IsBulk)
+          Launch.push_back("::tilepipe_rt::takes(" + PlanOf(T).MapName + ", " + V + (T.Box.Guarded ? ", true)" : ")"));
         for (const std::string &Cond : blockHasShape(V, T.Box.ThreadDims))
           if (!llvm::is_contained(Shapes, Cond))
             Shapes.push_back(Cond);
       }
       Launch.insert(Launch.end(), Shapes.begin(), Shapes.end());
       Inline["tma_launch"] = llvm::join(Launch, " &&\n    ");
-      if (AnyTensor && Opts.TmaFlag.empty())
+      if (AnyTensor && Plan.TmaFlag.empty())
         return Fail("a tile with a tensor copy in a loop without the launch flag");
       // What the leader's probe of the first two tiles decides; the guarded clause only where a tile is.
       std::string Engine = AnyBulk ? AnyTensor ? "Tensor and bulk copies" : "Bulk copies" : "Tensor copies";
@@ -927,7 +939,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
 
   std::vector<Replacement> Out;
   unsigned ReplaceFrom = LoopOff, ReplaceTo = LoopEnd;
-  if (Pipelined && Opts.ArchGuard) {
+  if (Pipelined && Plan.ArchGuard) {
     // Below compute capability 8.0 the loop stays as it was, reading stage 0 of each tile.
     if (!F.firstOnLine(LoopOff))
       return Fail("the loop does not begin its line, so it cannot be put under #if");
@@ -966,7 +978,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
       // Chunks start on 16 bytes of the shared tile only if the array does.
       SourceLocation Begin = F.SM.getExpansionLoc(T.Var->getBeginLoc());
       // Tensor copies need 128 bytes; the first tile of a declaration decides for all of it.
-      if ((T.Box.wide() || TmaLoop) && Aligned.insert(F.offset(Begin)).second) {
+      if ((PlanOf(T).CpAsync == CopyKind::Chunks16 || TmaLoop) && Aligned.insert(F.offset(Begin)).second) {
         Out.emplace_back(F.SM, Begin, 0, TmaLoop ? "alignas(128) " : "alignas(16) ");
       }
     }
@@ -977,9 +989,9 @@ std::string emitLauncher(const LauncherParts &P) {
   // A map per tile, encoded from the tile's pointer, element size, row stride and extents.
   Lines Maps, Encodes;
   std::vector<std::string> Args = P.Args;
-  for (const Tile *T : P.Tiles) {
+  for (const auto &[T, MapName] : P.Tiles) {
     const TileBox &B = T->Box;
-    Maps.push_back("::tilepipe_rt::TileMap " + B.MapName + " = {};");
+    Maps.push_back("::tilepipe_rt::TileMap " + MapName + " = {};");
     // Rows and planes: the tile's next-to-innermost and outermost dimensions, with their strides.
     const size_t N = B.ExtentText.size();
     auto Long = [](const std::string &E) { return "(long long)(" + E + ")"; };
@@ -992,10 +1004,10 @@ std::string emitLauncher(const LauncherParts &P) {
       Bounds = std::string(", ") + (B.Bounds.size() == 1 ? "0" : Long(B.Bounds[0])) + ", " + Long(B.Bounds.back());
     else if (N == 3)
       Bounds = ", 0, 0, " + Long(B.Coefficients[0]) + ", " + Long(B.ExtentText[0]);
-    Encodes.push_back(P.Ok + " = " + P.Ok + " && ::tilepipe_rt::encode(&" + B.MapName + ", " +
+    Encodes.push_back(P.Ok + " = " + P.Ok + " && ::tilepipe_rt::encode(&" + MapName + ", " +
                       B.PointerParam + ", sizeof(" + T->ElementTypeText + "), " + Stride + ", " + Rows + ", " +
                       Long(B.ExtentText.back()) + Bounds + ");");
-    Args.push_back(B.MapName);
+    Args.push_back(MapName);
   }
   Args.push_back(P.Ok);
   std::map<std::string, std::string> Inline = {

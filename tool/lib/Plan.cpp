@@ -1,4 +1,6 @@
 #include "tilepipe/Plan.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace tilepipe {
 
@@ -28,6 +30,282 @@ std::vector<std::optional<unsigned>> planStages(llvm::ArrayRef<uint64_t> TileByt
   return Stages;
 }
 
+llvm::StringRef copyKindName(CopyKind K) {
+  switch (K) {
+  case CopyKind::PerElement:
+    return "per-element";
+  case CopyKind::Chunks16:
+    return "16-byte";
+  case CopyKind::Tensor:
+    return "tensor";
+  case CopyKind::Bulk:
+    return "bulk";
+  }
+  return "per-element";
+}
+
+PlanChoice LoopPlan::choice() const {
+  PlanChoice C;
+  C.Keep = Keep.has_value();
+  C.Stages = Stages;
+  C.Copy = Engine ? PlanChoice::Engine
+           : llvm::any_of(Tiles, [](const TilePlan &T) { return T.CpAsync == CopyKind::Chunks16; })
+               ? PlanChoice::Chunks16
+               : PlanChoice::PerElement;
+  return C;
+}
+
+LoopPlan LoopPlan::perElementOnly() const {
+  LoopPlan P = *this;
+  P.Engine = false;
+  for (TilePlan &T : P.Tiles) {
+    if (T.BlockWide)
+      T.WhyPerElement = "the instantiations of the template disagree on the block-wide copy";
+    T.BlockWide = false;
+    T.Kind = T.CpAsync = CopyKind::PerElement;
+    T.MapName.clear();
+  }
+  return P;
+}
+
+namespace {
+
+uint64_t stageBytes(const LoopModel &M) {
+  uint64_t Sum = 0;
+  for (const Tile &T : M.Tiles)
+    Sum += T.Bytes;
+  return Sum;
+}
+
+/// Tiles of every instantiation block-wide only where each allows it: the first instantiation
+/// that cannot says why for all.
+void planCpAsync(llvm::ArrayRef<const LoopModel *> Is, LoopPlan &P) {
+  const LoopModel &M0 = *Is.front();
+  for (size_t T = 0; T < M0.Tiles.size(); ++T) {
+    TilePlan &TP = P.Tiles[T];
+    TP.BlockWide = true;
+    TP.WhyPerElement = M0.Tiles[T].Box.WhyNot;
+    bool Guarded = false;
+    for (const LoopModel *M : Is) {
+      if (T >= M->Tiles.size())
+        continue;
+      Guarded |= M->Tiles[T].Box.Guarded;
+      if (TP.BlockWide && !M->Tiles[T].Box.Valid) {
+        TP.BlockWide = false;
+        TP.WhyPerElement = M->Tiles[T].Box.WhyNot;
+      }
+    }
+    // A guarded copy fills zeros, which the 16-byte chunks do not: only a tensor copy moves it whole.
+    TP.Kind = TP.CpAsync = TP.BlockWide && !Guarded ? CopyKind::Chunks16 : CopyKind::PerElement;
+  }
+}
+
+/// The copy engine's path (sm_90): per tile, a bulk copy (a contiguous tile: no map, no host
+/// change) or a tensor copy (the kernel takes the tile's map). The loop replaces its cp.async loop
+/// whole, so every tile of the loop takes one, in every instantiation, or the loop has no such
+/// path; then each tile says why.
+/// Returns why the loop has no such path, or "". CostBlockers: also the thresholds of the cost
+/// model (stage bytes, tiles of three dimensions), which a measured choice overrides.
+std::string planEngine(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In, LoopPlan &P,
+                       bool CostBlockers) {
+  const LoopModel &M0 = *Is.front();
+  const std::vector<Tile> &Tiles0 = M0.Tiles;
+  P.KernelProblem = In.KernelProblem;
+  // Why a tile itself takes no copy of the engine: for a contiguous tile (one dimension,
+  // unguarded), why no bulk copy moves it; else why no tensor copy does.
+  auto OwnWhyNot = [](const TileBox &B) {
+    return B.ThreadDims.size() == 1 && !B.Guarded ? B.BulkWhyNot : B.TmaWhyNot;
+  };
+  std::string Blocker;
+  std::vector<bool> Bulk(Tiles0.size(), true);
+  bool NeedsMaps = false;
+  for (size_t T = 0; T < Tiles0.size() && Blocker.empty(); ++T) {
+    const TilePlan &TP = P.Tiles[T];
+    for (const LoopModel *M : Is) {
+      if (T >= M->Tiles.size() || M->Tiles.size() != Tiles0.size()) {
+        Blocker = "the instantiations differ in their tiles";
+        break;
+      }
+      const TileBox &B = M->Tiles[T].Box;
+      Bulk[T] = Bulk[T] && TP.BlockWide && B.Bulk && In.InMainFile;
+    }
+    if (Bulk[T] || !Blocker.empty())
+      continue;
+    NeedsMaps = true;
+    for (const LoopModel *M : Is) {
+      const TileBox &B = M->Tiles[T].Box;
+      std::string Why = !TP.BlockWide ? (!B.Valid ? B.WhyNot : TP.WhyPerElement)
+                        : B.Tma       ? In.KernelProblem
+                        : B.Bulk      ? (!In.InMainFile ? "the loop is in a header" : B.TmaWhyNot)
+                                      : OwnWhyNot(B);
+      if (Why.empty() && (!TP.BlockWide || !B.Tma))
+        Why = "no tensor copy moves it";
+      if (!Why.empty()) {
+        Blocker = "copies by the copy engine take every tile of a loop or none, and '" +
+                  Tiles0[T].Var->getNameAsString() + "' cannot take one (" + Why + ")";
+        if (Is.size() > 1)
+          Blocker += " in some instantiation";
+        break;
+      }
+    }
+  }
+  // One copy per tile pays only for stages big enough to hide its fixed cost.
+  if (Blocker.empty() && CostBlockers)
+    for (const LoopModel *M : Is)
+      if (uint64_t Bytes = stageBytes(*M); Bytes < In.TmaMinStageBytes) {
+        Blocker = "a stage holds " + std::to_string(Bytes) + " bytes, below --tma-min-stage-bytes=" +
+                  std::to_string(In.TmaMinStageBytes);
+        if (Is.size() > 1)
+          Blocker += " in some instantiation";
+        break;
+      }
+  // Tensor copies of three dimensions measured slower than the 16-byte cp.async copies.
+  if (Blocker.empty() && CostBlockers && !In.TmaThreeDimensions)
+    for (size_t T = 0; T < Tiles0.size() && Blocker.empty(); ++T)
+      if (P.Tiles[T].BlockWide && Tiles0[T].Box.ThreadDims.size() == 3)
+        Blocker = "'" + Tiles0[T].Var->getNameAsString() +
+                  "' has three dimensions, whose tensor copies measured slower than the 16-byte "
+                  "cp.async copies (--tma-3d-tiles takes them)";
+  if (Blocker.empty()) {
+    P.Engine = true;
+    if (NeedsMaps)
+      P.TmaFlag = In.Flag();
+  }
+  for (size_t T = 0; T < Tiles0.size(); ++T) {
+    TilePlan &TP = P.Tiles[T];
+    const TileBox &B = Tiles0[T].Box;
+    if (P.Engine) {
+      TP.Kind = Bulk[T] ? CopyKind::Bulk : CopyKind::Tensor;
+      if (!Bulk[T])
+        TP.MapName = In.FreshName(Tiles0[T].Var->getNameAsString() + "_tmap");
+    } else if (B.Tma || B.Bulk) {
+      TP.WhyNoEngine = Blocker; // the tile itself could take one
+    } else {
+      TP.WhyNoEngine = OwnWhyNot(B);
+    }
+  }
+  return Blocker;
+}
+
+/// The cost model: a loop it predicts no faster stays as it was.
+void planKeep(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In, LoopPlan &P) {
+  if (In.Policy != PlanPolicy::Model)
+    return;
+  PlanFeatures F;
+  F.EngineCopies = P.Engine;
+  for (size_t T = 0; T < P.Tiles.size() && F.PerElementTile.empty(); ++T)
+    if (P.Tiles[T].CpAsync != CopyKind::Chunks16)
+      F.PerElementTile = Is.front()->Tiles[T].Var->getNameAsString();
+  for (const LoopModel *M : Is)
+    F.StageBytes = std::max(F.StageBytes, stageBytes(*M));
+  if (std::string Why = predictNoGain(F, In.ModelMinStageBytes); !Why.empty())
+    P.Keep = Why;
+}
+
+} // namespace
+
+LoopPlan planLoop(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In) {
+  LoopPlan P;
+  P.Source = In.Forced ? "tuned" : In.Policy == PlanPolicy::Always ? "always" : "model";
+  P.Stages = In.Forced && !In.Forced->Keep ? In.Forced->Stages : In.Stages;
+  P.StageNote = In.Forced ? "" : In.StageNote;
+  P.ArchGuard = In.Mode == CopyMode::Auto;
+  P.Tiles.resize(Is.front()->Tiles.size());
+  planCpAsync(Is, P);
+  if (!In.Forced) {
+    if (In.Mode != CopyMode::Pipeline)
+      planEngine(Is, In, P, /*CostBlockers=*/true);
+    planKeep(Is, In, P);
+    return P;
+  }
+  const PlanChoice &C = *In.Forced;
+  if (C.Keep) {
+    P.Keep = "kept: the tuning file measured no plan faster than the original on this GPU";
+    return P;
+  }
+  if (C.Copy == PlanChoice::Engine) {
+    planEngine(Is, In, P, /*CostBlockers=*/false);
+    return P;
+  }
+  for (TilePlan &T : P.Tiles) {
+    T.WhyNoEngine = "the tuning file chose cp.async copies";
+    if (C.Copy == PlanChoice::PerElement && T.CpAsync == CopyKind::Chunks16) {
+      T.Kind = T.CpAsync = CopyKind::PerElement;
+      T.WhyPerElement = "the tuning file chose per-element copies";
+    }
+  }
+  return P;
+}
+
+std::string PlanChoice::str() const {
+  if (Keep)
+    return "keep";
+  const char *Kind = Copy == PerElement ? "per-element" : Copy == Chunks16 ? "16-byte" : "engine";
+  return std::to_string(Stages) + ":" + Kind;
+}
+
+std::optional<PlanChoice> PlanChoice::parse(llvm::StringRef S) {
+  PlanChoice C;
+  if (S == "keep") {
+    C.Keep = true;
+    return C;
+  }
+  auto [Count, Kind] = S.split(':');
+  if (Count.getAsInteger(10, C.Stages) || C.Stages < 2 || C.Stages > 16)
+    return std::nullopt;
+  if (Kind == "per-element")
+    C.Copy = PerElement;
+  else if (Kind == "16-byte")
+    C.Copy = Chunks16;
+  else if (Kind == "engine")
+    C.Copy = Engine;
+  else
+    return std::nullopt;
+  return C;
+}
+
+std::string choiceProblem(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In,
+                          const PlanChoice &C) {
+  if (C.Keep)
+    return "";
+  if (C.Stages < 2)
+    return "a pipeline needs two stages or more";
+  LoopPlan P;
+  P.Tiles.resize(Is.front()->Tiles.size());
+  planCpAsync(Is, P);
+  switch (C.Copy) {
+  case PlanChoice::PerElement:
+    return "";
+  case PlanChoice::Chunks16:
+    if (llvm::none_of(P.Tiles, [](const TilePlan &T) { return T.CpAsync == CopyKind::Chunks16; }))
+      return "no tile of the loop can be copied in 16-byte chunks";
+    return "";
+  case PlanChoice::Engine: {
+    if (In.Mode == CopyMode::Pipeline)
+      return "copies of the copy engine need --mode=tma or --mode=auto";
+    // Names are only asked for where the loop gets the path: none are handed out here.
+    PlanInputs Probe = In;
+    Probe.Flag = [] { return std::string("flag"); };
+    Probe.FreshName = [](llvm::StringRef Base) { return Base.str(); };
+    std::string Blocker = planEngine(Is, Probe, P, /*CostBlockers=*/false);
+    return P.Engine ? "" : Blocker;
+  }
+  }
+  return "";
+}
+
+std::vector<PlanChoice> enumeratePlans(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In,
+                                       unsigned MaxStages) {
+  std::vector<PlanChoice> Out{PlanChoice{true, 0, PlanChoice::Chunks16}};
+  for (unsigned S = 2; S <= MaxStages; ++S)
+    for (PlanChoice::Copies K : {PlanChoice::PerElement, PlanChoice::Chunks16, PlanChoice::Engine}) {
+      PlanChoice C{false, S, K};
+      if (choiceProblem(Is, In, C).empty())
+        Out.push_back(C);
+    }
+  return Out;
+}
+
 std::string predictNoGain(const PlanFeatures &F, uint64_t MinStageBytes) {
   if (F.EngineCopies)
     return "";
@@ -40,6 +318,55 @@ std::string predictNoGain(const PlanFeatures &F, uint64_t MinStageBytes) {
            " bytes (below " + std::to_string(MinStageBytes) +
            ") measured slower than the original's loads (--plan=always rewrites it)";
   return "";
+}
+
+std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, llvm::StringRef Kernel) {
+  std::vector<std::string> TileNames;
+  for (const Tile &T : M.Tiles)
+    TileNames.push_back(T.Var->getNameAsString());
+  std::vector<std::string> Parts{"tiles " + llvm::join(TileNames, ", ") + " copied from " +
+                                 llvm::join(M.SourcePointers, ", ")};
+  std::vector<std::string> Wide, Narrow, TmaTiles, BulkTiles, NoTma;
+  for (size_t I = 0; I < M.Tiles.size(); ++I) {
+    const TilePlan &T = P.Tiles[I];
+    std::string Name = TileNames[I];
+    if (T.CpAsync == CopyKind::Chunks16)
+      Wide.push_back(Name);
+    else
+      Narrow.push_back(T.WhyPerElement);
+    if (P.Engine && T.Kind == CopyKind::Bulk)
+      BulkTiles.push_back(Name);
+    else if (P.Engine && T.Kind == CopyKind::Tensor)
+      TmaTiles.push_back(Name);
+    else if (Mode != CopyMode::Pipeline && T.BlockWide)
+      NoTma.push_back(Name + " without tensor or bulk copies: " +
+                      (T.WhyNoEngine.empty() ? P.KernelProblem : T.WhyNoEngine));
+  }
+  if (!TmaTiles.empty())
+    Parts.push_back(llvm::join(TmaTiles, ", ") +
+                    " by tensor copy (TMA) on compute capability 9.0 when launched through "
+                    "tilepipe_launch_" + Kernel.str());
+  if (!BulkTiles.empty())
+    Parts.push_back(llvm::join(BulkTiles, ", ") +
+                    " by bulk copy (cp.async.bulk) on compute capability 9.0, however launched");
+  for (const std::string &W : NoTma)
+    Parts.push_back(W);
+  if (P.ArchGuard)
+    Parts.push_back("the original loop below compute capability 8.0");
+  if (!Wide.empty())
+    Parts.push_back(llvm::join(Wide, ", ") +
+                    " in 16-byte chunks over the block where its shape and alignment allow, "
+                    "else per element");
+  // With tensor copies, the per-element copies are the cp.async loop's.
+  for (const std::string &W : Narrow)
+    Parts.push_back((TmaTiles.empty() && BulkTiles.empty() ? "per element: " : "in the cp.async loop, per element: ") + W);
+  if (!P.StageNote.empty())
+    Parts.push_back(P.StageNote);
+  if (!M.NoAliasAssumed.empty())
+    Parts.push_back("assumes " + llvm::join(M.NoAliasAssumed, ", ") + " does not overlap " +
+                    llvm::join(M.SourcePointers, ", ") +
+                    " (as --assume-noalias or the loop's annotation says)");
+  return llvm::join(Parts, "; ");
 }
 
 } // namespace tilepipe

@@ -236,6 +236,28 @@ std::string unifiedDiff(llvm::StringRef Path, llvm::StringRef Original,
   return Out;
 }
 
+/// A loop's plan: kept or not, its stages, whether the original stays below compute capability
+/// 8.0, and per tile the copy kind of the fastest path and of the cp.async loop.
+static llvm::json::Object planJson(const LoopPlan &P, llvm::ArrayRef<std::string> Names) {
+  llvm::json::Array Tiles;
+  for (size_t I = 0; I < P.Tiles.size(); ++I) {
+    const TilePlan &T = P.Tiles[I];
+    llvm::json::Object O{{"tile", I < Names.size() ? Names[I] : std::string()},
+                         {"copy_kind", copyKindName(T.Kind)},
+                         {"cp_async", copyKindName(T.CpAsync)}};
+    if (!T.MapName.empty())
+      O["map"] = T.MapName;
+    Tiles.push_back(std::move(O));
+  }
+  return llvm::json::Object{{"choice", P.choice().str()},
+                            {"source", P.Source},
+                            {"keep", P.Keep.has_value()},
+                            {"stages", P.Stages},
+                            {"engine", P.Engine},
+                            {"original_below_sm80", P.ArchGuard},
+                            {"tiles", std::move(Tiles)}};
+}
+
 llvm::json::Value reportJson(llvm::ArrayRef<FileResult> Results) {
   llvm::json::Array Loops;
   for (const FileResult &R : Results)
@@ -247,6 +269,16 @@ llvm::json::Value reportJson(llvm::ArrayRef<FileResult> Results) {
         O["stages"] = L.Stages;
       else
         O["reason"] = reasonInfo(L.Code).Id;
+      if (L.Plan)
+        O["plan"] = planJson(*L.Plan, L.Tiles);
+      if (!L.Fingerprint.empty())
+        O["fingerprint"] = L.Fingerprint;
+      if (!L.Choices.empty()) {
+        llvm::json::Array Choices;
+        for (const PlanChoice &C : L.Choices)
+          Choices.push_back(C.str());
+        O["choices"] = std::move(Choices);
+      }
       Loops.push_back(std::move(O));
     }
   return llvm::json::Object{{"tool", "tilepipe"}, {"version", 1}, {"loops", std::move(Loops)}};

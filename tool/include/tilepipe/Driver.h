@@ -1,24 +1,19 @@
 // Driver: one file through parse, find, check, plan and emit; the result as data.
 #pragma once
 #include "tilepipe/ArchDependence.h"
+#include "tilepipe/Plan.h"
+#include "tilepipe/Tuning.h"
 #include "tilepipe/Reasons.h"
 #include "tilepipe/Runtime.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace tilepipe {
-
-/// How tiles are copied: cp.async only; plus Hopper tensor copies; plus the original loop kept
-/// for devices below compute capability 8.0, so that one output builds for every GPU.
-enum class CopyMode { Pipeline, Tma, Auto };
-
-/// Which legal loops are rewritten: those the cost model (Plan.h, predictNoGain) expects to run
-/// faster, or every one.
-enum class PlanPolicy { Model, Always };
 
 struct ToolOptions {
   CopyMode Mode = CopyMode::Auto;
@@ -42,6 +37,12 @@ struct ToolOptions {
   /// Compile the original and the rewrite with nvcc and compare their kernels' registers, so that
   /// every block size the original launches with still launches (see Resources.h).
   bool CheckLaunchResources = true;
+  /// A measured plan for every loop (--plan-choice): where it is not legal, the loop stays as it
+  /// is (plan-kept). The benchmark's tuning variants are written with it.
+  std::optional<PlanChoice> Choice;
+  /// Measured plans by loop (--tuning): an entry for the loop, GPU architecture and text wins over
+  /// the cost model; one whose fingerprint no longer matches is ignored, with a remark.
+  std::vector<TuningEntry> Tuning;
   /// Loops to leave as they are, by file (as LoopRecord::File) and offset of the loop keyword,
   /// with the reason (LaunchResources) in words.
   std::map<std::pair<std::string, unsigned>, std::string> KeepLoops;
@@ -57,6 +58,14 @@ struct LoopRecord {
   unsigned Stages = 0; ///< when transformed
   unsigned Offset = 0; ///< file offset of the loop keyword
   std::vector<clang::tooling::Replacement> Edits; ///< this loop's share of the file's edits
+  /// The loop's plan, where it got one (rewritten, or kept by the cost model: the plan it would
+  /// have had), and its tiles' names, by LoopPlan::Tiles.
+  std::optional<LoopPlan> Plan;
+  std::vector<std::string> Tiles;
+  /// loopFingerprint of the loop's text, and every legal plan of the loop (enumeratePlans), where
+  /// the analysis proved it legal: what tuning measures and keys its entries by.
+  std::string Fingerprint;
+  std::vector<PlanChoice> Choices;
   bool transformed() const { return Code == Reason::Pipelined; }
   /// The one-line text of the remark, without the location and ID.
   std::string message() const;

@@ -1,6 +1,7 @@
 // Emit: the text edits that turn one checked loop into a multi-stage cp.async pipeline.
 #pragma once
 #include "tilepipe/Model.h"
+#include "tilepipe/Plan.h"
 #include "tilepipe/Runtime.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Tooling/Core/Replacement.h"
@@ -13,17 +14,6 @@ namespace tilepipe {
 enum class EmitKind {
   Pipeline,    ///< the rewrite
   ComputeOnly, ///< the timing floor: tiles copied once before the loop, the loop only computes
-};
-
-struct EmitOptions {
-  EmitKind Kind = EmitKind::Pipeline;
-  /// When every tile's box allows it (TileBox::Tma, with TileBox::MapName set), the loop is also
-  /// emitted as a tensor-copy loop for compute capability 9.0, chosen once per launch when the
-  /// kernel's flag parameter TmaFlag is true and the maps and the block fit the tiles.
-  bool Tma = false;
-  std::string TmaFlag;
-  /// Keep the original loop for devices below compute capability 8.0 (`#if __CUDA_ARCH__`).
-  bool ArchGuard = false;
 };
 
 /// Why a loop cannot be emitted: the reason the Driver records for it (Reason::SourceText when
@@ -44,8 +34,8 @@ public:
 /// and carries its comments and preprocessor conditionals whole, and every statement the
 /// template emits is, in the result, a token of its own and not inside a comment.
 llvm::Expected<std::vector<clang::tooling::Replacement>>
-emitPipeline(clang::ASTContext &Ctx, const LoopModel &M, unsigned Stages,
-             const EmitOptions &Opts = {});
+emitPipeline(clang::ASTContext &Ctx, const LoopModel &M, const LoopPlan &Plan,
+             EmitKind Kind = EmitKind::Pipeline);
 
 /// What goes into the launcher tilepipe writes beside a kernel with tensor copies
 /// (templates/tma_launcher.cu.in); every name is one the kernel's text leaves free.
@@ -57,7 +47,8 @@ struct LauncherParts {
   std::string Launcher;       ///< the launcher's name
   std::string Params;         ///< ", <each kernel parameter as written>"
   std::vector<std::string> Args;  ///< the kernel's own parameters, by name
-  std::vector<const Tile *> Tiles; ///< the tiles that take tensor copies, a map each (Box.MapName)
+  /// The tiles that take tensor copies, each with the parameter that carries its map.
+  std::vector<std::pair<const Tile *, std::string>> Tiles;
   std::string Grid, Block, SharedBytes, Stream, Ok, Traced; ///< the launcher's own names
 };
 std::string emitLauncher(const LauncherParts &P);

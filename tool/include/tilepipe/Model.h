@@ -35,7 +35,6 @@ struct TileBox {
   std::string TmaWhyNot;
   std::string PointerParam;            ///< the kernel parameter the copy reads through
   std::vector<std::string> ExtentText; ///< the tile's extents as written, outermost first
-  std::string MapName;                 ///< the kernel parameter that carries its tensor map (plan)
 
   /// Hopper bulk copies (cp.async.bulk, no tensor map, no host change): a tile of one dimension,
   /// unguarded, a whole number of 16-byte units, read through a pointer that stays the same from
@@ -43,7 +42,6 @@ struct TileBox {
   /// one instruction moves.
   bool Bulk = false;
   std::string BulkWhyNot;
-  bool BulkCopy = false; ///< plan: the leader moves the tile with one bulk copy
 
   /// A guarded copy, `G ? Pointer[Index] : 0` or its if/else form: the box is known, but the
   /// block-wide 16-byte copy does not fill zeros, so only a tensor copy may move it whole. G bounds

@@ -1,12 +1,26 @@
-// Plan: how many stages each pipelined loop of a function gets.
+// Plan: how each checked loop is rewritten, as data. Check yields facts (LoopModel); Plan decides,
+// from those facts and the options, the stage count, how each tile is copied, the names what it
+// adds takes, or that the loop stays as it is; Emit writes one (LoopModel, LoopPlan) and decides
+// nothing.
 #pragma once
+#include "tilepipe/Model.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace tilepipe {
+
+/// How tiles are copied: cp.async only; plus Hopper tensor copies; plus the original loop kept
+/// for devices below compute capability 8.0, so that one output builds for every GPU.
+enum class CopyMode { Pipeline, Tma, Auto };
+
+/// Which legal loops are rewritten: those the cost model (predictNoGain) expects to run faster,
+/// or every one.
+enum class PlanPolicy { Model, Always };
 
 /// Static shared memory a block may declare without opting in to more.
 constexpr uint64_t StaticSharedLimit = 48 * 1024;
@@ -16,12 +30,114 @@ constexpr uint64_t StaticSharedLimit = 48 * 1024;
 constexpr uint64_t StageOverheadBytes = 16;
 
 /// Stage counts for the loops of one function, each of whose tiles take TileBytes[i] per stage,
-/// (plus StageOverheadBytes) next to OtherBytes of shared memory that stays as it is. Starts loop i at Requested[i] and
-/// lowers the loop with the largest tiles until everything fits; a loop that would need fewer than
-/// two stages gets none (nullopt) and keeps its single buffer.
+/// (plus StageOverheadBytes) next to OtherBytes of shared memory that stays as it is. Starts loop
+/// i at Requested[i] and lowers the loop with the largest tiles until everything fits; a loop
+/// that would need fewer than two stages gets none (nullopt) and keeps its single buffer.
 std::vector<std::optional<unsigned>> planStages(llvm::ArrayRef<uint64_t> TileBytes,
                                                 uint64_t OtherBytes,
                                                 llvm::ArrayRef<unsigned> Requested);
+
+/// How one tile moves from global into shared memory.
+enum class CopyKind {
+  PerElement, ///< cp.async, each thread the elements its statements copied
+  Chunks16,   ///< cp.async, 16-byte chunks spread over the block (per element where a launch's
+              ///< shape or alignment does not allow them, tested once per launch)
+  Tensor,     ///< sm_90: one tensor copy (TMA) through a map the kernel takes as a parameter
+  Bulk,       ///< sm_90: one bulk copy (cp.async.bulk) of a contiguous tile
+};
+
+/// "per-element", "16-byte", "tensor", "bulk": the names of the JSON report.
+llvm::StringRef copyKindName(CopyKind K);
+
+struct TilePlan {
+  /// On the fastest path the loop has: Tensor or Bulk when the loop has the copy engine's path
+  /// (LoopPlan::Engine), else the cp.async loop's kind.
+  CopyKind Kind = CopyKind::PerElement;
+  /// The cp.async loop's kind, which every loop has (below compute capability 9.0, and where a
+  /// launch does not fit the copy engine's conditions): Chunks16 or PerElement.
+  CopyKind CpAsync = CopyKind::PerElement;
+  /// The tile's box is known and the same in every instantiation: the block may copy it whole.
+  bool BlockWide = false;
+  std::string MapName;       ///< Tensor: the kernel parameter that carries its map
+  std::string WhyPerElement; ///< when CpAsync is PerElement: why
+  std::string WhyNoEngine;   ///< when Kind is neither Tensor nor Bulk: why ("" where the kernel's problem says)
+};
+
+/// One point of a loop's plan space, as tuning names it: keep the loop, or rewrite it with Stages
+/// stages and tiles copied per element, in 16-byte chunks where a tile allows them, or by the copy
+/// engine (tensor or bulk copies, the cp.async loop's chunks beside them).
+struct PlanChoice {
+  enum Copies { PerElement, Chunks16, Engine };
+  bool Keep = false;
+  unsigned Stages = 0;
+  Copies Copy = Chunks16;
+  /// "keep", or "<stages>:<per-element|16-byte|engine>": how a tuning file writes it.
+  std::string str() const;
+  static std::optional<PlanChoice> parse(llvm::StringRef S);
+  bool operator==(const PlanChoice &O) const {
+    return Keep == O.Keep && (Keep || (Stages == O.Stages && Copy == O.Copy));
+  }
+};
+
+struct LoopPlan {
+  /// Where the plan came from: "model" (the cost model), "always" (--plan=always), or "tuned"
+  /// (a measured choice).
+  std::string Source = "model";
+  /// The loop stays byte for byte as it is (Reason::NoGain), and why. The rest of the plan is what
+  /// it would have been.
+  std::optional<std::string> Keep;
+  unsigned Stages = 0;
+  std::string StageNote; ///< when fewer stages than requested fit, why
+  bool ArchGuard = false; ///< the original loop stays for devices below compute capability 8.0
+  /// Every tile is Tensor or Bulk: the loop also has the copy engine's path, on compute
+  /// capability 9.0, taken once per launch where the launch fits (TmaFlag, maps, block shape).
+  bool Engine = false;
+  std::string TmaFlag; ///< the kernel's flag parameter, where some tile is Tensor
+  std::string KernelProblem; ///< why the kernel cannot take tensor maps, or ""
+  std::vector<TilePlan> Tiles; ///< by LoopModel::Tiles
+  /// The point of the plan space this plan is (Keep, or its stages and copies).
+  PlanChoice choice() const;
+  /// The same plan with every tile copied per element by cp.async, no copy engine: what is left
+  /// when the instantiations of a template disagree on the block-wide copies.
+  LoopPlan perElementOnly() const;
+};
+
+/// What the plan of one loop weighs besides the models of its instantiations.
+struct PlanInputs {
+  CopyMode Mode = CopyMode::Auto;
+  PlanPolicy Policy = PlanPolicy::Model;
+  unsigned Stages = 3;   ///< from planStages, for the whole function
+  std::string StageNote; ///< when fewer than requested
+  uint64_t TmaMinStageBytes = 2048;
+  bool TmaThreeDimensions = false;
+  uint64_t ModelMinStageBytes = 2048;
+  /// The loop is in the main file (copies of the copy engine need the runtime, which only the
+  /// main file gets).
+  bool InMainFile = true;
+  std::string KernelProblem; ///< why the loop's kernel cannot take tensor maps, or ""
+  /// Names the kernel's text leaves free: the kernel's flag (one per kernel: asked for each loop
+  /// that needs it, the same each time), and a fresh name for each map.
+  std::function<std::string()> Flag;
+  std::function<std::string(llvm::StringRef)> FreshName;
+  /// A choice made by measuring (a tuning file, or a tune bundle's variant): the plan is this
+  /// choice, where it is legal, and the cost model and its thresholds are not asked.
+  std::optional<PlanChoice> Forced;
+};
+
+/// The plan of one loop from the models of its instantiations (one for a plain function; the
+/// emitted text is one for all, so a tile is copied block-wide, or by the copy engine, only where
+/// every instantiation allows it).
+LoopPlan planLoop(llvm::ArrayRef<const LoopModel *> Instances, const PlanInputs &In);
+
+/// Every legal choice for the loop, keep first: stage counts 2 to MaxStages (what fits the
+/// function's shared memory), each with per-element copies, with 16-byte chunks where some tile
+/// allows them, and with the copy engine where every tile can take it (Mode permitting).
+std::vector<PlanChoice> enumeratePlans(llvm::ArrayRef<const LoopModel *> Instances,
+                                       const PlanInputs &In, unsigned MaxStages);
+
+/// Why Choice cannot be the plan of the loop (the copies it names are not legal here), or "".
+std::string choiceProblem(llvm::ArrayRef<const LoopModel *> Instances, const PlanInputs &In,
+                          const PlanChoice &Choice);
 
 /// What the cost model weighs about one pipelined loop.
 struct PlanFeatures {
@@ -35,9 +151,15 @@ struct PlanFeatures {
 
 /// Why the model expects the rewrite to be no faster than the original, or "" when it expects a
 /// gain. Fitted to the H200 runs of docs/gpu-record.md (2026-12-01): loops with tensor or bulk
-/// copies ran 1.02x-1.33x but for three at 0.79x-0.88x (their features match winners'); without them, every loop with a per-element tile ran 0.61x-0.97x
-/// but one (1.04x), and loops whose whole-tile 16-byte copies moved stages under 2 KiB ran
-/// 0.49x-0.80x in four programs and 1.13x-1.14x in two. The model keeps those loops.
+/// copies ran 1.02x-1.33x but for three at 0.79x-0.88x (their features match winners'); without
+/// them, every loop with a per-element tile ran 0.61x-0.97x but one (1.04x), and loops whose
+/// whole-tile 16-byte copies moved stages under 2 KiB ran 0.49x-0.80x in four programs and
+/// 1.13x-1.14x in two. The model keeps those loops.
 std::string predictNoGain(const PlanFeatures &F, uint64_t MinStageBytes);
+
+/// The remark's detail for a rewritten loop: what is copied from where, by which kind, what stays
+/// for older devices, and the stage note and assumptions (without the launch sites, which the
+/// kernel's pass adds).
+std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, llvm::StringRef Kernel);
 
 } // namespace tilepipe

@@ -1,0 +1,256 @@
+// The Plan step as data: the plans a loop can have, a chosen plan obeyed by Emit and reported in
+// the JSON report, and tuning files (read, written, matched, and ignored when the loop changed).
+#include "TestSupport.h"
+#include "tilepipe/Tuning.h"
+#include "tilepipe/Write.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
+#include <gtest/gtest.h>
+
+using namespace tilepipe;
+using namespace tilepipe::test;
+
+namespace {
+
+// A 2-D tile of 32 x 32 floats (4 KiB a stage) read through a kernel parameter: 16-byte chunks,
+// and tensor copies in the modes that have them. Two tiles: 8 KiB a stage, so 5 stages fit.
+const char *Matmul = R"(
+#define TS 32
+__global__ void mm(const float *A, const float *B, float *C, int n) {
+  __shared__ float As[TS][TS];
+  __shared__ float Bs[TS][TS];
+  int row = blockIdx.y * TS + threadIdx.y, col = blockIdx.x * TS + threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < n / TS; ++t) {
+    As[threadIdx.y][threadIdx.x] = A[row * n + t * TS + threadIdx.x];
+    Bs[threadIdx.y][threadIdx.x] = B[(t * TS + threadIdx.y) * n + col];
+    __syncthreads();
+    for (int k = 0; k < TS; ++k)
+      acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+    __syncthreads();
+  }
+  C[row * n + col] = acc;
+}
+)";
+
+// A guarded 1-D tile: the cp.async loop copies it per element (no 16-byte chunks fill zeros).
+const char *Guarded = R"(
+__global__ void g(const float *A, float *C, int n, int nt) {
+  __shared__ float s[256];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    int i = t * 256 + threadIdx.x;
+    s[threadIdx.x] = i < n ? A[i] : 0.0f;
+    __syncthreads();
+    acc += s[255 - threadIdx.x];
+    __syncthreads();
+  }
+  C[blockIdx.x * 256 + threadIdx.x] = acc;
+}
+)";
+
+std::vector<std::string> choices(const LoopRecord &L) {
+  std::vector<std::string> Out;
+  for (const PlanChoice &C : L.Choices)
+    Out.push_back(C.str());
+  return Out;
+}
+
+const LoopRecord &onlyLoop(const FileResult &R) {
+  EXPECT_TRUE(R.Ok) << R.Error;
+  EXPECT_EQ(1u, R.Loops.size());
+  return R.Loops.at(0);
+}
+
+TEST(Plan, EnumeratesEveryLegalChoice) {
+  ToolOptions O = defaultOptions();
+  O.CheckLaunchResources = false;
+  FileResult R = runOnCode(Matmul, O);
+  const LoopRecord &L = onlyLoop(R);
+  std::vector<std::string> Want = {"keep"};
+  for (int S = 2; S <= 5; ++S) // (4096 + 16) x 2 tiles x 6 stages would pass 48 KiB
+    for (const char *K : {"per-element", "16-byte", "engine"})
+      Want.push_back(std::to_string(S) + ":" + K);
+  EXPECT_EQ(Want, choices(L));
+  EXPECT_EQ(16u, L.Fingerprint.size());
+
+  // Without the copy engine's mode, no engine plans.
+  O.Mode = CopyMode::Pipeline;
+  std::vector<std::string> Pipeline = choices(onlyLoop(runOnCode(Matmul, O)));
+  EXPECT_TRUE(llvm::none_of(Pipeline, [](const std::string &C) { return C.find("engine") != std::string::npos; }))
+      << llvm::join(Pipeline, " ");
+  EXPECT_TRUE(llvm::is_contained(Pipeline, "3:16-byte"));
+
+  // A guarded tile has no 16-byte chunks: per element, or a tensor copy that fills the zeros.
+  O.Mode = CopyMode::Auto;
+  std::vector<std::string> G = choices(onlyLoop(runOnCode(Guarded, O)));
+  EXPECT_TRUE(llvm::is_contained(G, "2:per-element")) << llvm::join(G, " ");
+  EXPECT_FALSE(llvm::is_contained(G, "2:16-byte")) << llvm::join(G, " ");
+}
+
+TEST(Plan, ChoiceDecidesStagesAndCopies) {
+  ToolOptions O = defaultOptions();
+  O.CheckLaunchResources = false;
+  O.Choice = PlanChoice::parse("2:per-element");
+  FileResult R = runOnCode(Matmul, O);
+  const LoopRecord &L = onlyLoop(R);
+  ASSERT_TRUE(L.transformed()) << L.message();
+  EXPECT_EQ(2u, L.Stages);
+  ASSERT_TRUE(L.Plan);
+  EXPECT_EQ("tuned", L.Plan->Source);
+  for (const TilePlan &T : L.Plan->Tiles) {
+    EXPECT_EQ(CopyKind::PerElement, T.Kind);
+    EXPECT_EQ(CopyKind::PerElement, T.CpAsync);
+  }
+  EXPECT_NE(std::string::npos, R.Rewritten.find("As_stages[2]")) << R.Rewritten;
+  EXPECT_EQ(std::string::npos, R.Rewritten.find("aligned_size_t<16>")) << "no 16-byte chunks";
+  EXPECT_EQ(std::string::npos, R.Rewritten.find("tilepipe_rt")) << "no copy engine";
+
+  O.Choice = PlanChoice::parse("4:engine");
+  FileResult E = runOnCode(Matmul, O);
+  const LoopRecord &LE = onlyLoop(E);
+  ASSERT_TRUE(LE.transformed()) << LE.message();
+  EXPECT_EQ(4u, LE.Stages);
+  ASSERT_TRUE(LE.Plan && LE.Plan->Engine);
+  EXPECT_EQ(CopyKind::Tensor, LE.Plan->Tiles[0].Kind);
+  EXPECT_EQ(CopyKind::Chunks16, LE.Plan->Tiles[0].CpAsync);
+  EXPECT_NE(std::string::npos, E.Rewritten.find("::tilepipe_rt::copy_tile")) << E.Rewritten;
+
+  // The report carries the plan, typed: no test need read remark prose for a copy kind.
+  llvm::json::Value J = reportJson({E});
+  const llvm::json::Object *Loop = J.getAsObject()->getArray("loops")->front().getAsObject();
+  const llvm::json::Object *Plan = Loop->getObject("plan");
+  ASSERT_TRUE(Plan);
+  EXPECT_EQ("4:engine", Plan->getString("choice"));
+  EXPECT_EQ("tensor", Plan->getArray("tiles")->front().getAsObject()->getString("copy_kind"));
+  EXPECT_EQ("16-byte", Plan->getArray("tiles")->front().getAsObject()->getString("cp_async"));
+  EXPECT_EQ(LE.Fingerprint, Loop->getString("fingerprint"));
+
+  // A choice the loop cannot take leaves it as it is, and says why.
+  O.Choice = PlanChoice::parse("3:16-byte");
+  FileResult G = runOnCode(Guarded, O);
+  EXPECT_EQ("plan-kept", reasonInfo(onlyLoop(G).Code).Id.str()) << onlyLoop(G).message();
+  EXPECT_EQ(G.Original, G.Rewritten);
+}
+
+TEST(Plan, ModelPlanIsReportedToo) {
+  ToolOptions O = defaultOptions();
+  O.CheckLaunchResources = false;
+  O.Plan = PlanPolicy::Model;
+  FileResult R = runOnCode(Guarded, O);
+  const LoopRecord &L = onlyLoop(R);
+  // The model keeps a per-element loop without the copy engine (1 KiB stages are below the
+  // engine's threshold); the report still says what the plan would have been.
+  ASSERT_TRUE(L.Plan);
+  EXPECT_EQ("model", L.Plan->Source);
+  EXPECT_TRUE(L.Plan->Keep);
+  EXPECT_EQ("no-gain", reasonInfo(L.Code).Id.str());
+  EXPECT_EQ(CopyKind::PerElement, L.Plan->Tiles.at(0).Kind);
+}
+
+TEST(Tuning, RoundTrip) {
+  TuningEntry A;
+  A.File = "testdata/matmul_classic.cu";
+  A.Kernel = "matmul";
+  A.Line = 61;
+  A.Fingerprint = "0123456789abcdef";
+  A.Gpu = "NVIDIA H200";
+  A.Arch = "sm_90";
+  A.Choice = *PlanChoice::parse("4:engine");
+  A.Speedup = 1.31;
+  TuningEntry B = A;
+  B.Line = 90;
+  B.Choice = *PlanChoice::parse("keep");
+  std::string Text;
+  llvm::raw_string_ostream(Text) << tuningJson({A, B});
+  auto Back = parseTuning(Text, "t.json");
+  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
+  ASSERT_EQ(2u, Back->size());
+  EXPECT_EQ("4:engine", (*Back)[0].Choice.str());
+  EXPECT_EQ("keep", (*Back)[1].Choice.str());
+  EXPECT_EQ(A.Fingerprint, (*Back)[0].Fingerprint);
+  EXPECT_DOUBLE_EQ(1.31, (*Back)[0].Speedup);
+  // Matched by the path's last components, function, line and architecture.
+  EXPECT_EQ(&(*Back)[0], findTuning(*Back, "/src/proj/testdata/matmul_classic.cu", "matmul", 61, "sm_90"));
+  EXPECT_EQ(nullptr, findTuning(*Back, "/src/proj/other/matmul_classic.cu", "matmul", 61, "sm_90"));
+  EXPECT_EQ(nullptr, findTuning(*Back, "testdata/matmul_classic.cu", "matmul", 61, "sm_80"));
+  EXPECT_EQ(nullptr, findTuning(*Back, "testdata/matmul_classic.cu", "matmul", 62, "sm_90"));
+}
+
+TEST(Tuning, BadFilesSayWhere) {
+  auto Expect = [](const std::string &Text, const std::string &Part) {
+    auto R = parseTuning(Text, "t.json");
+    ASSERT_FALSE(bool(R));
+    std::string Msg = llvm::toString(R.takeError());
+    EXPECT_NE(std::string::npos, Msg.find("t.json: error:")) << Msg;
+    EXPECT_NE(std::string::npos, Msg.find(Part)) << Msg;
+  };
+  Expect("{", "not a tuning file");
+  Expect(R"({"tool": "tilepipe", "version": 1, "entries": []})", "tilepipe-tuning");
+  Expect(R"({"tool": "tilepipe-tuning", "version": 2, "entries": []})", "version 2");
+  Expect(R"({"tool": "tilepipe-tuning", "version": 1, "entries": [{"file": "a.cu"}]})", "entry 1");
+  Expect(R"({"tool": "tilepipe-tuning", "version": 1, "entries": [{"file": "a.cu", "kernel": "k",
+          "line": 3, "fingerprint": "x", "arch": "sm_90", "plan": "1:engine"}]})", "plan '1:engine'");
+}
+
+TEST(Tuning, EntryAppliesOnlyToTheTextMeasured) {
+  ToolOptions O = defaultOptions();
+  O.CheckLaunchResources = false;
+  FileResult First = runOnCode(Matmul, O);
+  const LoopRecord &L = onlyLoop(First);
+  TuningEntry E;
+  E.File = L.File;
+  E.Kernel = L.Kernel;
+  E.Line = L.Line;
+  E.Fingerprint = L.Fingerprint;
+  E.Gpu = "NVIDIA H200";
+  E.Arch = O.GpuArch;
+  E.Choice = *PlanChoice::parse("2:16-byte");
+  E.Speedup = 1.2;
+  O.Tuning = {E};
+  // runOnCode writes a fresh file each time: the entry names that file by its last components.
+  auto Run = [&](const std::string &Code, const TuningEntry &Entry) {
+    std::string Dir = tempDir();
+    std::string Path = Dir + "/" + llvm::sys::path::filename(L.File).str();
+    writeFile(Path, Code);
+    ToolOptions With = O;
+    With.Tuning = {Entry};
+    With.Tuning[0].File = Path;
+    return runOnFile(Path, With);
+  };
+  FileResult Tuned = Run(Matmul, E);
+  const LoopRecord &T = onlyLoop(Tuned);
+  ASSERT_TRUE(T.transformed()) << T.message();
+  EXPECT_EQ(2u, T.Stages);
+  EXPECT_EQ("tuned", T.Plan->Source);
+  EXPECT_NE(std::string::npos, T.message().find("the tuning file's plan 2:16-byte (measured 1.20x on NVIDIA H200)"))
+      << T.message();
+
+  // Keep: the file stays as it is.
+  TuningEntry K = E;
+  K.Choice = *PlanChoice::parse("keep");
+  FileResult Kept = Run(Matmul, K);
+  EXPECT_EQ("plan-kept", reasonInfo(onlyLoop(Kept).Code).Id.str());
+  EXPECT_EQ(Kept.Original, Kept.Rewritten);
+
+  // The loop's text changed since it was measured: the entry is ignored, with a remark.
+  std::string Changed = Matmul;
+  Changed.replace(Changed.find("acc += As"), 9, "acc -= As");
+  FileResult Stale = Run(Changed, E);
+  const LoopRecord &S = onlyLoop(Stale);
+  EXPECT_NE("tuned", S.Plan ? S.Plan->Source : "");
+  EXPECT_EQ(3u, S.Stages) << "the default stage count: " << S.message();
+  EXPECT_NE(std::string::npos, S.message().find("entry for this loop was ignored: the loop's text changed"))
+      << S.message();
+
+  // A plan no longer legal (here: engine copies without the engine's mode) falls back to the model.
+  TuningEntry Engine = E;
+  Engine.Choice = *PlanChoice::parse("3:engine");
+  O.Mode = CopyMode::Pipeline;
+  FileResult Fallback = Run(Matmul, Engine);
+  EXPECT_NE(std::string::npos, onlyLoop(Fallback).message().find("is not legal here"))
+      << onlyLoop(Fallback).message();
+}
+
+} // namespace
