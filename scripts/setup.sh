@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what building and testing tilepipe needs, from Debian's packages, when it is missing.
 # The CUDA toolkit itself is not a Debian package: it must be at $CUDA_PATH or /usr/local/cuda.
+# Arguments name more packages to install the same way (tests/fuzz/libfuzzer.sh: libclang-rt-22-dev).
 set -euo pipefail
 packages=(cmake ninja-build g++ libgtest-dev clang-22 libclang-22-dev llvm-22-dev llvm-22-tools
-          clang-tools-22 clang-tidy-22 python3-jsonschema patch git)
+          clang-tools-22 clang-tidy-22 python3-jsonschema patch git "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

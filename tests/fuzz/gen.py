@@ -84,6 +84,20 @@ class Kernel:
         for l in labels:
             self.labels.add(l)
 
+    def kernel_head(self):
+        """`__global__ void`, with `__launch_bounds__(<threads>)` for blocks of more than 256 threads.
+
+        Without bounds ptxas may give a thread up to 255 registers: 256 threads always fit in the 64 K
+        registers of a block (256 x 256), a block of 1024 only with 64 registers a thread at most. An
+        original that uses more fails to launch ("too many resources requested for launch"), so it
+        is told its block size (every launch of a kernel uses the one block shape). Kernels of 256
+        threads or fewer are written as before (no draw is added: the others stay as they were).
+        """
+        if self.NT > 256:
+            self.L('launch-bounds')
+            return '__global__ void __launch_bounds__(%d)' % self.NT
+        return '__global__ void'
+
     # ---------------------------------------------------------------- choices
     def choose(self):
         r = self.r
@@ -540,13 +554,13 @@ class Kernel:
             out.append('__device__ void body_%s(%s) {' % (self.id, params))
             out.extend('  ' + l if l else '' for l in body)
             out.append('}')
-            out.append('__global__ void %s(%s) {' % (self.fn, params))
+            out.append('%s %s(%s) {' % (self.kernel_head(), self.fn, params))
             out.append('  body_%s(%s);' % (self.id, ', '.join(n for _, n in self.params)))
             out.append('}')
         else:
             if self.template:
                 out.append('template <int EX0>')
-            out.append('__global__ void %s(%s) {' % (self.fn, params))
+            out.append('%s %s(%s) {' % (self.kernel_head(), self.fn, params))
             out.extend('  ' + l if l else '' for l in body)
             out.append('}')
         out.extend(self.host_text())
@@ -1413,7 +1427,7 @@ class MatmulKernel(Kernel):
         sig = '%s* C, const %s* A, const %s* B, int M, int N, int K, int lda, int ldb, int ldc' % (T, T, T)
         if iv == 'counter':
             sig += ', int numTiles'
-        out.append('__global__ void %s(%s) {' % (self.fn, sig))
+        out.append('%s %s(%s) {' % (self.kernel_head(), self.fn, sig))
         b = []
         b.append('__shared__ %s As[%s][%s];' % (T, ts, ts))
         b.append('__shared__ %s Bs[%s][%s];' % (T, ts, ts))

@@ -10,7 +10,9 @@ pipeline, tma, and these must hold (anything else is a FAILURE):
   - a kernel whose loops were all left alone is byte-identical in the output;
   - the output is idempotent: tilepipe (same mode) on its own output changes nothing;
   - with nvcc: the original builds, and every rewritten batch builds for each of --archs
-    (sm_90: `nvcc -c`, host code included; others: `nvcc -cubin`, device code through ptxas).
+    (sm_90: `nvcc -c`, host code included; others: `nvcc -cubin`, device code through ptxas);
+  - with nvcc: every original kernel can launch the block its driver gives it (ptxas's registers
+    a thread, from --resource-usage, times the block's threads fit in 65536 registers).
 A failure of the tool or of nvcc on a batch is narrowed down to the kernels involved, each
 written out standalone (reduce.py) under DIR/failures/ and checked again on its own.
 
@@ -197,12 +199,56 @@ def narrow_tool(ctx, seed, bdir, mode, kernels):
 NVCC_ERR = re.compile(r'\((\d+)\): (?:error|catastrophic error)')
 
 
-def nvcc_cmd(a, arch, src, obj):
+def nvcc_cmd(a, arch, src, obj, usage=False):
     # -I: tilepipe's runtime header, which rewrites with tensor or bulk copies include.
     base = [a.nvcc, '-std=c++17', '-arch=' + arch, '-w', '-I' + a.runtime_dir]
+    if usage:
+        base.append('--resource-usage')   # ptxas's registers per kernel, for launch_faults
     if arch == 'sm_90':
         return base + ['-c', src, '-o', obj]
     return base + ['-cubin', src, '-o', obj]
+
+
+PTXAS_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
+PTXAS_USED = re.compile(r'Used (\d+) registers')
+
+
+def kernel_registers(text):
+    """{kernel id: registers a thread} from nvcc --resource-usage (the most of its instantiations)."""
+    regs = {}
+    cur = None
+    for line in text.splitlines():
+        m = PTXAS_ENTRY.search(line)
+        if m:
+            cur = kernel_of_function(m.group(1))
+            continue
+        m = PTXAS_USED.search(line)
+        if m and cur:
+            regs[cur] = max(regs.get(cur, 0), int(m.group(1)))
+            cur = None
+    return regs
+
+
+def block_fits(registers, threads):
+    """Whether a block of that many threads gets its registers (64 K a block, allocated per warp
+    in units of 256, as the CUDA occupancy calculator and tilepipe's launch check count)."""
+    per_warp = (registers * 32 + 255) // 256 * 256
+    return per_warp * ((threads + 31) // 32) <= 65536
+
+
+def launch_faults(man, text):
+    """Kernels of a batch whose original cannot launch: ptxas's registers a thread (text: nvcc
+    --resource-usage output) times the threads of the block its driver launches (manifest)."""
+    regs = kernel_registers(text)
+    bad = []
+    for kid, _, desc, *_ in man:
+        m = re.search(r'block=(\d+)x(\d+)x(\d+)', desc)
+        if not m or kid not in regs:
+            continue
+        threads = int(m.group(1)) * int(m.group(2)) * int(m.group(3))
+        if not block_fits(regs[kid], threads):
+            bad.append((kid, regs[kid], threads))
+    return bad
 
 
 def nvcc_step(ctx, seed, bdir, variant, arch):
@@ -210,7 +256,7 @@ def nvcc_step(ctx, seed, bdir, variant, arch):
     src = os.path.join(bdir, variant + '.cu')
     obj = os.path.join(bdir, '%s.%s.o' % (variant, arch))
     t0 = time.time()
-    rc, out, err, to = run(nvcc_cmd(a, arch, src, obj), a.nvcc_timeout)
+    rc, out, err, to = run(nvcc_cmd(a, arch, src, obj, usage=variant == 'orig'), a.nvcc_timeout)
     dt = time.time() - t0
     if os.path.exists(obj):
         os.remove(obj)
@@ -224,7 +270,7 @@ def nvcc_step(ctx, seed, bdir, variant, arch):
             ks.add(m.group(1) or m.group(2))
         return dict(ok=False, dt=dt, err=('timeout\n' if to else '') + (out + err),
                     kernels=sorted(ks))
-    return dict(ok=True, dt=dt)
+    return dict(ok=True, dt=dt, usage=out + err)
 
 
 def narrow_nvcc(ctx, seed, bdir, variant, arch, kernels):
@@ -357,6 +403,14 @@ def main():
                 builds[job] = res
                 nvcc_times[(job[1] == 'orig', job[2])].append(res['dt'])
         for (seed, variant, arch), res in sorted(builds.items()):
+            if res['ok'] and variant == 'orig':
+                # An original that cannot launch is the generator's fault, as one that does not build.
+                bad = launch_faults(manifests[seed], res['usage'])
+                if bad:
+                    ctx.fail('generator-launch', seed, 'orig', '\n'.join(
+                        '%s: %d registers a thread x %d threads a block > 65536 registers: '
+                        'too many resources requested for launch' % b for b in bad),
+                        [b[0] for b in bad])
             if res['ok']:
                 continue
             bdir = os.path.join(a.out, 'batches', 's%d' % seed)

@@ -71,6 +71,21 @@ struct LoopResult {
 static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &DB,
                           const ToolOptions &Opts, const ArchDependence &Arch, FileResult &R);
 
+void prepareParse(tooling::ClangTool &Tool, const ToolOptions &Opts) {
+  // The runtime header, for a file that includes it (tilepipe's own output): from a folder only this
+  // parse sees, searched after the user's own, so that no -I is needed to read such a file.
+  // ClangTool keeps the path and the text by reference: both must outlive Tool.
+  static const std::string RuntimeFile = [] {
+    llvm::SmallString<128> P(virtualRuntimeDir());
+    llvm::sys::path::append(P, runtimeHeaderName());
+    return std::string(P);
+  }();
+  Tool.mapVirtualFile(RuntimeFile, runtimeHeaderText());
+  std::vector<std::string> ParseArgs = Opts.ParseArgs;
+  ParseArgs.insert(ParseArgs.end(), {"-idirafter", virtualRuntimeDir().str()});
+  Tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(ParseArgs));
+}
+
 FileResult processFile(const tooling::CompilationDatabase &DB, const std::string &Path,
                        const ToolOptions &Opts) {
   FileResult R;
@@ -92,14 +107,7 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
   // run (-j) sees, mid-parse.
   tooling::ClangTool Tool(DB, {Path}, std::make_shared<PCHContainerOperations>(),
                           llvm::vfs::createPhysicalFileSystem());
-  // The runtime header, for a file that includes it (tilepipe's own output): from a folder only this
-  // parse sees, searched after the user's own, so that no -I is needed to read such a file.
-  llvm::SmallString<128> RuntimeFile(virtualRuntimeDir());
-  llvm::sys::path::append(RuntimeFile, runtimeHeaderName());
-  Tool.mapVirtualFile(RuntimeFile, runtimeHeaderText());
-  std::vector<std::string> ParseArgs = Opts.ParseArgs;
-  ParseArgs.insert(ParseArgs.end(), {"-idirafter", virtualRuntimeDir().str()});
-  Tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(ParseArgs));
+  prepareParse(Tool, Opts);
   std::vector<std::unique_ptr<ASTUnit>> ASTs;
   int Status = Tool.buildASTs(ASTs);
   if (Status != 0 || ASTs.size() != 1 || ASTs[0]->getDiagnostics().hasErrorOccurred()) {

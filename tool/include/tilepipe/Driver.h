@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+namespace clang::tooling {
+class ClangTool;
+} // namespace clang::tooling
+
 namespace tilepipe {
 
 struct ToolOptions {
@@ -95,6 +99,10 @@ struct FileResult {
   /// "file:line:col: warning: ..." lines, e.g. an annotation written as a block comment.
   std::vector<std::string> Warnings;
 };
+
+/// Sets Tool up to parse as processFile does: the arguments adjuster for Opts.ParseArgs, and the
+/// runtime header (tilepipe's own output includes it) in a folder only Tool's parses see.
+void prepareParse(clang::tooling::ClangTool &Tool, const ToolOptions &Opts);
 
 /// Parses Path with the compile command DB gives for it, then analyzeAST.
 FileResult processFile(const clang::tooling::CompilationDatabase &DB, const std::string &Path,
