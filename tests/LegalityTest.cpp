@@ -119,6 +119,16 @@ const Case Stores[] = {
      "struct Sink { __device__ virtual void put(int i, float x) {} };\n"
      "__global__ void k(const float *A, float *C, int nt, Sink *sink) {\n" LOOP(
          IDX, "acc += s[threadIdx.x]; sink->put(threadIdx.x, acc);") "}\n"},
+    // A struct's reference member is not the struct's storage: a store through it goes where the
+    // reference was bound (here, the next tile of A), so it cannot be taken for a local's.
+    {"StoreThroughReferenceMember", "unknown-effects",
+     "struct Ref { float &x; };\n"
+     "__global__ void k(float *A, float *C, int nt) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; if (t + 1 < nt) { Ref r{A[" NEXT "]}; r.x = acc; }") "}\n"},
+    {"StoreIntoMemberOfLocalStructIsSafe", "pipelined",
+     "struct Val { float x; };\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
+         IDX, "Val v{0.0f}; v.x = s[threadIdx.x]; acc += v.x;") "}\n"},
     {"StoreIntoOtherSharedArray", "pipelined",
      "__global__ void k(const float *A, float *C, int nt) {\n"
      "  __shared__ float red[64];\n"
@@ -205,6 +215,57 @@ const Case Variables[] = {
      "  int off = 0;\n"
      "  keep(off);\n" LOOP("(blockIdx.x * nt + t) * 64 + off + threadIdx.x",
                            "acc += s[threadIdx.x];") "}\n"},
+    // The same through a struct's reference member: reading r.x reads off, which the loop changes.
+    {"OffsetReadThroughReferenceMember", "address-not-invariant",
+     "struct Ref { int &x; };\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  int off = 0;\n"
+     "  Ref r{off};\n" LOOP("(blockIdx.x * nt + t) * 64 + r.x + threadIdx.x",
+                           "acc += s[threadIdx.x]; if (s[0] > 0.5f) off++;") "}\n"},
+    {"BoundReadThroughReferenceMember", "loop-condition",
+     "struct Ref { int &x; };\n"
+     "__global__ void k(const float *A, float *C, int n) {\n"
+     "  int lim = n;\n"
+     "  Ref r{lim};\n"
+     "  __shared__ float s[64];\n"
+     "  float acc = 0;\n"
+     "  for (int t = 0; t < r.x; ++t) {\n"
+     "    s[threadIdx.x] = A[(blockIdx.x * n + t) * 64 + threadIdx.x];\n"
+     "    __syncthreads();\n"
+     "    acc += s[threadIdx.x];\n"
+     "    if (s[0] > 0.9f && lim > t + 1) lim--;\n"
+     "    __syncthreads();\n"
+     "  }\n"
+     "  C[blockIdx.x * 64 + threadIdx.x] = acc;\n"
+     "}\n"},
+    {"OffsetInMemberOfLocalStructIsSafe", "pipelined",
+     "struct Val { int x; };\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  Val v{3};\n" LOOP("(blockIdx.x * nt + t) * 64 + v.x + threadIdx.x",
+                         "acc += s[threadIdx.x];") "}\n"},
+    // const does not keep an object as it was: a const member function may change a mutable
+    // member or cast const away, and so may a function taking a reference to const.
+    {"OffsetChangedByConstMemberCastingAwayConst", "address-not-invariant",
+     "struct N { int v; __device__ void bump() const { if (v < 64) const_cast<N *>(this)->v++; } };\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  N m{0};\n" LOOP("(blockIdx.x * nt + t) * 64 + m.v + threadIdx.x",
+                       "acc += s[threadIdx.x]; if (s[0] > 0.5f) m.bump();") "}\n"},
+    {"OffsetChangedByConstMemberThroughMutable", "address-not-invariant",
+     "struct M { mutable int v; __device__ void bump() const { if (v < 64) ++v; } };\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  const M m{0};\n" LOOP("(blockIdx.x * nt + t) * 64 + m.v + threadIdx.x",
+                             "acc += s[threadIdx.x]; if (s[0] > 0.5f) m.bump();") "}\n"},
+    {"OffsetChangedThroughConstReferenceToMutable", "address-not-invariant",
+     "struct M { mutable int v; };\n"
+     "__device__ void bump(const M &m) { if (m.v < 64) m.v++; }\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  M m{0};\n" LOOP("(blockIdx.x * nt + t) * 64 + m.v + threadIdx.x",
+                       "acc += s[threadIdx.x]; if (s[0] > 0.5f) bump(m);") "}\n"},
+    {"OffsetReadByConstMemberIsSafe", "pipelined",
+     "struct G { int v; __device__ int get() const { return v; } };\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  G g{3};\n" LOOP("(blockIdx.x * nt + t) * 64 + g.v + threadIdx.x",
+                       "acc += s[threadIdx.x] * g.get();") "}\n"},
     {"OffsetReadThroughConstReferenceIsSafe", "pipelined",
      "__global__ void k(const float *A, float *C, int nt) {\n"
      "  int off = 3;\n"
@@ -450,3 +511,46 @@ TEST(Reach, LoopUnderThreadDependentIfOrInDeviceFunction) {
 }
 
 } // namespace
+
+// A barrier is known by its declaration, not its spelling: cooperative groups' thread_block::sync
+// and cg::sync(block) are block barriers; a user's own type or function of the same names is not
+// (its sync() may do nothing, so threads may reach the loop's barriers unevenly, and the rewrite's
+// __syncthreads() would then be one the original never had).
+TEST(Barriers, KnownByDeclarationNotByName) {
+  const std::string Loop = "  __shared__ float s[64];\n"
+                           "  float acc = 0;\n"
+                           "  for (int t = 0; t < nt; ++t) {\n"
+                           "    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];\n"
+                           "    SYNC;\n"
+                           "    acc += s[threadIdx.x];\n"
+                           "    SYNC;\n"
+                           "  }\n"
+                           "  C[blockIdx.x * 64 + threadIdx.x] = acc;\n}\n";
+  auto run = [&](const std::string &Prelude, const std::string &Sync) {
+    std::string Code = Prelude +
+                       "__global__ void k(const float *__restrict__ A, float *__restrict__ C, int nt) {\n"
+                       "  auto block = BLOCK;\n" + Loop;
+    for (size_t P; (P = Code.find("SYNC")) != std::string::npos;)
+      Code.replace(P, 4, Sync);
+    return runOnCode(Code, defaultOptions());
+  };
+  const std::string Cg = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n";
+  const std::string Fake = "namespace mylib {\n"
+                           "struct thread_block { __device__ void sync() const {} };\n"
+                           "__device__ void sync(const thread_block &) {}\n"
+                           "}\n";
+  for (const char *Sync : {"block.sync()", "cg::sync(block)"}) {
+    std::string Prelude = Cg + "#define BLOCK cg::this_thread_block()\n";
+    FileResult R = run(Prelude, Sync);
+    ASSERT_TRUE(R.Ok) << R.Error;
+    ASSERT_EQ(1u, R.Loops.size()) << Sync;
+    EXPECT_EQ("pipelined", reasonInfo(R.Loops[0].Code).Id.str()) << Sync << ": " << R.Loops[0].message();
+  }
+  for (const char *Sync : {"block.sync()", "sync(block)"}) {
+    std::string Prelude = Fake + "#define BLOCK mylib::thread_block()\n";
+    FileResult R = run(Prelude, Sync);
+    ASSERT_TRUE(R.Ok) << R.Error;
+    EXPECT_EQ(0u, R.Loops.size()) << Sync << " is not a block barrier";
+    EXPECT_EQ(R.Original, R.Rewritten);
+  }
+}

@@ -54,6 +54,11 @@ bool isBuiltinIndexRead(const Expr *E, std::string *Name) {
   return false;
 }
 
+bool isReferenceMember(const MemberExpr *ME) {
+  const auto *FD = dyn_cast<FieldDecl>(ME->getMemberDecl());
+  return FD && FD->getType()->isReferenceType();
+}
+
 const Expr *skipCleanups(const Expr *E) {
   if (const auto *EWC = dyn_cast_or_null<ExprWithCleanups>(E))
     return EWC->getSubExpr();

@@ -325,6 +325,11 @@ bool EffectsAnalyzer::location(const Frame &Fr, const Expr *E, const VarDecl *&L
       Mem.join(roots(Fr, ME->getBase(), Depth + 1));
       return true;
     }
+    if (isReferenceMember(ME)) {
+      // The object holds a reference, not the storage: what it was bound to is not followed.
+      Mem.unknown("the reference member " + quoted(ME->getMemberDecl()) + " cannot be followed");
+      return true;
+    }
     return location(Fr, ME->getBase(), Local, Mem, Depth + 1);
   }
   if (const auto *CO = dyn_cast<ConditionalOperator>(E)) {
@@ -496,17 +501,18 @@ public:
     // The toolkit's own functions (math, atomics, intrinsics): they reach memory only through
     // their pointer and reference arguments, unless they are handed code of the user's to run (a
     // lambda, a function object, a function pointer): its effects would be unseen.
-    const SourceManager &SM = A.Ctx.getSourceManager();
+    // An object is followed only as the storage it is: a pointer or reference inside it (an
+    // iterator, a view) is one the toolkit may write through, and a class of the user's may have
+    // its member functions (operator*, operator++, ...) run by the toolkit's templates.
     for (const Expr *Arg : Args) {
       QualType T = Arg->getType().getNonReferenceType();
-      const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
-      if (T->isFunctionPointerType() || T->isFunctionType() ||
-          (RD && !SM.isInSystemHeader(RD->getLocation()) && RD->isLambda()) ||
-          (RD && !SM.isInSystemHeader(RD->getLocation()) && RD->hasDefinition() &&
-           llvm::any_of(RD->methods(), [](const CXXMethodDecl *M) {
-             return M->getOverloadedOperator() == OO_Call;
-           }))) {
+      if (T->isFunctionPointerType() || T->isFunctionType() || hasUserCode(T)) {
         unknown(Call, "code of the user's is handed to " + quoted(FD) + ", which runs it unseen");
+        return;
+      }
+      if (T->isRecordType() && holdsPointer(T, 0)) {
+        unknown(Call, "an object holding a pointer or reference ('" + T.getAsString() +
+                          "') is handed to " + quoted(FD) + ", which may write through it");
         return;
       }
     }
@@ -521,6 +527,44 @@ public:
       accessThroughPointer(Call, Object, true);
     else if (Object)
       access(Call, Object, true);
+  }
+
+  /// A class of the user's (not the toolkit's) with member functions of the user's: a lambda, a
+  /// function object, an iterator, in it or in a base.
+  bool hasUserCode(QualType T) {
+    const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+    if (!RD || !RD->hasDefinition())
+      return false;
+    RD = RD->getDefinition();
+    if (!A.Ctx.getSourceManager().isInSystemHeader(RD->getLocation()) &&
+        (RD->isLambda() || llvm::any_of(RD->methods(), [](const CXXMethodDecl *M) {
+           return M->isUserProvided();
+         })))
+      return true;
+    return llvm::any_of(RD->bases(), [&](const CXXBaseSpecifier &B) { return hasUserCode(B.getType()); });
+  }
+  /// Whether an object of type T holds a pointer or a reference, in a member, an array element or
+  /// a base (a type nested too deeply to tell is taken to).
+  static bool holdsPointer(QualType T, unsigned Depth) {
+    if (Depth > 8)
+      return true;
+    T = T.getCanonicalType();
+    if (T->isPointerType() || T->isReferenceType() || T->isMemberPointerType() ||
+        T->isBlockPointerType())
+      return true;
+    if (const auto *AT = dyn_cast<ArrayType>(T.getTypePtr()))
+      return holdsPointer(AT->getElementType(), Depth + 1);
+    const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+    if (!RD)
+      return false;
+    if (!RD->hasDefinition())
+      return true;
+    RD = RD->getDefinition();
+    for (const FieldDecl *F : RD->fields())
+      if (holdsPointer(F->getType(), Depth + 1))
+        return true;
+    return llvm::any_of(RD->bases(),
+                        [&](const CXXBaseSpecifier &B) { return holdsPointer(B.getType(), Depth + 1); });
   }
 
   /// Whether the value of E is used (not a statement of its own, nor cast to void).
@@ -731,7 +775,7 @@ bool EffectsAnalyzer::pureBody(const FunctionDecl *FD, unsigned Depth) {
         return true;
       }
       bool VisitMemberExpr(MemberExpr *ME) {
-        if (ME->isArrow())
+        if (ME->isArrow() || isReferenceMember(ME))
           Touches = true;
         return true;
       }

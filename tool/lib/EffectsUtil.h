@@ -23,6 +23,17 @@ inline bool isConstantVar(const clang::VarDecl *V) {
          !isSharedVar(V);
 }
 
+/// Whether a const view of an object of type T keeps it unchanged: no `mutable` member in it, in
+/// its members, array elements or bases. (A reference to const, or a const member function, can
+/// change a mutable member.)
+bool constKeeps(clang::QualType T, unsigned Depth = 0);
+
+/// Whether FD, or a function it calls, may write through what it was given as const: its body
+/// casts const away (a const_cast, or a C-style or functional cast to a pointer or reference of
+/// non-const type from one of const type), makes a pointer of an integer, or hands a pointer or
+/// reference to a function whose body is not there. A function without a body may.
+bool mayCastAwayConst(const clang::FunctionDecl *FD, unsigned Depth = 0);
+
 /// The function (or lambda call operator) whose body holds S.
 const clang::FunctionDecl *enclosingFunction(clang::ASTContext &Ctx, const clang::Stmt *S);
 

@@ -11,9 +11,22 @@ using namespace clang;
 
 namespace tilepipe {
 
+/// Whether D is declared in CUDA's `cooperative_groups` namespace (or one nested in it, such as
+/// its versioned inline namespace). A user's own `thread_block` or `sync` elsewhere is no barrier,
+/// however it is named: a no-op `sync()` would let threads diverge where the rewrite puts a real
+/// `__syncthreads()`.
+static bool inCooperativeGroups(const Decl *D) {
+  for (const DeclContext *DC = D->getDeclContext(); DC; DC = DC->getParent())
+    if (const auto *NS = dyn_cast<NamespaceDecl>(DC))
+      if (NS->getName() == "cooperative_groups" &&
+          NS->getParent()->getRedeclContext()->isTranslationUnit())
+        return true;
+  return false;
+}
+
 static bool isThreadBlock(QualType T) {
   const auto *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
-  return RD && RD->getName() == "thread_block";
+  return RD && RD->getName() == "thread_block" && inCooperativeGroups(RD);
 }
 
 static StringRef calleeName(const CallExpr *CE) {
@@ -29,12 +42,13 @@ bool isBlockBarrier(const Stmt *S) {
     return false;
   // block.sync(): a member call, or in recent CUDA a call of the static member through the object.
   if (const auto *ME = dyn_cast<MemberExpr>(CE->getCallee()->IgnoreParenImpCasts()))
-    return ME->getMemberDecl()->getName() == "sync" &&
+    return ME->getMemberDecl()->getName() == "sync" && inCooperativeGroups(ME->getMemberDecl()) &&
            isThreadBlock(ME->getBase()->IgnoreParenImpCasts()->getType());
   StringRef Name = calleeName(CE);
   if (Name == "__syncthreads" && CE->getNumArgs() == 0)
     return true;
-  return Name == "sync" && CE->getNumArgs() == 1 && isThreadBlock(CE->getArg(0)->getType());
+  return Name == "sync" && CE->getNumArgs() == 1 && inCooperativeGroups(CE->getDirectCallee()) &&
+         isThreadBlock(CE->getArg(0)->getType());
 }
 
 bool isAnyBarrier(const Stmt *S) {

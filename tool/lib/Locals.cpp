@@ -18,6 +18,64 @@ namespace tilepipe {
 // LocalFacts
 //===----------------------------------------------------------------------===//
 
+bool constKeeps(QualType T, unsigned Depth) {
+  if (Depth > MaxDepth)
+    return false;
+  T = T.getCanonicalType();
+  if (const auto *AT = dyn_cast<ArrayType>(T.getTypePtr()))
+    return constKeeps(AT->getElementType(), Depth + 1);
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  if (!RD)
+    return true;
+  if (!RD->hasDefinition())
+    return false;
+  RD = RD->getDefinition();
+  for (const FieldDecl *F : RD->fields())
+    if (F->isMutable() || !constKeeps(F->getType(), Depth + 1))
+      return false;
+  return llvm::all_of(RD->bases(), [&](const CXXBaseSpecifier &B) {
+    return constKeeps(B.getType(), Depth + 1);
+  });
+}
+
+bool mayCastAwayConst(const FunctionDecl *FD, unsigned Depth) {
+  const FunctionDecl *Def = nullptr;
+  if (!FD || Depth > 4 || !FD->hasBody(Def) || !Def->getBody())
+    return true;
+  struct Finder : RecursiveASTVisitor<Finder> {
+    unsigned Depth;
+    bool May = false;
+    bool shouldVisitLambdaBody() const { return true; }
+    bool VisitExplicitCastExpr(ExplicitCastExpr *E) {
+      QualType To = E->getTypeAsWritten(), From = E->getSubExpr()->getType();
+      if (isa<CXXConstCastExpr>(E))
+        May = true;
+      else if (To->isReferenceType())
+        May = From.isConstQualified() && !To.getNonReferenceType().isConstQualified();
+      else if (To->isPointerType() && From->isPointerType())
+        May = From->getPointeeType().isConstQualified() && !To->getPointeeType().isConstQualified();
+      else if (To->isPointerType())
+        May = !From->isNullPtrType(); // an integer or an array made a pointer of its own
+      return !May;
+    }
+    bool VisitCallExpr(CallExpr *CE) {
+      const FunctionDecl *Callee = CE->getDirectCallee();
+      if (Callee && Callee->getBuiltinID())
+        return true;
+      bool HandsOn = isa<CXXMemberCallExpr>(CE) || isa<CXXOperatorCallExpr>(CE) ||
+                     llvm::any_of(CE->arguments(), [](const Expr *A) {
+                       return A->getType()->isPointerType() || A->isGLValue();
+                     });
+      if (HandsOn && mayCastAwayConst(Callee, Depth + 1))
+        May = true;
+      return !May;
+    }
+  } F;
+  F.Depth = Depth;
+  F.TraverseStmt(Def->getBody());
+  return F.May;
+}
+
 namespace {
 class LocalScanner : public RecursiveASTVisitor<LocalScanner> {
 public:
@@ -33,8 +91,8 @@ public:
       if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
         return dyn_cast<VarDecl>(DRE->getDecl());
       if (const auto *ME = dyn_cast<MemberExpr>(E)) {
-        if (ME->isArrow())
-          return nullptr;
+        if (ME->isArrow() || isReferenceMember(ME))
+          return nullptr; // storage reached through a pointer or a reference, not the variable's
         E = ME->getBase();
         continue;
       }
@@ -114,7 +172,7 @@ public:
           bindNonConst(Args[I]);
         continue;
       }
-      if (PT->isReferenceType() && !PT.getNonReferenceType().isConstQualified())
+      if (PT->isReferenceType() && !constProtects(FD, PT.getNonReferenceType()))
         bindNonConst(Args[I]);
     }
   }
@@ -126,15 +184,25 @@ public:
       Skip = 1; // argument 0 is the object
     llvm::SmallVector<const Expr *, 4> A(CE->arguments());
     args(FD, A, Skip);
-    if (Skip == 1 && CE->getNumArgs() > 0 && !cast<CXXMethodDecl>(FD)->isConst())
+    if (Skip == 1 && CE->getNumArgs() > 0 && !constCallKeeps(cast<CXXMethodDecl>(FD), CE->getArg(0)))
       bindNonConst(CE->getArg(0));
     return true;
   }
   bool VisitCXXMemberCallExpr(CXXMemberCallExpr *CE) {
-    if (const CXXMethodDecl *MD = CE->getMethodDecl(); MD && !MD->isConst())
-      if (const Expr *Obj = CE->getImplicitObjectArgument(); Obj && Obj->isGLValue())
+    const Expr *Obj = CE->getImplicitObjectArgument();
+    if (const CXXMethodDecl *MD = CE->getMethodDecl(); MD && Obj && !constCallKeeps(MD, Obj))
+      if (Obj->isGLValue())
         bindNonConst(Obj);
     return true;
+  }
+  /// A reference to const of type T, handed to FD, leaves the object as it was: T has no mutable
+  /// member and FD casts no const away.
+  static bool constProtects(const FunctionDecl *FD, QualType T) {
+    return T.isConstQualified() && constKeeps(T) && !mayCastAwayConst(FD);
+  }
+  /// A call of MD on Obj leaves Obj as it was.
+  static bool constCallKeeps(const CXXMethodDecl *MD, const Expr *Obj) {
+    return MD->isConst() && constKeeps(Obj->getType()) && !mayCastAwayConst(MD);
   }
   bool VisitCXXConstructExpr(CXXConstructExpr *CE) {
     llvm::SmallVector<const Expr *, 4> A(CE->arguments());
@@ -144,7 +212,8 @@ public:
   bool VisitVarDecl(VarDecl *V) {
     F.Declared.insert(V);
     if (V->getType()->isReferenceType() && V->getInit() &&
-        !V->getType().getNonReferenceType().isConstQualified())
+        !(V->getType().getNonReferenceType().isConstQualified() &&
+          constKeeps(V->getType().getNonReferenceType())))
       bindNonConst(V->getInit());
     return true;
   }
@@ -159,7 +228,8 @@ public:
         break;
       const Expr *Init = ILE->getInit(I++);
       if (FD->getType()->isReferenceType() &&
-          !FD->getType().getNonReferenceType().isConstQualified())
+          !(FD->getType().getNonReferenceType().isConstQualified() &&
+            constKeeps(FD->getType().getNonReferenceType())))
         bindNonConst(Init);
     }
     return true;

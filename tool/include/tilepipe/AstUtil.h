@@ -24,6 +24,10 @@ bool splitAssignment(const clang::Stmt *S, const clang::Expr *&LHS, const clang:
 /// The variable E names (through parentheses, implicit casts and opaque values), or null.
 const clang::VarDecl *varOf(const clang::Expr *E);
 
+/// `obj.field` where the field is a reference: the member names whatever the reference was bound
+/// to, not storage of obj, so it must be followed as a pointer read from memory would be.
+bool isReferenceMember(const clang::MemberExpr *ME);
+
 /// A `__shared__` variable.
 bool isSharedVar(const clang::VarDecl *V);
 

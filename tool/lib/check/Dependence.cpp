@@ -99,7 +99,7 @@ DepResult LoopChecker::classify(const Expr *E) {
     return R;
   }
   if (const auto *ME = dyn_cast<MemberExpr>(E)) {
-    if (ME->isArrow())
+    if (ME->isArrow() || isReferenceMember(ME))
       return DepResult::read("reads memory (" + text(ME) + ")");
     return classify(ME->getBase());
   }
