@@ -361,6 +361,16 @@ const Case Synchronization[] = {
     {"CacheBypassingLoad", "synchronizes",
      "__global__ void k(const float *A, float *C, const int *f, int nt) {\n" LOOP(
          IDX, "acc += s[threadIdx.x]; while (__ldcv(&f[t]) == 0) {}") "}\n"},
+    {"SemaphoreAcquire", "synchronizes",
+     "#include <cuda/semaphore>\n"
+     "__global__ void k(const float *__restrict__ A, float *__restrict__ C, int nt,\n"
+     "                  cuda::binary_semaphore<cuda::thread_scope_device> *__restrict__ sem) {\n" LOOP(
+         IDX, "acc += s[threadIdx.x]; if (t == 0 && threadIdx.x == 0) { sem->acquire(); sem->release(); }") "}\n"},
+    {"OrderedAtomicWhoseResultIsIgnored", "synchronizes",
+     "#include <cuda/atomic>\n"
+     "__global__ void k(const float *__restrict__ A, float *__restrict__ C, int *__restrict__ h, "
+     "int nt) {\n" LOOP(IDX, "acc += s[threadIdx.x]; "
+                            "cuda::atomic_ref<int, cuda::thread_scope_device>(h[t % 16]).fetch_add(1);") "}\n"},
     {"VolatileSource", "load-source",
      "__global__ void k(volatile float *A, float *C, int nt) {\n" LOOP(
          IDX, "acc += s[threadIdx.x];") "}\n"},

@@ -611,11 +611,20 @@ public:
       return "a PTX instruction (" + quoted(FD) + ")";
     if (N == "__ldcv" || N == "__ldlu")
       return "a load that bypasses the caches (" + quoted(FD) + ")";
-    if (llvm::StringRef(Q).contains("atomic") || llvm::StringRef(Lower).starts_with("__nvvm_atom") ||
-        llvm::StringRef(Lower).starts_with("atomic"))
+    if (llvm::StringRef(Q).contains("atomic") || llvm::StringRef(Lower).starts_with("__nvvm_atom")) {
+      // CUDA's atomicAdd family (global functions) is relaxed: with its result ignored it tells
+      // this thread nothing. libcu++'s atomics default to seq_cst, and their waits and the
+      // semaphores built on them acquire whatever their result: those synchronize.
+      bool Relaxed = FD->getDeclContext()->getRedeclContext()->isTranslationUnit() &&
+                     !isa<CXXMethodDecl>(FD) &&
+                     (N.starts_with("atomic") || N.starts_with("__nvvm_atom"));
+      if (!Relaxed)
+        return "an atomic operation that may acquire (" + quoted(FD) + ")";
       return resultUsed(Call) ? "an atomic whose result is used (" + quoted(FD) + ")" : "";
-    if (llvm::StringRef(Q).contains("barrier") || llvm::StringRef(Q).contains("mbarrier"))
-      return "a barrier object (" + quoted(FD) + ")";
+    }
+    if (llvm::StringRef(Q).contains("barrier") || llvm::StringRef(Q).contains("latch") ||
+        llvm::StringRef(Q).contains("semaphore"))
+      return "a barrier, latch or semaphore object (" + quoted(FD) + ")";
     if (llvm::StringRef(Q).contains("cooperative_groups") &&
         (llvm::StringRef(Lower).contains("sync") || llvm::StringRef(Lower).contains("wait") ||
          llvm::StringRef(Lower).contains("arrive")) &&
