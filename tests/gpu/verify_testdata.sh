@@ -5,6 +5,9 @@
 #
 #   tests/gpu/verify_testdata.sh [out-dir]
 #
+# TILEPIPE_PROGRAMS="a b" checks only those programs; TILEPIPE_GENERATED=DIR takes the rewrites
+# from DIR instead of generated/ (an older tool's output, say, to show what it got wrong).
+#
 # For each program whose generated/ file differs from its testdata/ file: build both twice, with
 # -O3 -arch=sm_90 as users do and with -fmad=false added, run each build twice with seed 1 and once
 # with seed 7 (every program poisons its outputs before each launch), and require:
@@ -23,9 +26,11 @@ arch=${TILEPIPE_GPU_ARCH:-sm_90}
 mkdir -p "$out/bin" "$out/data"
 cd "$root"
 
+gen=${TILEPIPE_GENERATED:-generated}
 progs=()
-for g in generated/*.cu; do
+for g in "$gen"/*.cu; do
   name=$(basename "$g" .cu)
+  if [ -n "${TILEPIPE_PROGRAMS:-}" ] && [[ " $TILEPIPE_PROGRAMS " != *" $name "* ]]; then continue; fi
   cmp -s "$g" "testdata/$name.cu" || progs+=("$name")
 done
 
@@ -34,9 +39,9 @@ build() { # name variant source [flags]
   nvcc -O3 -std=c++17 -arch="$arch" -Iruntime/include $4 -o "$out/bin/$1.$2" "$3" >"$out/bin/$1.$2.log" 2>&1 ||
     { echo "BUILD FAILED: $3 $4"; cat "$out/bin/$1.$2.log"; return 1; }
 }
-export -f build; export out arch
-printf '%s\n' "${progs[@]}" | xargs -P "$(nproc)" -I{} bash -c 'build {} orig testdata/{}.cu; build {} pipe generated/{}.cu;
-  build {} orig_nofma testdata/{}.cu -fmad=false; build {} pipe_nofma generated/{}.cu -fmad=false'
+export -f build; export out arch gen
+printf '%s\n' "${progs[@]}" | xargs -P "$(nproc)" -I{} bash -c 'build {} orig testdata/{}.cu; build {} pipe "$gen"/{}.cu;
+  build {} orig_nofma testdata/{}.cu -fmad=false; build {} pipe_nofma "$gen"/{}.cu -fmad=false'
 
 status=0
 run3() { # name variant: seed 1 twice, seed 7 once; 0 when all ran
