@@ -296,6 +296,27 @@ const Case Variables[] = {
      "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(
          "(blockIdx.x * nt + min(t, nt - 1)) * 64 + threadIdx.x", "acc += s[threadIdx.x];") "}\n"},
 };
+// The rewrite's own code reads threadIdx and blockDim by name: a declaration of the user's of
+// such a name, in the function or an enclosing namespace, would be what it reads.
+const Case BuiltinNames[] = {
+    {"LocalNamedBlockDim", "unsupported",
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  const dim3 blockDim(64, 1, 1);\n" LOOP(IDX, "acc += s[threadIdx.x] * blockDim.x;") "}\n"},
+    {"NamespaceVariableNamedThreadIdx", "unsupported",
+     "namespace app {\n"
+     "__device__ uint3 threadIdx;\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(IDX, "acc += s[threadIdx.x];") "}\n"
+     "}\n"},
+    {"OtherNamesAreFine", "pipelined",
+     "namespace app {\n"
+     "__device__ int blockDimension;\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n"
+     "  const int threads = blockDim.x;\n" LOOP(IDX, "acc += s[threadIdx.x] * threads;") "}\n"
+     "}\n"},
+};
+INSTANTIATE_TEST_SUITE_P(BuiltinNames, LegalityTest, ::testing::ValuesIn(BuiltinNames),
+                         [](const auto &I) { return std::string(I.param.Name); });
+
 INSTANTIATE_TEST_SUITE_P(Variables, LegalityTest, ::testing::ValuesIn(Variables),
                          [](const auto &I) { return std::string(I.param.Name); });
 

@@ -1,10 +1,12 @@
 // Check: the facts about the translation unit that single loops need, and the order of the
 // steps that check one loop (LoopChecker.h says which file takes each step).
 #include "LoopChecker.h"
+#include <functional>
 #include "clang/AST/Attr.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
 
 using namespace clang;
 
@@ -65,6 +67,8 @@ static uint64_t sharedBytesOutside(ASTContext &Ctx, const FunctionDecl *FD,
 Verdict LoopChecker::run() {
   if (Verdict V = checkLoopStatement(); !V.ok())
     return V;
+  if (Verdict V = checkBuiltinNames(); !V.ok())
+    return V;
   InFunction = &Effects.localFacts(M.Function);
   InLoop.scan(M.Loop);
   if (Verdict V = checkShape(); !V.ok())
@@ -85,6 +89,52 @@ Verdict LoopChecker::run() {
   describeSurroundings();
   analyzeBoxes();
   requireAllThreadsForWholeTiles();
+  return {};
+}
+
+/// The emitted code reads threadIdx, blockDim and the other builtins by their plain names, as CUDA
+/// code does. That means CUDA's variables only where no declaration of the user's of that name is
+/// in scope: a local (`dim3 blockDim(64)`, which nvcc accepts), a parameter, a member of an
+/// enclosing class or a variable of an enclosing namespace. The user's code would then read the
+/// user's variable and the emitted code too, and the emitted code's thread ranks and shape checks
+/// would be the user's numbers, not the block's.
+Verdict LoopChecker::checkBuiltinNames() {
+  static const char *const Names[] = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"};
+  auto shadow = [&](const NamedDecl *D) -> Verdict {
+    return Verdict::refuse(Reason::Unsupported,
+                           "'" + D->getNameAsString() + "' here names a declaration at line " +
+                               std::to_string(SM.getPresumedLineNumber(D->getLocation())) +
+                               ", not CUDA's builtin, which the rewrite's own code reads");
+  };
+  auto named = [&](const NamedDecl *D) {
+    return D->getIdentifier() && llvm::is_contained(Names, D->getName()) &&
+           !(isa<VarDecl>(D) && isCudaBuiltinVar(cast<VarDecl>(D)));
+  };
+  for (const DeclContext *DC = M.Function; DC && !DC->isTranslationUnit(); DC = DC->getParent()) {
+    if (const auto *FD = dyn_cast<FunctionDecl>(DC)) {
+      struct Locals : RecursiveASTVisitor<Locals> {
+        std::function<bool(const NamedDecl *)> Named;
+        const NamedDecl *Found = nullptr;
+        bool VisitVarDecl(VarDecl *V) {
+          if (!Found && Named(V))
+            Found = V;
+          return !Found;
+        }
+      } L;
+      L.Named = named;
+      for (const ParmVarDecl *P : FD->parameters())
+        if (named(P))
+          return shadow(P);
+      L.TraverseStmt(FD->getBody());
+      if (L.Found)
+        return shadow(L.Found);
+      continue;
+    }
+    for (const char *N : Names)
+      for (const NamedDecl *D : DC->lookup(&Ctx.Idents.get(N)))
+        if (named(D))
+          return shadow(D);
+  }
   return {};
 }
 

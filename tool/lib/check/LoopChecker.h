@@ -121,6 +121,7 @@ private:
 
   // Check.cpp
   void describeSurroundings();
+  Verdict checkBuiltinNames();
 
   // LoopShape.cpp
   Verdict checkLoopStatement();
