@@ -307,6 +307,10 @@ const Case BuiltinNames[] = {
      "__device__ uint3 threadIdx;\n"
      "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(IDX, "acc += s[threadIdx.x];") "}\n"
      "}\n"},
+    {"MacroNamedBlockDim", "unsupported",
+     "__device__ uint3 myDim;\n"
+     "#define blockDim myDim\n"
+     "__global__ void k(const float *A, float *C, int nt) {\n" LOOP(IDX, "acc += s[threadIdx.x] * blockDim.x;") "}\n"},
     {"OtherNamesAreFine", "pipelined",
      "namespace app {\n"
      "__device__ int blockDimension;\n"

@@ -97,7 +97,7 @@ Verdict LoopChecker::run() {
 /// in scope: a local (`dim3 blockDim(64)`, which nvcc accepts), a parameter, a member of an
 /// enclosing class or a variable of an enclosing namespace. The user's code would then read the
 /// user's variable and the emitted code too, and the emitted code's thread ranks and shape checks
-/// would be the user's numbers, not the block's.
+/// would be the user's numbers, not the block's. So would a macro of such a name.
 Verdict LoopChecker::checkBuiltinNames() {
   static const char *const Names[] = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"};
   auto shadow = [&](const NamedDecl *D) -> Verdict {
@@ -110,6 +110,13 @@ Verdict LoopChecker::checkBuiltinNames() {
     return D->getIdentifier() && llvm::is_contained(Names, D->getName()) &&
            !(isa<VarDecl>(D) && isCudaBuiltinVar(cast<VarDecl>(D)));
   };
+  // A macro of that name (the toolkit defines none of these four) would rename both alike.
+  for (const char *N : Names)
+    if (StringRef(N) != "warpSize" && Ctx.Idents.get(N).hadMacroDefinition())
+      return Verdict::refuse(Reason::Unsupported,
+                             "'" + std::string(N) +
+                                 "' is defined as a macro, so the rewrite's own code would not "
+                                 "read CUDA's builtin");
   for (const DeclContext *DC = M.Function; DC && !DC->isTranslationUnit(); DC = DC->getParent()) {
     if (const auto *FD = dyn_cast<FunctionDecl>(DC)) {
       struct Locals : RecursiveASTVisitor<Locals> {
