@@ -99,7 +99,7 @@ Verdict LoopChecker::run() {
 /// user's variable and the emitted code too, and the emitted code's thread ranks and shape checks
 /// would be the user's numbers, not the block's. So would a macro of such a name.
 Verdict LoopChecker::checkBuiltinNames() {
-  static const char *const Names[] = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"};
+  static const char *const Names[] = {"threadIdx", "blockIdx", "blockDim", "gridDim"};
   auto shadow = [&](const NamedDecl *D) -> Verdict {
     return Verdict::refuse(Reason::Unsupported,
                            "'" + D->getNameAsString() + "' here names a declaration at line " +
@@ -108,16 +108,19 @@ Verdict LoopChecker::checkBuiltinNames() {
   };
   auto named = [&](const NamedDecl *D) {
     return D->getIdentifier() && llvm::is_contained(Names, D->getName()) &&
-           !(isa<VarDecl>(D) && isCudaBuiltinVar(cast<VarDecl>(D)));
+           !(isa<VarDecl>(D) && isCudaBuiltinVar(cast<VarDecl>(D))) &&
+           !SM.isInSystemHeader(D->getLocation());
   };
-  // A macro of that name (the toolkit defines none of these four) would rename both alike.
+  // A macro of that name (the toolkit defines none of these) would rename both alike.
   for (const char *N : Names)
-    if (StringRef(N) != "warpSize" && Ctx.Idents.get(N).hadMacroDefinition())
+    if (Ctx.Idents.get(N).hadMacroDefinition())
       return Verdict::refuse(Reason::Unsupported,
                              "'" + std::string(N) +
                                  "' is defined as a macro, so the rewrite's own code would not "
                                  "read CUDA's builtin");
   for (const DeclContext *DC = M.Function; DC && !DC->isTranslationUnit(); DC = DC->getParent()) {
+    if (DC->isTransparentContext())
+      continue; // extern "C" { ... }: its names are the enclosing context's
     if (const auto *FD = dyn_cast<FunctionDecl>(DC)) {
       struct Locals : RecursiveASTVisitor<Locals> {
         std::function<bool(const NamedDecl *)> Named;
