@@ -4,6 +4,7 @@
 #include "tilepipe/Plan.h"
 #include "tilepipe/Runtime.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/Support/Error.h"
 #include <memory>
@@ -65,6 +66,26 @@ private:
   struct Impl;
   std::unique_ptr<Impl> P;
 };
+
+/// A kernel whose loops take tensor copies, as Plan left it: the tiles with the names of the
+/// parameters that carry their maps, and its flag's name.
+struct KernelMaps {
+  const clang::FunctionDecl *Pattern = nullptr;
+  std::string Flag;
+  std::vector<std::pair<const Tile *, std::string>> Tiles;
+};
+/// The kernel's edits: its new parameters (defaulted, so that launches tilepipe does not see still
+/// build), the launcher after it, and each launch site of the main file rewritten to call the
+/// launcher; Sites says what became of the launch sites, for the remark.
+struct KernelMapEdits {
+  clang::tooling::Replacements Edits;
+  std::string Sites;
+};
+/// Fails when an edit cannot be placed (the kernel's parameters or end are not in the file).
+llvm::Expected<KernelMapEdits> emitKernelMaps(clang::ASTContext &Ctx, const KernelMaps &K, FreshNames &Names,
+                                              llvm::ArrayRef<const clang::CUDAKernelCallExpr *> Launches);
+/// The kernel launches (`k<<<...>>>(...)`) of host code in the translation unit.
+std::vector<const clang::CUDAKernelCallExpr *> hostLaunches(clang::ASTContext &Ctx);
 
 /// `#include <cuda/pipeline>` in front of the file's first include, unless it is there.
 /// With Runtime (a file with tensor or bulk copies), also the headers they use and the runtime

@@ -1,0 +1,188 @@
+// Emit, for a kernel whose loops take tensor copies: the parameters that carry their maps, the
+// launcher written beside the kernel, and the kernel's launches in the file rewritten to call it.
+#include "tilepipe/Emit.h"
+#include "tilepipe/AstUtil.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/StringExtras.h"
+#include <set>
+
+using namespace clang;
+
+namespace tilepipe {
+
+static const FunctionDecl *patternOf(const FunctionDecl *FD) {
+  const FunctionDecl *P = FD->getTemplateInstantiationPattern();
+  return P ? P : FD;
+}
+
+std::vector<const CUDAKernelCallExpr *> hostLaunches(ASTContext &Ctx) {
+  struct LaunchSites : RecursiveASTVisitor<LaunchSites> {
+    bool shouldVisitTemplateInstantiations() const { return true; }
+    std::vector<const CUDAKernelCallExpr *> Calls;
+    std::vector<const FunctionDecl *> In;
+    bool TraverseFunctionDecl(FunctionDecl *FD) {
+      In.push_back(FD);
+      bool R = RecursiveASTVisitor::TraverseFunctionDecl(FD);
+      In.pop_back();
+      return R;
+    }
+    bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *E) {
+      // Launches from device code (dynamic parallelism) cannot call a host launcher.
+      if (In.empty() || (!In.back()->hasAttr<CUDAGlobalAttr>() && !In.back()->hasAttr<CUDADeviceAttr>()))
+        Calls.push_back(E);
+      return true;
+    }
+  } Found;
+  Found.TraverseDecl(Ctx.getTranslationUnitDecl());
+  return Found.Calls;
+}
+
+llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps &K, FreshNames &Names,
+                                              llvm::ArrayRef<const CUDAKernelCallExpr *> Launches) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  const FunctionDecl *P = K.Pattern;
+  std::string Name = P->getNameAsString();
+  std::string Launcher = "tilepipe_launch_" + Name;
+  const LangOptions &LO = Ctx.getLangOpts();
+  auto EndOf = [&](SourceLocation L) {
+    return Lexer::getLocForEndOfToken(SM.getExpansionRange(L).getEnd(), 0, SM, LO);
+  };
+  // 1. The parameters, defaulted so that launches tilepipe does not see still compile.
+  std::vector<std::string> NewParams;
+  for (const auto &[T, MapName] : K.Tiles)
+    NewParams.push_back("const __grid_constant__ ::tilepipe_rt::TileMap " + MapName +
+                        " = ::tilepipe_rt::TileMap{}");
+  NewParams.push_back("bool " + K.Flag + " = false");
+  SourceLocation At;
+  std::string Lead = ", ";
+  if (P->getNumParams())
+    At = EndOf(P->getParamDecl(P->getNumParams() - 1)->getEndLoc());
+  else if (auto FTL = P->getFunctionTypeLoc())
+    At = SM.getExpansionLoc(FTL.getRParenLoc()), Lead = "";
+  // 2. The launcher, after the kernel (after the template, for a template).
+  const Decl *Outer = P;
+  std::string Header, TemplateArgs;
+  if (const FunctionTemplateDecl *FTD = P->getDescribedFunctionTemplate()) {
+    Outer = FTD;
+    Header = sourceText(Ctx, FTD->getTemplateParameters()->getSourceRange());
+    std::vector<std::string> Args;
+    for (const NamedDecl *TP : *FTD->getTemplateParameters())
+      Args.push_back(TP->getNameAsString() + (TP->isParameterPack() ? "..." : ""));
+    TemplateArgs = "<" + llvm::join(Args, ", ") + ">";
+  }
+  // The launcher names the kernel from the global namespace, so that none of the kernel's
+  // parameters, which the launcher repeats, can hide it (`void scale(float *x, float scale)`);
+  // in an unnamed namespace it cannot, and names it as declared.
+  std::string Qualifier = "::";
+  for (const DeclContext *DC = P->getDeclContext(); DC && !DC->isTranslationUnit(); DC = DC->getParent()) {
+    const auto *NS = dyn_cast<NamespaceDecl>(DC);
+    if (NS && !NS->isAnonymousNamespace())
+      Qualifier = "::" + NS->getName().str() + Qualifier;
+    else if (!isa<LinkageSpecDecl>(DC)) {
+      Qualifier.clear();
+      break;
+    }
+  }
+  LauncherParts LP;
+  LP.KernelName = Name;
+  LP.Kernel = Name + TemplateArgs;
+  LP.Qualifier = Qualifier;
+  LP.TemplateHeader = Header;
+  LP.Launcher = Launcher;
+  auto Fresh = [&](const char *Base) { return Names.get(Base); };
+  LP.Grid = Fresh("grid");
+  LP.Block = Fresh("block");
+  LP.SharedBytes = Fresh("shared_bytes");
+  LP.Stream = Fresh("stream");
+  LP.Ok = Fresh("tma");
+  LP.Traced = Fresh("traced");
+  for (const ParmVarDecl *Parm : P->parameters()) {
+    LP.Params += ", " + sourceText(Ctx, Parm->getSourceRange());
+    LP.Args.push_back(Parm->getNameAsString());
+  }
+  LP.Tiles = K.Tiles;
+  std::string LauncherText = emitLauncher(LP);
+  SourceLocation After = EndOf(Outer->getEndLoc());
+  std::string LauncherProblem;
+  tooling::Replacements KEdits;
+  auto AddEdit = [&](const tooling::Replacement &R) {
+    if (llvm::Error E = KEdits.add(R))
+      LauncherProblem = llvm::toString(std::move(E));
+  };
+  if (At.isInvalid() || After.isInvalid())
+    LauncherProblem = "the end of the kernel's parameters or body is not in the file";
+  else {
+    AddEdit(tooling::Replacement(SM, At, 0, Lead + llvm::join(NewParams, ", ")));
+    AddEdit(tooling::Replacement(SM, After, 0, "\n" + StringRef(LauncherText).rtrim('\n').str()));
+  }
+  // 3. Launch sites in this file: kernel<<<grid, block[, shared[, stream]]>>>(args).
+  std::set<unsigned> Done;
+  unsigned Rewritten = 0, Left = 0;
+  for (const CUDAKernelCallExpr *Call : Launches) {
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    if (!Callee || patternOf(Callee) != P)
+      continue;
+    SourceLocation B = Call->getBeginLoc();
+    if (B.isMacroID() || SM.getFileID(B) != SM.getMainFileID())
+      continue;
+    if (!Done.insert(SM.getFileOffset(B)).second)
+      continue;
+    const auto *Ref = dyn_cast<DeclRefExpr>(Call->getCallee()->IgnoreParenImpCasts());
+    const CallExpr *Config = Call->getConfig();
+    std::vector<std::string> Cfg;
+    bool Ok2 = Ref && Config && Config->getNumArgs() >= 2;
+    for (unsigned I = 0; Ok2 && I < 4; ++I) {
+      const Expr *A = I < Config->getNumArgs() ? Config->getArg(I) : nullptr;
+      if (!A || isa<CXXDefaultArgExpr>(A)) {
+        Cfg.push_back("0");
+        continue;
+      }
+      std::string T = sourceText(Ctx, A->getSourceRange());
+      Ok2 &= !T.empty();
+      Cfg.push_back(T);
+    }
+    std::vector<std::string> Args;
+    for (const Expr *A : Call->arguments()) {
+      if (!Ok2 || isa<CXXDefaultArgExpr>(A))
+        break;
+      std::string T = sourceText(Ctx, A->getSourceRange());
+      Ok2 &= !T.empty();
+      Args.push_back(T);
+    }
+    std::string TArgs;
+    if (Ok2 && Ref->hasExplicitTemplateArgs()) {
+      TArgs = sourceText(Ctx, SourceRange(Ref->getLAngleLoc(), Ref->getRAngleLoc()));
+      Ok2 &= !TArgs.empty();
+    }
+    std::string Qualifier = Ok2 && Ref->getQualifierLoc()
+                                ? sourceText(Ctx, Ref->getQualifierLoc().getSourceRange())
+                                : "";
+    CharSourceRange Whole = Lexer::makeFileCharRange(
+        CharSourceRange::getTokenRange(Call->getSourceRange()), SM, LO);
+    if (!Ok2 || Whole.isInvalid()) {
+      ++Left;
+      continue;
+    }
+    std::string New = Qualifier + Launcher + TArgs + "(" + llvm::join(Cfg, ", ");
+    for (const std::string &A : Args)
+      New += ", " + A;
+    AddEdit(tooling::Replacement(SM, Whole, New + ")", LO));
+    ++Rewritten;
+  }
+  std::string Sites = Rewritten
+                          ? std::to_string(Rewritten) + " launch site(s) in this file now call " +
+                                Launcher
+                          : "no launch of " + Name + " in this file was rewritten: call " +
+                                Launcher + "(grid, block, shared_bytes, stream, <kernel arguments>)"
+                                " to use them";
+  if (Left)
+    Sites += "; " + std::to_string(Left) + " launch site(s) left as they are (macros)";
+  if (!LauncherProblem.empty())
+    return llvm::createStringError(LauncherProblem);
+  return KernelMapEdits{std::move(KEdits), std::move(Sites)};
+}
+
+} // namespace tilepipe
