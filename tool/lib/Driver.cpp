@@ -56,6 +56,7 @@ struct LoopResult {
   Verdict V;
   std::optional<unsigned> Stages;
   std::string StageNote;
+  unsigned AnnotatedStages = 0; ///< `// tilepipe: stages=N` above the loop, or 0
   unsigned Requested = 0;
   unsigned MaxStages = 0; ///< the most stages (up to 6) the function's shared memory allows the loop
   std::string Fingerprint;
@@ -324,6 +325,123 @@ static void measuredChoice(ASTContext &Ctx, const ToolOptions &Opts, const Stmt 
     LR.V = Verdict::refuse(Reason::PlanKept, LR.Measured);
 }
 
+using LoopKey = std::pair<FileID, unsigned>; ///< a loop's file and the offset of its keyword
+
+static LoopKey loopKey(const SourceManager &SM, const Stmt *S) {
+  SourceLocation L = SM.getExpansionLoc(S->getBeginLoc());
+  return std::make_pair(SM.getFileID(L), SM.getFileOffset(L));
+}
+
+/// Check: every candidate loop of FD with its annotations, and the facts that refuse it beside
+/// the loop's own (dynamic shared memory in its kernels, text that differs per architecture, a
+/// loop the launch check kept); a loop that passes gets its measured plan, if it has one. False,
+/// with ErrorOut, when an annotation cannot be read.
+static bool checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &Arch,
+                               const TranslationUnitIndex &Index, const FunctionDecl *FD,
+                               const std::string &Path, std::string &ErrorOut,
+                               std::map<LoopKey, Annotation> &Annotations,
+                               std::vector<LoopResult> &Local) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  CheckOptions COpts;
+  COpts.AssumeNoAlias = Opts.AssumeNoAlias;
+  for (const Candidate &C : findCandidateLoops(FD)) {
+    LoopResult LR{FD, {}, {}, std::nullopt, "", Opts.Stages};
+    unsigned Line = SM.getExpansionLineNumber(C.Loop->getBeginLoc());
+    Annotation A;
+    std::string Error;
+    FileID LoopFile = loopKey(SM, C.Loop).first;
+    if (!annotationsAbove(SM.getBufferData(LoopFile), Line,
+                          SM.getFileEntryRefForID(LoopFile)->getName().str(), A, Error)) {
+      ErrorOut = Error;
+      return false;
+    }
+    Annotations[loopKey(SM, C.Loop)] = A;
+    LR.AnnotatedStages = A.Stages;
+    if (A.Skip) {
+      LR.Model.Loop = C.Loop;
+      LR.Model.Function = FD;
+      LR.V = Verdict::refuse(Reason::Skipped, "");
+    } else {
+      CheckOptions LoopOpts = COpts;
+      if (A.AssumeNoAlias)
+        LoopOpts.AssumeNoAlias = *A.AssumeNoAlias;
+      LR.V = checkLoop(Ctx, Index, C, LoopOpts, LR.Model);
+      // More static shared memory must not crowd out a launch's dynamic shared memory.
+      if (LR.V.ok())
+        if (std::string Why = dynamicSharedProblem(Ctx, Index, FD); !Why.empty())
+          LR.V = Verdict::refuse(Reason::LaunchResources, Why);
+      // The analysis saw the text of one architecture; the rewrite runs on several.
+      if (LR.V.ok())
+        if (std::string Why = archDependentText(Ctx, Index, Arch, FD); !Why.empty())
+          LR.V = Verdict::refuse(Reason::ArchDependent, Why);
+      SourceLocation At = SM.getExpansionLoc(C.Loop->getBeginLoc());
+      auto Kept = Opts.KeepLoops.find(
+          {SM.getFileID(At) == SM.getMainFileID() ? Path
+                                                  : std::string(SM.getPresumedLoc(At).getFilename()),
+           SM.getFileOffset(At)});
+      if (LR.V.ok() && Kept != Opts.KeepLoops.end())
+        LR.V = Verdict::refuse(Reason::LaunchResources, Kept->second);
+      if (LR.V.ok())
+        measuredChoice(Ctx, Opts, C.Loop, FD, LR);
+    }
+    Local.push_back(std::move(LR));
+  }
+  return true;
+}
+
+/// Plan, for one function: its pipelined loops share its static shared memory, so their stages
+/// are planned together (planStages), each loop as many as it asked for where they fit; a loop
+/// for which none fits is refused (shared-memory).
+static void shareStages(std::vector<LoopResult> &Local, const ToolOptions &Opts) {
+  // Plan the stages of the function's pipelined loops together: they share its shared memory.
+  std::vector<uint64_t> Bytes;
+  uint64_t FunctionShared = 0;
+  for (LoopResult &LR : Local)
+    if (LR.V.ok()) {
+      uint64_t B = 0;
+      for (const Tile &T : LR.Model.Tiles)
+        B += T.Bytes;
+      Bytes.push_back(B);
+      FunctionShared = LR.Model.OtherSharedBytes + B;
+    }
+  uint64_t Other = FunctionShared;
+  for (uint64_t B : Bytes)
+    Other -= B;
+  std::vector<unsigned> Requested;
+  for (LoopResult &LR : Local)
+    if (LR.V.ok()) {
+      unsigned S = LR.AnnotatedStages;
+      Requested.push_back(LR.Forced ? LR.Forced->Stages : S ? S : Opts.Stages);
+    }
+  auto Plan = planStages(Bytes, Other, Requested);
+  size_t K = 0;
+  for (LoopResult &LR : Local) {
+    if (LR.V.ok()) {
+      LR.Stages = Plan[K];
+      LR.Requested = Requested[K];
+      // The most stages the loop could have, the others as planned: what tuning may try.
+      for (unsigned S = 6; S >= 2 && !LR.MaxStages; --S) {
+        std::vector<unsigned> Try = Requested;
+        Try[K] = S;
+        if (planStages(Bytes, Other, Try)[K] == S)
+          LR.MaxStages = S;
+      }
+      if (LR.Forced && LR.Stages && *LR.Stages < LR.Forced->Stages) {
+        LR.TuningNote = "the measured plan " + LR.Forced->str() + " does not fit the function's shared memory";
+        LR.Forced.reset();
+      }
+      if (!LR.Stages)
+        LR.V = Verdict::refuse(Reason::SharedMemory,
+                               std::to_string(Bytes[K]) + " bytes of tiles per stage next to " +
+                                   std::to_string(Other) + " other bytes");
+      else if (*LR.Stages < Requested[K])
+        LR.StageNote = std::to_string(Requested[K]) + " stages requested, " +
+                       std::to_string(*LR.Stages) + " fit in 48 KiB of static shared memory";
+      ++K;
+    }
+  }
+}
+
 void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &Arch,
                 FileResult &R) {
   const std::string &Path = R.Path;
@@ -349,111 +467,22 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
       warnBlockAnnotations(SM, Ctx.getLangOpts(), FID,
                            FID == SM.getMainFileID() ? StringRef(Path) : FE->getName(), R.Warnings);
 
-  CheckOptions COpts;
-  COpts.AssumeNoAlias = Opts.AssumeNoAlias;
   // Results by loop (the location of the loop keyword: file, then offset), one per instantiation.
-  std::map<std::pair<FileID, unsigned>, std::vector<LoopResult>> ByLoop;
-  auto OffsetOf = [&](const Stmt *S) {
-    SourceLocation L = SM.getExpansionLoc(S->getBeginLoc());
-    return std::make_pair(SM.getFileID(L), SM.getFileOffset(L));
-  };
+  std::map<LoopKey, std::vector<LoopResult>> ByLoop;
+  auto OffsetOf = [&](const Stmt *S) { return loopKey(SM, S); };
   auto Wanted = [&](const FunctionDecl *FD) {
     return Opts.Kernels.empty() || llvm::is_contained(Opts.Kernels, FD->getNameAsString());
   };
-  std::map<std::pair<FileID, unsigned>, Annotation> Annotations; // by loop
+  std::map<LoopKey, Annotation> Annotations;
   for (const FunctionDecl *FD : Functions.Instances) {
     if (!Wanted(FD))
       continue;
     std::vector<LoopResult> Local;
-    for (const Candidate &C : findCandidateLoops(FD)) {
-      LoopResult LR{FD, {}, {}, std::nullopt, "", Opts.Stages};
-      unsigned Line = SM.getExpansionLineNumber(C.Loop->getBeginLoc());
-      Annotation A;
-      std::string Error;
-      FileID LoopFile = OffsetOf(C.Loop).first;
-      if (!annotationsAbove(SM.getBufferData(LoopFile), Line,
-                            SM.getFileEntryRefForID(LoopFile)->getName().str(), A, Error)) {
-        R.Error = Error;
-        return;
-      }
-      Annotations[OffsetOf(C.Loop)] = A;
-      if (A.Skip) {
-        LR.Model.Loop = C.Loop;
-        LR.Model.Function = FD;
-        LR.V = Verdict::refuse(Reason::Skipped, "");
-      } else {
-        CheckOptions LoopOpts = COpts;
-        if (A.AssumeNoAlias)
-          LoopOpts.AssumeNoAlias = *A.AssumeNoAlias;
-        LR.V = checkLoop(Ctx, Index, C, LoopOpts, LR.Model);
-        // More static shared memory must not crowd out a launch's dynamic shared memory.
-        if (LR.V.ok())
-          if (std::string Why = dynamicSharedProblem(Ctx, Index, FD); !Why.empty())
-            LR.V = Verdict::refuse(Reason::LaunchResources, Why);
-        // The analysis saw the text of one architecture; the rewrite runs on several.
-        if (LR.V.ok())
-          if (std::string Why = archDependentText(Ctx, Index, Arch, FD); !Why.empty())
-            LR.V = Verdict::refuse(Reason::ArchDependent, Why);
-        SourceLocation At = SM.getExpansionLoc(C.Loop->getBeginLoc());
-        auto Kept = Opts.KeepLoops.find(
-            {SM.getFileID(At) == SM.getMainFileID() ? Path
-                                                    : std::string(SM.getPresumedLoc(At).getFilename()),
-             SM.getFileOffset(At)});
-        if (LR.V.ok() && Kept != Opts.KeepLoops.end())
-          LR.V = Verdict::refuse(Reason::LaunchResources, Kept->second);
-        if (LR.V.ok())
-          measuredChoice(Ctx, Opts, C.Loop, FD, LR);
-      }
-      Local.push_back(std::move(LR));
-    }
-    // Plan the stages of the function's pipelined loops together: they share its shared memory.
-    std::vector<uint64_t> Bytes;
-    uint64_t FunctionShared = 0;
+    if (!checkFunctionLoops(Ctx, Opts, Arch, Index, FD, Path, R.Error, Annotations, Local))
+      return;
+    shareStages(Local, Opts);
     for (LoopResult &LR : Local)
-      if (LR.V.ok()) {
-        uint64_t B = 0;
-        for (const Tile &T : LR.Model.Tiles)
-          B += T.Bytes;
-        Bytes.push_back(B);
-        FunctionShared = LR.Model.OtherSharedBytes + B;
-      }
-    uint64_t Other = FunctionShared;
-    for (uint64_t B : Bytes)
-      Other -= B;
-    std::vector<unsigned> Requested;
-    for (LoopResult &LR : Local)
-      if (LR.V.ok()) {
-        unsigned S = Annotations[OffsetOf(LR.Model.Loop)].Stages;
-        Requested.push_back(LR.Forced ? LR.Forced->Stages : S ? S : Opts.Stages);
-      }
-    auto Plan = planStages(Bytes, Other, Requested);
-    size_t K = 0;
-    for (LoopResult &LR : Local) {
-      if (LR.V.ok()) {
-        LR.Stages = Plan[K];
-        LR.Requested = Requested[K];
-        // The most stages the loop could have, the others as planned: what tuning may try.
-        for (unsigned S = 6; S >= 2 && !LR.MaxStages; --S) {
-          std::vector<unsigned> Try = Requested;
-          Try[K] = S;
-          if (planStages(Bytes, Other, Try)[K] == S)
-            LR.MaxStages = S;
-        }
-        if (LR.Forced && LR.Stages && *LR.Stages < LR.Forced->Stages) {
-          LR.TuningNote = "the measured plan " + LR.Forced->str() + " does not fit the function's shared memory";
-          LR.Forced.reset();
-        }
-        if (!LR.Stages)
-          LR.V = Verdict::refuse(Reason::SharedMemory,
-                                 std::to_string(Bytes[K]) + " bytes of tiles per stage next to " +
-                                     std::to_string(Other) + " other bytes");
-        else if (*LR.Stages < Requested[K])
-          LR.StageNote = std::to_string(Requested[K]) + " stages requested, " +
-                         std::to_string(*LR.Stages) + " fit in 48 KiB of static shared memory";
-        ++K;
-      }
       ByLoop[OffsetOf(LR.Model.Loop)].push_back(std::move(LR));
-    }
   }
   std::map<std::pair<FileID, unsigned>, std::pair<const Stmt *, const FunctionDecl *>> Uninstantiated;
   for (const FunctionDecl *FD : Functions.Patterns)
