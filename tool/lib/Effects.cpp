@@ -510,7 +510,7 @@ public:
         unknown(Call, "code of the user's is handed to " + quoted(FD) + ", which runs it unseen");
         return;
       }
-      if (T->isRecordType() && holdsPointer(T, 0)) {
+      if (T->isRecordType() && holdsPointer(T)) {
         unknown(Call, "an object holding a pointer or reference ('" + T.getAsString() +
                           "') is handed to " + quoted(FD) + ", which may write through it");
         return;
@@ -543,30 +543,6 @@ public:
       return true;
     return llvm::any_of(RD->bases(), [&](const CXXBaseSpecifier &B) { return hasUserCode(B.getType()); });
   }
-  /// Whether an object of type T holds a pointer or a reference, in a member, an array element or
-  /// a base (a type nested too deeply to tell is taken to).
-  static bool holdsPointer(QualType T, unsigned Depth) {
-    if (Depth > 8)
-      return true;
-    T = T.getCanonicalType();
-    if (T->isPointerType() || T->isReferenceType() || T->isMemberPointerType() ||
-        T->isBlockPointerType())
-      return true;
-    if (const auto *AT = dyn_cast<ArrayType>(T.getTypePtr()))
-      return holdsPointer(AT->getElementType(), Depth + 1);
-    const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
-    if (!RD)
-      return false;
-    if (!RD->hasDefinition())
-      return true;
-    RD = RD->getDefinition();
-    for (const FieldDecl *F : RD->fields())
-      if (holdsPointer(F->getType(), Depth + 1))
-        return true;
-    return llvm::any_of(RD->bases(),
-                        [&](const CXXBaseSpecifier &B) { return holdsPointer(B.getType(), Depth + 1); });
-  }
-
   /// Whether the value of E is used (not a statement of its own, nor cast to void).
   bool resultUsed(const Stmt *E) {
     DynTypedNode N = DynTypedNode::create(*E);

@@ -6,6 +6,7 @@
 #include "clang/AST/Decl.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include <string>
 
 namespace tilepipe {
@@ -23,10 +24,19 @@ inline bool isConstantVar(const clang::VarDecl *V) {
          !isSharedVar(V);
 }
 
+/// Whether Part holds for T or for any part of an object of type T: an array's element type, a
+/// member (with its declaration), a base, at any depth. A class without a definition, or one
+/// nested too deeply to look through, is taken to have such a part.
+bool anyPart(clang::QualType T,
+             llvm::function_ref<bool(clang::QualType, const clang::FieldDecl *)> Part);
+
+/// Whether an object of type T holds a pointer or a reference somewhere in it.
+bool holdsPointer(clang::QualType T);
+
 /// Whether a const view of an object of type T keeps it unchanged: no `mutable` member in it, in
 /// its members, array elements or bases. (A reference to const, or a const member function, can
 /// change a mutable member.)
-bool constKeeps(clang::QualType T, unsigned Depth = 0);
+bool constKeeps(clang::QualType T);
 
 /// Whether FD, or a function it calls, may write through what it was given as const: its body
 /// casts const away (a const_cast, or a C-style or functional cast to a pointer or reference of

@@ -18,24 +18,42 @@ namespace tilepipe {
 // LocalFacts
 //===----------------------------------------------------------------------===//
 
-bool constKeeps(QualType T, unsigned Depth) {
+static bool anyPart(QualType T, llvm::function_ref<bool(QualType, const FieldDecl *)> Part,
+                    const FieldDecl *Field, unsigned Depth) {
   if (Depth > MaxDepth)
-    return false;
+    return true;
   T = T.getCanonicalType();
+  if (Part(T, Field))
+    return true;
   if (const auto *AT = dyn_cast<ArrayType>(T.getTypePtr()))
-    return constKeeps(AT->getElementType(), Depth + 1);
+    return anyPart(AT->getElementType(), Part, nullptr, Depth + 1);
   const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
   if (!RD)
-    return true;
-  if (!RD->hasDefinition())
     return false;
+  if (!RD->hasDefinition())
+    return true;
   RD = RD->getDefinition();
   for (const FieldDecl *F : RD->fields())
-    if (F->isMutable() || !constKeeps(F->getType(), Depth + 1))
-      return false;
-  return llvm::all_of(RD->bases(), [&](const CXXBaseSpecifier &B) {
-    return constKeeps(B.getType(), Depth + 1);
+    if (anyPart(F->getType(), Part, F, Depth + 1))
+      return true;
+  return llvm::any_of(RD->bases(), [&](const CXXBaseSpecifier &B) {
+    return anyPart(B.getType(), Part, nullptr, Depth + 1);
   });
+}
+
+bool anyPart(QualType T, llvm::function_ref<bool(QualType, const FieldDecl *)> Part) {
+  return anyPart(T, Part, nullptr, 0);
+}
+
+bool holdsPointer(QualType T) {
+  return anyPart(T, [](QualType P, const FieldDecl *) {
+    return P->isPointerType() || P->isReferenceType() || P->isMemberPointerType() ||
+           P->isBlockPointerType();
+  });
+}
+
+bool constKeeps(QualType T) {
+  return !anyPart(T, [](QualType, const FieldDecl *F) { return F && F->isMutable(); });
 }
 
 bool mayCastAwayConst(const FunctionDecl *FD, unsigned Depth) {
@@ -197,12 +215,20 @@ public:
   }
   /// A reference to const of type T, handed to FD, leaves the object as it was: T has no mutable
   /// member and FD casts no const away.
-  static bool constProtects(const FunctionDecl *FD, QualType T) {
-    return T.isConstQualified() && constKeeps(T) && !mayCastAwayConst(FD);
+  bool constProtects(const FunctionDecl *FD, QualType T) {
+    return T.isConstQualified() && constKeeps(T) && !castsAwayConst(FD);
   }
   /// A call of MD on Obj leaves Obj as it was.
-  static bool constCallKeeps(const CXXMethodDecl *MD, const Expr *Obj) {
-    return MD->isConst() && constKeeps(Obj->getType()) && !mayCastAwayConst(MD);
+  bool constCallKeeps(const CXXMethodDecl *MD, const Expr *Obj) {
+    return MD->isConst() && constKeeps(Obj->getType()) && !castsAwayConst(MD);
+  }
+  /// mayCastAwayConst, once per callee of the function scanned.
+  llvm::DenseMap<const FunctionDecl *, bool> CastsAwayConst;
+  bool castsAwayConst(const FunctionDecl *FD) {
+    auto [It, New] = CastsAwayConst.try_emplace(FD, false);
+    if (New)
+      It->second = mayCastAwayConst(FD);
+    return It->second;
   }
   bool VisitCXXConstructExpr(CXXConstructExpr *CE) {
     llvm::SmallVector<const Expr *, 4> A(CE->arguments());
