@@ -56,7 +56,6 @@ struct LoopResult {
   Verdict V;
   std::optional<unsigned> Stages;
   std::string StageNote;
-  unsigned AnnotatedStages = 0; ///< `// tilepipe: stages=N` above the loop, or 0
   unsigned Requested = 0;
   unsigned MaxStages = 0; ///< the most stages (up to 6) the function's shared memory allows the loop
   std::string Fingerprint;
@@ -65,6 +64,7 @@ struct LoopResult {
   std::optional<PlanChoice> Forced;
   std::string Measured;
   std::string TuningNote;
+  unsigned AnnotatedStages = 0; ///< `// tilepipe: stages=N` above the loop, or 0
 };
 
 } // namespace
@@ -393,7 +393,6 @@ static bool checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, const A
 /// are planned together (planStages), each loop as many as it asked for where they fit; a loop
 /// for which none fits is refused (shared-memory).
 static void shareStages(std::vector<LoopResult> &Local, const ToolOptions &Opts) {
-  // Plan the stages of the function's pipelined loops together: they share its shared memory.
   std::vector<uint64_t> Bytes;
   uint64_t FunctionShared = 0;
   for (LoopResult &LR : Local)
