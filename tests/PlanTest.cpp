@@ -57,6 +57,14 @@ std::vector<std::string> choices(const LoopRecord &L) {
   return Out;
 }
 
+/// The analysis tests' options (no launch check), with Choice forced on every loop.
+ToolOptions choosing(const char *Choice) {
+  ToolOptions O = defaultOptions();
+  O.CheckLaunchResources = false;
+  O.Choice = PlanChoice::parse(Choice);
+  return O;
+}
+
 const LoopRecord &onlyLoop(const FileResult &R) {
   EXPECT_TRUE(R.Ok) << R.Error;
   EXPECT_EQ(1u, R.Loops.size());
@@ -68,7 +76,7 @@ TEST(Plan, EnumeratesEveryLegalChoice) {
   O.CheckLaunchResources = false;
   FileResult R = runOnCode(Matmul, O);
   const LoopRecord &L = onlyLoop(R);
-  std::vector<std::string> Want = {"keep"};
+  std::vector<std::string> Want = {"keep", "registers"};
   for (int S = 2; S <= 5; ++S) // (4096 + 16) x 2 tiles x 6 stages would pass 48 KiB
     for (const char *K : {"per-element", "16-byte", "engine"})
       Want.push_back(std::to_string(S) + ":" + K);
@@ -90,9 +98,7 @@ TEST(Plan, EnumeratesEveryLegalChoice) {
 }
 
 TEST(Plan, ChoiceDecidesStagesAndCopies) {
-  ToolOptions O = defaultOptions();
-  O.CheckLaunchResources = false;
-  O.Choice = PlanChoice::parse("2:per-element");
+  ToolOptions O = choosing("2:per-element");
   FileResult R = runOnCode(Matmul, O);
   const LoopRecord &L = onlyLoop(R);
   ASSERT_TRUE(L.transformed()) << L.message();
@@ -132,6 +138,60 @@ TEST(Plan, ChoiceDecidesStagesAndCopies) {
   FileResult G = runOnCode(Guarded, O);
   EXPECT_EQ("plan-kept", reasonInfo(onlyLoop(G).Code).Id.str()) << onlyLoop(G).message();
   EXPECT_EQ(G.Original, G.Rewritten);
+}
+
+// An inner copy loop stores into the tile several times a tile: one register per store cannot
+// hold them, so the loop has no register-staged plan.
+const char *InnerCopy = R"(
+__global__ void h(const float *A, float *C, int nt) {
+  __shared__ float s[512];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    for (int j = 0; j < 2; ++j)
+      s[j * 256 + threadIdx.x] = A[t * 512 + j * 256 + threadIdx.x];
+    __syncthreads();
+    acc += s[511 - threadIdx.x];
+    __syncthreads();
+  }
+  C[blockIdx.x * 256 + threadIdx.x] = acc;
+}
+)";
+
+TEST(Plan, RegistersStageTheNextTileAndKeepTheBuffer) {
+  ToolOptions O = choosing("registers");
+  FileResult R = runOnCode(Guarded, O);
+  const LoopRecord &L = onlyLoop(R);
+  ASSERT_TRUE(L.transformed()) << L.message();
+  ASSERT_TRUE(L.Plan && L.Plan->Registers);
+  EXPECT_EQ(1u, L.Stages);
+  EXPECT_EQ(CopyKind::Registers, L.Plan->Tiles.at(0).Kind);
+  // One buffer, as declared; no cp.async and no header for it; the guarded value goes through
+  // one register, loaded after the copy barrier and stored where the copy phase stored.
+  EXPECT_NE(std::string::npos, R.Rewritten.find("__shared__ float s[256];")) << R.Rewritten;
+  EXPECT_EQ(std::string::npos, R.Rewritten.find("cuda/pipeline")) << R.Rewritten;
+  EXPECT_EQ(std::string::npos, R.Rewritten.find("memcpy_async")) << R.Rewritten;
+  size_t Load = R.Rewritten.find("s_next = i < n ? A[i] : 0.0f;");
+  size_t Store = R.Rewritten.find("s[threadIdx.x] = s_next;");
+  size_t Published = R.Rewritten.find("__syncthreads(); // the tile is published");
+  size_t Next = R.Rewritten.find("load_next_tile(); // the next tile");
+  size_t Compute = R.Rewritten.find("acc += s[255 - threadIdx.x];");
+  ASSERT_NE(std::string::npos, Load) << R.Rewritten;
+  EXPECT_TRUE(Load < Store && Store < Published && Published < Next && Next < Compute) << R.Rewritten;
+  llvm::json::Value J = reportJson({R});
+  const llvm::json::Object *Plan =
+      J.getAsObject()->getArray("loops")->front().getAsObject()->getObject("plan");
+  ASSERT_TRUE(Plan);
+  EXPECT_EQ("registers", Plan->getString("choice"));
+  EXPECT_EQ("registers", Plan->getArray("tiles")->front().getAsObject()->getString("copy_kind"));
+
+  // An inner copy loop: no such plan, and asking for it keeps the loop, saying why.
+  ToolOptions All = defaultOptions();
+  All.CheckLaunchResources = false;
+  EXPECT_FALSE(llvm::is_contained(choices(onlyLoop(runOnCode(InnerCopy, All))), "registers"));
+  FileResult I = runOnCode(InnerCopy, O);
+  EXPECT_EQ("plan-kept", reasonInfo(onlyLoop(I).Code).Id.str());
+  EXPECT_NE(std::string::npos, onlyLoop(I).message().find("inner copy loop")) << onlyLoop(I).message();
+  EXPECT_EQ(I.Original, I.Rewritten);
 }
 
 TEST(Plan, ModelPlanIsReportedToo) {

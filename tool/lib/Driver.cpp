@@ -27,8 +27,13 @@ namespace tilepipe {
 std::string LoopRecord::message() const {
   if (!transformed())
     return reasonInfo(Code).Message.str() + (Detail.empty() ? "" : ": " + Detail);
-  return "rewritten into a " + std::to_string(Stages) + "-stage cp.async pipeline" +
-         (Detail.empty() ? "" : "; " + Detail);
+  return "rewritten " + rewriteSummary() + (Detail.empty() ? "" : "; " + Detail);
+}
+
+std::string LoopRecord::rewriteSummary() const {
+  if (Plan && Plan->Registers)
+    return "with a register-staged prefetch of the next tile";
+  return "into a " + std::to_string(Stages) + "-stage cp.async pipeline";
 }
 
 namespace {
@@ -515,6 +520,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
   };
   std::map<const FunctionDecl *, TmaKernel> TmaKernels;
   bool EngineUsed = false; // some loop of the main file copies by tensor or bulk copies
+  std::set<FileID> CpAsyncUsed; // the files where some loop became a cuda::pipeline
   auto PatternOf = [](const FunctionDecl *FD) {
     const FunctionDecl *P = FD->getTemplateInstantiationPattern();
     return P ? P : FD;
@@ -686,11 +692,13 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
     }
     if (Rec.Code == Reason::Pipelined) {
       Rec.Edits = *First;
-      Rec.Stages = Stages;
+      Rec.Stages = Plan.Stages; // 1 for the register-staged prefetch
       Rec.Plan = Plan;
       const LoopModel &M = Results.front().Model;
       Rec.Detail = WithNotes(describePlan(M, Plan, Opts.Mode, Rec.Kernel));
       EngineUsed |= Plan.Engine;
+      if (!Plan.Registers)
+        CpAsyncUsed.insert(Off.first);
       for (size_t T = 0; T < M.Tiles.size(); ++T)
         if (Plan.Engine && Plan.Tiles[T].Kind == CopyKind::Tensor)
           TmaKernels[Kernel].Tiles.push_back({&M.Tiles[T], Plan.Tiles[T].MapName});
@@ -743,8 +751,8 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
            std::make_tuple(B.File != Path, B.File, B.Line, B.Column);
   });
   for (auto &[FID, Edits] : All) {
-    if (Edits.empty())
-      continue;
+    if (Edits.empty() || (!CpAsyncUsed.count(FID) && !(FID == Main && EngineUsed)))
+      continue; // no cuda::pipeline in this file: the register-staged prefetch needs no header
     if (auto Inc = pipelineInclude(SM, FID, FID == Main && EngineUsed ? std::optional(Opts.Runtime)
                                                                       : std::nullopt)) {
       if (llvm::Error Err = Edits.add(*Inc)) {

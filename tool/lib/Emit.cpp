@@ -2,7 +2,7 @@
 // the pipeline skeleton of templates/pipeline.cu.in. Nothing is pretty-printed: every piece of user
 // code is the user's text, so comments, macros and formatting inside the loop survive.
 #include "tilepipe/Emit.h"
-#include "EmitText.h"
+#include "EmitLoop.h"
 #include "tilepipe/AstUtil.h"
 #include "tilepipe/Runtime.h"
 #include "clang/AST/Decl.h"
@@ -84,8 +84,10 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   FileText F(Ctx, Ctx.getSourceManager().getFileID(
                       Ctx.getSourceManager().getExpansionLoc(M.Loop->getBeginLoc())));
   auto Fail = [](const Twine &Why) { return llvm::make_error<EmitError>(Reason::Unsupported, Why.str()); };
-  if (Plan.Tiles.size() != M.Tiles.size() || Stages < 2)
+  if (Plan.Tiles.size() != M.Tiles.size() || (Pipelined && !Plan.Registers && Stages < 2))
     return Fail("internal: the plan does not fit the loop");
+  if (Pipelined && Plan.Registers)
+    return emitRegisters(Ctx, M);
   // The plan chooses among what the model allows, and Emit trusts nothing else.
   for (const Tile &T : M.Tiles) {
     const TilePlan &TP = PlanOf(T);
@@ -97,11 +99,10 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   }
   // The loop's text cannot be cut safely: the loop is left alone with reason source-text.
   auto CannotCut = [](const std::string &Why) { return llvm::make_error<EmitError>(Reason::SourceText, Why); };
-  const auto *Body = [&]() -> const CompoundStmt * {
-    if (const auto *For = dyn_cast<ForStmt>(M.Loop))
-      return cast<CompoundStmt>(For->getBody());
-    return cast<CompoundStmt>(cast<WhileStmt>(M.Loop)->getBody());
-  }();
+  auto CutOr = cutLoop(F, M);
+  if (!CutOr)
+    return CutOr.takeError();
+  const LoopCut &Cut = *CutOr;
   Namer Names(F, M.Function);
   std::string Pipe = Names.get("pipe"), FetchStage = Names.get("fetch_stage"),
               Stage = Names.get("stage"), Issue = Names.get("issue_tile"),
@@ -112,28 +113,13 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   for (const VarDecl *V : M.Inductions)
     Cursor[V] = Names.get(V->getName().str() + "_fetch");
 
-  // Indentation: the loop's own, and one step of the body below it.
-  unsigned LoopOff = F.begin(M.Loop);
-  std::string Base = F.indentOf(LoopOff);
-  std::string BodyIndent = Body->body_empty() ? Base + "  " : F.indentOf(F.begin(Body->body_front()));
-  std::string Unit = BodyIndent.size() > Base.size() && StringRef(BodyIndent).starts_with(Base)
-                         ? BodyIndent.substr(Base.size())
-                         : std::string("  ");
-
-  // Copy phase: from just after the body's '{' (or the leading barrier) to the copy barrier.
-  unsigned CopyBegin = M.Form == LoopForm::Rotated ? F.afterSemi(M.FirstBarrier)
-                                                   : F.offset(Body->getLBracLoc()) + 1;
-  unsigned CopyEnd = F.cutBefore(F.begin(M.CopyBarrier));
+  const unsigned LoopOff = Cut.LoopOff, LoopEnd = Cut.LoopEnd, CopyBegin = Cut.CopyBegin,
+                 CopyEnd = Cut.CopyEnd;
+  const std::string &Base = Cut.Base, &BodyIndent = Cut.BodyIndent, &Unit = Cut.Unit;
   std::vector<std::tuple<unsigned, unsigned, std::string>> Edits;
   for (const Tile &T : M.Tiles)
-    if (T.DeclaredInBody) {
-      unsigned B = F.begin(T.DeclaredInBody), E = F.end(T.DeclaredInBody);
-      if (F.firstOnLine(B) && F.slice(E, F.Buffer.find('\n', E)).trim().empty()) {
-        B = F.lineStart(B);
-        E = F.Buffer.find('\n', E) + 1;
-      }
-      Edits.emplace_back(B, E - B, "");
-    }
+    if (T.DeclaredInBody)
+      Edits.push_back(dropStatement(F, T.DeclaredInBody));
   auto CopyCall = [&](const TileStore &S, const std::string &Extra = "") {
     const Expr *Dst = S.Dst->IgnoreParens();
     const Expr *Src = stripNoOps(S.Src);
@@ -352,77 +338,21 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
     TmaCopyLines = chunk(editSpan(F, CopyBegin, CopyEnd, TmaEdits), BodyIndent);
     ProbeLines = chunk(editSpan(F, CopyBegin, CopyEnd, ProbeEdits), BodyIndent);
   }
-  // Compute phase: from after the copy barrier to the trailing barrier, increments or the '}'.
-  unsigned ComputeBegin = F.afterSemi(M.CopyBarrier);
-  unsigned ComputeEnd = F.cutBefore(F.offset(Body->getRBracLoc()));
-  if (M.TrailingBarrier)
-    ComputeEnd = std::min(ComputeEnd, F.cutBefore(F.begin(M.TrailingBarrier)));
-  if (!M.TailIncs.empty())
-    ComputeEnd = std::min(ComputeEnd, F.cutBefore(F.begin(M.TailIncs.front())));
-  if (ComputeEnd < ComputeBegin)
-    return Fail("the compute phase could not be cut out of the loop body");
-  Lines ComputeLines = chunk(F.slice(ComputeBegin, ComputeEnd), BodyIndent);
-
-  // Header pieces.
-  std::string CondText = F.text(M.Cond->getSourceRange());
-  if (CondText.empty())
-    return Fail("the loop condition is not plain text");
-  std::string InitText;
-  if (M.Init) {
-    InitText = F.slice(F.begin(M.Init), F.afterSemi(M.Init)).str();
-    if (!isa<DeclStmt>(M.Init) && !StringRef(InitText).rtrim().ends_with(";"))
-      InitText += ";";
-  }
-  std::string Increment, Header;
-  if (M.Inc) {
-    std::string IncText = F.text(M.Inc->getSourceRange());
-    Increment = IncText + ";";
-    Header = "for (; " + CondText + "; " + IncText + ")";
-  } else {
-    Header = "while (" + CondText + ")";
-  }
-  Lines TailLines;
-  for (const Stmt *S : M.TailIncs) {
-    std::string T = F.slice(F.begin(S), F.afterSemi(S)).str();
-    TailLines.push_back(T);
-    Increment += (Increment.empty() ? "" : " ") + T;
-  }
+  Lines ComputeLines = chunk(F.slice(Cut.ComputeBegin, Cut.ComputeEnd), BodyIndent);
+  const std::string &CondText = Cut.CondText, &InitText = Cut.InitText, &Increment = Cut.Increment,
+                    &Header = Cut.Header;
+  const Lines &TailLines = Cut.TailLines;
 
   // Every slice of the user's text that moves begins and ends between tokens and carries its
-  // comments and conditionals whole (SourceTokens); else the loop is left alone.
-  unsigned LoopEnd = F.end(M.Loop);
+  // comments and conditionals whole; else the loop is left alone.
   SourceTokens Toks(F, LoopOff, LoopEnd);
   {
-    StringRef LoopText = F.slice(LoopOff, LoopEnd);
-    if (LoopText.contains(Verbatim) || LoopText.contains(Own))
-      return CannotCut("the loop's text holds a control character (\\x01 or \\x02) that tilepipe uses to mark lines");
-    std::vector<std::tuple<unsigned, unsigned, std::string>> Slices = {
-        {CopyBegin, CopyEnd, "the copy phase"},
-        {ComputeBegin, ComputeEnd, "the compute phase"},
-        {F.begin(M.Cond), F.end(M.Cond), "the loop condition"}};
-    if (M.Init)
-      Slices.emplace_back(F.begin(M.Init), F.afterSemi(M.Init), "the loop's initialization");
-    if (M.Inc)
-      Slices.emplace_back(F.begin(M.Inc), F.end(M.Inc), "the loop's increment");
-    for (const Stmt *S : M.TailIncs)
-      Slices.emplace_back(F.begin(S), F.afterSemi(S), "an increment at the end of the body");
-    for (const DeclStmt *DS : M.IndexDecls)
-      Slices.emplace_back(F.begin(DS), F.end(DS), "an index declaration");
-    for (const Tile &T : M.Tiles)
-      if (T.DeclaredInBody)
-        Slices.emplace_back(F.begin(T.DeclaredInBody), F.end(T.DeclaredInBody), "a tile declaration");
-    // Where the copies replace the user's statements: only the cut points matter (what they
-    // replace is dropped).
+    std::vector<unsigned> Cuts;
     for (const auto *E : {&Edits, &TmaEdits, &ProbeEdits})
       for (const auto &[Off, Len, New] : *E)
-        for (unsigned Cut : {Off, Off + Len})
-          Slices.emplace_back(Cut, Cut, "a tile copy");
-    // Below compute capability 8.0 the whole loop stays, re-indented inside a block.
-    if (Pipelined && Plan.ArchGuard)
-      Slices.emplace_back(LoopOff, LoopEnd, "the loop kept below compute capability 8.0");
-    for (const auto &[B, E, What] : Slices)
-      if (std::string Why = Toks.problem(B, E, What); !Why.empty())
-        return CannotCut(Why);
+        Cuts.insert(Cuts.end(), {Off, Off + Len});
+    if (std::string Why = Cut.problem(F, M, Toks, Cuts, Pipelined && Plan.ArchGuard); !Why.empty())
+      return CannotCut(Why);
   }
 
   Lines Hoisted, Cursors, Shadows, Stores, FetchViews, Views, IndexDecls;

@@ -11,14 +11,14 @@ std::vector<std::optional<unsigned>> planStages(llvm::ArrayRef<uint64_t> TileByt
   auto Total = [&] {
     uint64_t Sum = OtherBytes;
     for (size_t I = 0; I < TileBytes.size(); ++I)
-      Sum += Stages[I] ? (TileBytes[I] + StageOverheadBytes) * *Stages[I] : TileBytes[I];
+      Sum += Stages[I] && *Stages[I] > 1 ? (TileBytes[I] + StageOverheadBytes) * *Stages[I] : TileBytes[I];
     return Sum;
   };
   while (Total() > StaticSharedLimit) {
     // Lower the loop whose extra stage costs the most; drop it to one buffer below two stages.
     size_t Pick = TileBytes.size();
     for (size_t I = 0; I < TileBytes.size(); ++I)
-      if (Stages[I] && (Pick == TileBytes.size() || TileBytes[I] > TileBytes[Pick]))
+      if (Stages[I] && *Stages[I] > 1 && (Pick == TileBytes.size() || TileBytes[I] > TileBytes[Pick]))
         Pick = I;
     if (Pick == TileBytes.size())
       break; // nothing left to lower: the function did not fit before the rewrite either
@@ -40,6 +40,8 @@ llvm::StringRef copyKindName(CopyKind K) {
     return "tensor";
   case CopyKind::Bulk:
     return "bulk";
+  case CopyKind::Registers:
+    return "registers";
   }
   return "per-element";
 }
@@ -48,6 +50,8 @@ PlanChoice LoopPlan::choice() const {
   PlanChoice C;
   C.Keep = Keep.has_value();
   C.Stages = Stages;
+  if (Registers && !C.Keep)
+    return PlanChoice::registers();
   C.Copy = Engine ? PlanChoice::Engine
            : llvm::any_of(Tiles, [](const TilePlan &T) { return T.CpAsync == CopyKind::Chunks16; })
                ? PlanChoice::Chunks16
@@ -223,6 +227,16 @@ LoopPlan planLoop(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In) {
     P.Keep = "kept: the tuning file measured no plan faster than the original on this GPU";
     return P;
   }
+  if (C.Copy == PlanChoice::Registers) {
+    P.Registers = true;
+    P.Stages = 1;
+    P.ArchGuard = false; // plain loads and stores: every device takes them
+    for (TilePlan &T : P.Tiles) {
+      T.Kind = T.CpAsync = CopyKind::Registers;
+      T.WhyNoEngine = "the tuning file chose the register-staged prefetch";
+    }
+    return P;
+  }
   if (C.Copy == PlanChoice::Engine) {
     planEngine(Is, In, P, /*CostBlockers=*/false);
     return P;
@@ -240,6 +254,8 @@ LoopPlan planLoop(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In) {
 std::string PlanChoice::str() const {
   if (Keep)
     return "keep";
+  if (Copy == Registers)
+    return "registers";
   const char *Kind = Copy == PerElement ? "per-element" : Copy == Chunks16 ? "16-byte" : "engine";
   return std::to_string(Stages) + ":" + Kind;
 }
@@ -250,6 +266,8 @@ std::optional<PlanChoice> PlanChoice::parse(llvm::StringRef S) {
     C.Keep = true;
     return C;
   }
+  if (S == "registers")
+    return registers();
   auto [Count, Kind] = S.split(':');
   if (Count.getAsInteger(10, C.Stages) || C.Stages < 2 || C.Stages > 16)
     return std::nullopt;
@@ -264,10 +282,22 @@ std::optional<PlanChoice> PlanChoice::parse(llvm::StringRef S) {
   return C;
 }
 
+std::string registersProblem(llvm::ArrayRef<const LoopModel *> Is) {
+  for (const LoopModel *M : Is)
+    for (const TileStore &S : M->Stores)
+      if (S.InInnerLoop)
+        return "a store into '" + M->Tiles[S.TileIdx].Var->getNameAsString() +
+               "' is in an inner copy loop, which may run it several times a tile: one register "
+               "cannot hold what it stores";
+  return "";
+}
+
 std::string choiceProblem(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In,
                           const PlanChoice &C) {
   if (C.Keep)
     return "";
+  if (C.Copy == PlanChoice::Registers)
+    return registersProblem(Is);
   if (C.Stages < 2)
     return "a pipeline needs two stages or more";
   LoopPlan P;
@@ -280,6 +310,8 @@ std::string choiceProblem(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs
     if (llvm::none_of(P.Tiles, [](const TilePlan &T) { return T.CpAsync == CopyKind::Chunks16; }))
       return "no tile of the loop can be copied in 16-byte chunks";
     return "";
+  case PlanChoice::Registers:
+    return registersProblem(Is);
   case PlanChoice::Engine: {
     if (In.Mode == CopyMode::Pipeline)
       return "copies of the copy engine need --mode=tma or --mode=auto";
@@ -297,6 +329,8 @@ std::string choiceProblem(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs
 std::vector<PlanChoice> enumeratePlans(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In,
                                        unsigned MaxStages) {
   std::vector<PlanChoice> Out{PlanChoice{true, 0, PlanChoice::Chunks16}};
+  if (registersProblem(Is).empty())
+    Out.push_back(PlanChoice::registers());
   for (unsigned S = 2; S <= MaxStages; ++S)
     for (PlanChoice::Copies K : {PlanChoice::PerElement, PlanChoice::Chunks16, PlanChoice::Engine}) {
       PlanChoice C{false, S, K};
@@ -326,8 +360,12 @@ std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, l
     TileNames.push_back(T.Var->getNameAsString());
   std::vector<std::string> Parts{"tiles " + llvm::join(TileNames, ", ") + " copied from " +
                                  llvm::join(M.SourcePointers, ", ")};
+  if (P.Registers)
+    Parts.push_back("each thread loads its elements of the next tile into registers while the block "
+                    "computes on this one, and stores them where the copy phase did (one buffer, no "
+                    "cp.async: every device)");
   std::vector<std::string> Wide, Narrow, TmaTiles, BulkTiles, NoTma;
-  for (size_t I = 0; I < M.Tiles.size(); ++I) {
+  for (size_t I = 0; I < M.Tiles.size() && !P.Registers; ++I) {
     const TilePlan &T = P.Tiles[I];
     std::string Name = TileNames[I];
     if (T.CpAsync == CopyKind::Chunks16)

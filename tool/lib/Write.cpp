@@ -546,9 +546,7 @@ llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef V
               {"artifactLocation", llvm::json::Object{{"uri", Uri}}},
               {"replacements", std::move(Replacements)}});
         Result["fixes"] = llvm::json::Array{llvm::json::Object{
-            {"description", llvm::json::Object{{"text", "Rewrite the loop into a " +
-                                                           std::to_string(L.Stages) +
-                                                           "-stage cp.async pipeline"}}},
+            {"description", llvm::json::Object{{"text", "Rewrite the loop " + L.rewriteSummary()}}},
             {"artifactChanges", std::move(ArtifactChanges)}}};
       }
       Out.push_back(std::move(Result));

@@ -73,6 +73,9 @@ struct LoopRecord {
   bool transformed() const { return Code == Reason::Pipelined; }
   /// The one-line text of the remark, without the location and ID.
   std::string message() const;
+  /// What a transformed loop became, after "rewritten " (the remark) or "Rewrite the loop " (the
+  /// SARIF fix): "into a 3-stage cp.async pipeline", "with a register-staged prefetch ...".
+  std::string rewriteSummary() const;
 };
 
 /// A user header (included by the file) that holds candidate loops; Rewritten == Original when

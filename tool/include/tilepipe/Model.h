@@ -77,6 +77,7 @@ struct TileStore {
   const clang::Expr *Src = nullptr;       ///< plain read of global memory, or null for a fill
   const clang::Expr *Fill = nullptr;      ///< value stored when this is a fill
   size_t TileIdx = 0;                     ///< index into LoopModel::Tiles
+  bool InInnerLoop = false;               ///< inside an inner copy loop: it may run several times a tile
 };
 
 struct LoopModel {

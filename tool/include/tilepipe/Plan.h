@@ -44,6 +44,8 @@ enum class CopyKind {
               ///< shape or alignment does not allow them, tested once per launch)
   Tensor,     ///< sm_90: one tensor copy (TMA) through a map the kernel takes as a parameter
   Bulk,       ///< sm_90: one bulk copy (cp.async.bulk) of a contiguous tile
+  Registers,  ///< any device: each thread loads its elements of the next tile into registers
+              ///< before the compute phase and stores them where the original copied (one buffer)
 };
 
 /// "per-element", "16-byte", "tensor", "bulk": the names of the JSON report.
@@ -65,18 +67,21 @@ struct TilePlan {
 
 /// One point of a loop's plan space, as tuning names it: keep the loop, or rewrite it with Stages
 /// stages and tiles copied per element, in 16-byte chunks where a tile allows them, or by the copy
-/// engine (tensor or bulk copies, the cp.async loop's chunks beside them).
+/// engine (tensor or bulk copies, the cp.async loop's chunks beside them); or keep its one buffer
+/// and prefetch the next tile through registers (Registers, Stages 1).
 struct PlanChoice {
-  enum Copies { PerElement, Chunks16, Engine };
+  enum Copies { PerElement, Chunks16, Engine, Registers };
   bool Keep = false;
   unsigned Stages = 0;
   Copies Copy = Chunks16;
-  /// "keep", or "<stages>:<per-element|16-byte|engine>": how a tuning file writes it.
+  /// "keep", "registers", or "<stages>:<per-element|16-byte|engine>": how a tuning file writes it.
   std::string str() const;
   static std::optional<PlanChoice> parse(llvm::StringRef S);
   bool operator==(const PlanChoice &O) const {
     return Keep == O.Keep && (Keep || (Stages == O.Stages && Copy == O.Copy));
   }
+  /// The register-staged prefetch: tuning's only plan that adds no shared memory.
+  static PlanChoice registers() { return PlanChoice{false, 1, Registers}; }
 };
 
 struct LoopPlan {
@@ -94,6 +99,10 @@ struct LoopPlan {
   bool Engine = false;
   std::string TmaFlag; ///< the kernel's flag parameter, where some tile is Tensor
   std::string KernelProblem; ///< why the kernel cannot take tensor maps, or ""
+  /// No stage buffers: each thread loads its elements of the next tile into registers right after
+  /// the copy barrier and stores them where the original's copy phase did (Stages is 1; every
+  /// tile's Kind is CopyKind::Registers).
+  bool Registers = false;
   std::vector<TilePlan> Tiles; ///< by LoopModel::Tiles
   /// The point of the plan space this plan is (Keep, or its stages and copies).
   PlanChoice choice() const;
@@ -129,11 +138,16 @@ struct PlanInputs {
 /// every instantiation allows it).
 LoopPlan planLoop(llvm::ArrayRef<const LoopModel *> Instances, const PlanInputs &In);
 
-/// Every legal choice for the loop, keep first: stage counts 2 to MaxStages (what fits the
-/// function's shared memory), each with per-element copies, with 16-byte chunks where some tile
-/// allows them, and with the copy engine where every tile can take it (Mode permitting).
+/// Every legal choice for the loop, keep first, then the register-staged prefetch where legal:
+/// stage counts 2 to MaxStages (what fits the function's shared memory), each with per-element
+/// copies, with 16-byte chunks where some tile allows them, and with the copy engine where every
+/// tile can take it (Mode permitting).
 std::vector<PlanChoice> enumeratePlans(llvm::ArrayRef<const LoopModel *> Instances,
                                        const PlanInputs &In, unsigned MaxStages);
+
+/// Why the loop cannot prefetch through registers, or "": each store of the copy phase must run at
+/// most once a tile (none in an inner copy loop), so that one register holds what it stores.
+std::string registersProblem(llvm::ArrayRef<const LoopModel *> Instances);
 
 /// Why Choice cannot be the plan of the loop (the copies it names are not legal here), or "".
 std::string choiceProblem(llvm::ArrayRef<const LoopModel *> Instances, const PlanInputs &In,

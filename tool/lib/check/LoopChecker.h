@@ -169,6 +169,7 @@ private:
 
   // TileStores.cpp
   Verdict checkStore(const clang::Stmt *S, const clang::Expr *LHS, const clang::Expr *RHS);
+  Verdict checkStoreValue(const clang::Stmt *S, const clang::Expr *LHS, const clang::Expr *RHS);
   Verdict checkValue(const clang::Stmt *S, const clang::Expr *Dst, const clang::Expr *V,
                      size_t TileIdx);
   Verdict tileOfLValue(const clang::Expr *E, const clang::VarDecl *&TileVar,

@@ -9,6 +9,14 @@ using namespace clang;
 namespace tilepipe::check {
 
 Verdict LoopChecker::checkStore(const Stmt *S, const Expr *LHS, const Expr *RHS) {
+  size_t Before = M.Stores.size();
+  Verdict V = checkStoreValue(S, LHS, RHS);
+  for (size_t I = Before; I < M.Stores.size(); ++I)
+    M.Stores[I].InInnerLoop = !InnerStack.empty();
+  return V;
+}
+
+Verdict LoopChecker::checkStoreValue(const Stmt *S, const Expr *LHS, const Expr *RHS) {
   const VarDecl *TileVar = nullptr;
   std::vector<const Expr *> Indices;
   if (Verdict V = tileOfLValue(LHS, TileVar, Indices); !V.ok())

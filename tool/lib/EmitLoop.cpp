@@ -1,0 +1,97 @@
+// Emit's cut of one loop (EmitLoop.h).
+#include "EmitLoop.h"
+
+using namespace clang;
+
+namespace tilepipe::emit {
+
+std::tuple<unsigned, unsigned, std::string> dropStatement(const FileText &F, const Stmt *S) {
+  unsigned B = F.begin(S), E = F.end(S);
+  if (F.firstOnLine(B) && F.slice(E, F.Buffer.find('\n', E)).trim().empty()) {
+    B = F.lineStart(B);
+    E = F.Buffer.find('\n', E) + 1;
+  }
+  return {B, E - B, ""};
+}
+
+llvm::Expected<LoopCut> cutLoop(const FileText &F, const LoopModel &M) {
+  auto Fail = [](const Twine &Why) { return llvm::make_error<EmitError>(Reason::Unsupported, Why.str()); };
+  LoopCut C;
+  C.Body = [&]() -> const CompoundStmt * {
+    if (const auto *For = dyn_cast<ForStmt>(M.Loop))
+      return cast<CompoundStmt>(For->getBody());
+    return cast<CompoundStmt>(cast<WhileStmt>(M.Loop)->getBody());
+  }();
+  C.LoopOff = F.begin(M.Loop);
+  C.LoopEnd = F.end(M.Loop);
+  C.Base = F.indentOf(C.LoopOff);
+  C.BodyIndent = C.Body->body_empty() ? C.Base + "  " : F.indentOf(F.begin(C.Body->body_front()));
+  C.Unit = C.BodyIndent.size() > C.Base.size() && StringRef(C.BodyIndent).starts_with(C.Base)
+               ? C.BodyIndent.substr(C.Base.size())
+               : std::string("  ");
+  C.CopyBegin = M.Form == LoopForm::Rotated ? F.afterSemi(M.FirstBarrier) : F.offset(C.Body->getLBracLoc()) + 1;
+  C.CopyEnd = F.cutBefore(F.begin(M.CopyBarrier));
+  C.ComputeBegin = F.afterSemi(M.CopyBarrier);
+  C.ComputeEnd = F.cutBefore(F.offset(C.Body->getRBracLoc()));
+  if (M.TrailingBarrier)
+    C.ComputeEnd = std::min(C.ComputeEnd, F.cutBefore(F.begin(M.TrailingBarrier)));
+  if (!M.TailIncs.empty())
+    C.ComputeEnd = std::min(C.ComputeEnd, F.cutBefore(F.begin(M.TailIncs.front())));
+  if (C.ComputeEnd < C.ComputeBegin)
+    return Fail("the compute phase could not be cut out of the loop body");
+  C.CondText = F.text(M.Cond->getSourceRange());
+  if (C.CondText.empty())
+    return Fail("the loop condition is not plain text");
+  if (M.Init) {
+    C.InitText = F.slice(F.begin(M.Init), F.afterSemi(M.Init)).str();
+    if (!isa<DeclStmt>(M.Init) && !StringRef(C.InitText).rtrim().ends_with(";"))
+      C.InitText += ";";
+  }
+  if (M.Inc) {
+    std::string IncText = F.text(M.Inc->getSourceRange());
+    C.Increment = IncText + ";";
+    C.Header = "for (; " + C.CondText + "; " + IncText + ")";
+  } else {
+    C.Header = "while (" + C.CondText + ")";
+  }
+  for (const Stmt *S : M.TailIncs) {
+    std::string T = F.slice(F.begin(S), F.afterSemi(S)).str();
+    C.TailLines.push_back(T);
+    C.Increment += (C.Increment.empty() ? "" : " ") + T;
+  }
+  return C;
+}
+
+std::string LoopCut::problem(const FileText &F, const LoopModel &M, const SourceTokens &Toks,
+                             llvm::ArrayRef<unsigned> Cuts, bool WholeLoop) const {
+  StringRef LoopText = F.slice(LoopOff, LoopEnd);
+  if (LoopText.contains(Verbatim) || LoopText.contains(Own))
+    return "the loop's text holds a control character (\\x01 or \\x02) that tilepipe uses to mark lines";
+  std::vector<std::tuple<unsigned, unsigned, std::string>> Slices = {
+      {CopyBegin, CopyEnd, "the copy phase"},
+      {ComputeBegin, ComputeEnd, "the compute phase"},
+      {F.begin(M.Cond), F.end(M.Cond), "the loop condition"}};
+  if (M.Init)
+    Slices.emplace_back(F.begin(M.Init), F.afterSemi(M.Init), "the loop's initialization");
+  if (M.Inc)
+    Slices.emplace_back(F.begin(M.Inc), F.end(M.Inc), "the loop's increment");
+  for (const Stmt *S : M.TailIncs)
+    Slices.emplace_back(F.begin(S), F.afterSemi(S), "an increment at the end of the body");
+  for (const DeclStmt *DS : M.IndexDecls)
+    Slices.emplace_back(F.begin(DS), F.end(DS), "an index declaration");
+  for (const Tile &T : M.Tiles)
+    if (T.DeclaredInBody)
+      Slices.emplace_back(F.begin(T.DeclaredInBody), F.end(T.DeclaredInBody), "a tile declaration");
+  // Where the copies replace the user's statements: only the cut points matter (what they
+  // replace is dropped).
+  for (unsigned Cut : Cuts)
+    Slices.emplace_back(Cut, Cut, "a tile copy");
+  if (WholeLoop)
+    Slices.emplace_back(LoopOff, LoopEnd, "the loop kept below compute capability 8.0");
+  for (const auto &[B, E, What] : Slices)
+    if (std::string Why = Toks.problem(B, E, What); !Why.empty())
+      return Why;
+  return "";
+}
+
+} // namespace tilepipe::emit

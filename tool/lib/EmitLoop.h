@@ -1,0 +1,51 @@
+// Emit's cut of one loop: where the pieces of the user's text that every emission moves lie (the
+// copy phase, the compute phase, the header's parts), and whether they can be moved. Internal to
+// Emit: the cp.async and copy-engine pipeline (Emit.cpp) and the register-staged prefetch
+// (EmitRegisters.cpp) place these pieces in their own skeletons.
+#pragma once
+#include "EmitText.h"
+#include "tilepipe/Emit.h"
+#include "tilepipe/Model.h"
+#include "llvm/Support/Error.h"
+
+namespace tilepipe::emit {
+
+struct LoopCut {
+  const CompoundStmt *Body = nullptr;
+  unsigned LoopOff = 0, LoopEnd = 0; ///< the loop statement, [LoopOff, LoopEnd)
+  /// Indentation: the loop's own, the body's, and one step of it.
+  std::string Base, BodyIndent, Unit;
+  /// The copy phase: from just after the body's '{' (or the leading barrier) to the copy barrier.
+  unsigned CopyBegin = 0, CopyEnd = 0;
+  /// The compute phase: from after the copy barrier to the trailing barrier, the increments at
+  /// the end of the body, or its '}'.
+  unsigned ComputeBegin = 0, ComputeEnd = 0;
+  std::string CondText;  ///< the loop's condition
+  std::string InitText;  ///< the for-init as a statement, or ""
+  std::string Increment; ///< the for-increment and the body's tail increments, as statements
+  std::string Header;    ///< `for (; cond; inc)` or `while (cond)`
+  Lines TailLines;       ///< the increments at the end of a while loop's body
+
+  /// Why the pieces cannot be moved, or "": each slice that moves must begin and end between
+  /// tokens and carry its comments and conditionals whole (SourceTokens). Cuts are the offsets
+  /// where an emission replaces the user's statements inside a slice; WholeLoop, that the whole
+  /// loop moves too (kept below compute capability 8.0).
+  std::string problem(const FileText &F, const LoopModel &M, const SourceTokens &Toks,
+                      llvm::ArrayRef<unsigned> Cuts, bool WholeLoop) const;
+};
+
+/// The edit that removes statement S (a tile declared in the body), with its line where S is all
+/// of it.
+std::tuple<unsigned, unsigned, std::string> dropStatement(const FileText &F, const Stmt *S);
+
+/// The loop's cut, or an EmitError (Reason::Unsupported) where a piece is not plain text.
+llvm::Expected<LoopCut> cutLoop(const FileText &F, const LoopModel &M);
+
+/// The register-staged prefetch of a plan with LoopPlan::Registers (EmitRegisters.cpp).
+llvm::Expected<std::vector<clang::tooling::Replacement>> emitRegisters(clang::ASTContext &Ctx,
+                                                                       const LoopModel &M);
+
+/// The block barrier Emit writes where the original's barrier stood.
+inline constexpr const char *BlockBarrier = "__syncthreads();";
+
+} // namespace tilepipe::emit

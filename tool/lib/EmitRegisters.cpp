@@ -1,0 +1,121 @@
+// Emit, the register-staged prefetch: the loop keeps its one buffer per tile and its two barriers;
+// each thread loads its elements of the next tile into registers right after the copy barrier,
+// so that those loads are in flight while the block computes, and stores them into the tile where
+// the original's copy phase did. Plain loads and stores: every device takes it, and it needs no
+// more shared memory than the original.
+//
+// It moves what the cp.async pipeline moves, no more: the loads of tile t+1 run before the compute
+// on tile t (Check proves the compute phase writes nothing the copies read, and that the copy
+// phase reads the same under the fetch cursor), and every access to the tile stays where it was
+// between the same barriers, so what the threads read from shared memory, in the loop or after
+// it, is what the original's threads read.
+#include "EmitLoop.h"
+#include "clang/AST/Decl.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace clang;
+using tooling::Replacement;
+
+namespace tilepipe::emit {
+
+static const char RegistersTemplate[] =
+#include "RegistersTemplate.inc"
+    ;
+
+llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const LoopModel &M) {
+  FileText F(Ctx, Ctx.getSourceManager().getFileID(Ctx.getSourceManager().getExpansionLoc(M.Loop->getBeginLoc())));
+  auto Fail = [](const Twine &Why) { return llvm::make_error<EmitError>(Reason::Unsupported, Why.str()); };
+  auto CutOr = cutLoop(F, M);
+  if (!CutOr)
+    return CutOr.takeError();
+  const LoopCut &Cut = *CutOr;
+  Namer Names(F, M.Function);
+  std::string Load = Names.get("load_next_tile");
+
+  // The load phase is the copy phase with each store `tile[...] = value` become `reg = value`
+  // (a fill stores nothing there); the store phase, the copy phase with it become
+  // `tile[...] = reg`. Tiles declared in the body stay in the store phase alone.
+  using Edit = std::tuple<unsigned, unsigned, std::string>;
+  std::vector<Edit> LoadEdits, StoreEdits;
+  for (const Tile &T : M.Tiles)
+    if (T.DeclaredInBody && !llvm::is_contained(LoadEdits, dropStatement(F, T.DeclaredInBody)))
+      LoadEdits.push_back(dropStatement(F, T.DeclaredInBody));
+  Lines Registers;
+  for (size_t I = 0; I < M.Stores.size(); ++I) {
+    const TileStore &S = M.Stores[I];
+    if (S.InInnerLoop)
+      return Fail("internal: a store in an inner copy loop cannot be staged in one register");
+    // `t = c ? x : y` is two stores of one statement: one register holds what it stores.
+    bool Pair = I + 1 < M.Stores.size() && M.Stores[I + 1].Statement == S.Statement;
+    unsigned B = F.begin(S.Statement), E = F.end(S.Statement);
+    if (!S.Src && !Pair) {
+      LoadEdits.emplace_back(B, E - B, mark("(void)0"));
+      continue;
+    }
+    const Expr *L, *R;
+    if (!splitAssignment(S.Statement, L, R))
+      return Fail("internal: a tile store is not an assignment");
+    const Tile &T = M.Tiles[S.TileIdx];
+    std::string Reg = Names.get(T.Var->getName().str() + "_next");
+    std::string Value = F.text(R->getSourceRange()), Dst = F.text(S.Dst->getSourceRange());
+    if (Value.empty() || Dst.empty())
+      return Fail("a tile store is not plain text");
+    Registers.push_back(mark(T.ElementTypeText + " " + Reg + ";"));
+    LoadEdits.emplace_back(B, E - B, mark(Reg + " = " + Value));
+    StoreEdits.emplace_back(B, E - B, mark(Dst + " = " + Reg));
+    if (Pair)
+      ++I;
+  }
+  SourceTokens Toks(F, Cut.LoopOff, Cut.LoopEnd);
+  std::vector<unsigned> Cuts;
+  for (const auto &[Off, Len, New] : LoadEdits)
+    Cuts.insert(Cuts.end(), {Off, Off + Len});
+  if (std::string Why = Cut.problem(F, M, Toks, Cuts, /*WholeLoop=*/false); !Why.empty())
+    return llvm::make_error<EmitError>(Reason::SourceText, Why);
+
+  Lines Cursors, Shadows, StoreCursors;
+  for (const VarDecl *V : M.Inductions) {
+    std::string Name = V->getName().str(), C = Names.get(Name + "_fetch");
+    Cursors.push_back(mark("auto " + C + " = " + Name + ";"));
+    Shadows.push_back(mark("auto " + Name + " = " + C + ";"));
+    StoreCursors.push_back(mark(C + " = " + Name + ";"));
+  }
+  // The original's barriers, where they were: a loop of the rotated form begins its body with one
+  // (and the first loads, before the loop, come after one too, as the first copies did); a loop
+  // of the trailing form ends its compute phase with one.
+  Lines Leading, First, Last;
+  if (M.Form == LoopForm::Rotated) {
+    Leading = {mark(std::string(BlockBarrier) + " // as the loop's leading barrier: what the block wrote "
+                                                "before it is seen by the first loads")};
+    First = {mark(BlockBarrier)};
+  }
+  if (M.TrailingBarrier)
+    Last = {mark(std::string(BlockBarrier) + " // no thread still reads the tile when it is stored again")};
+  std::map<std::string, std::string> Inline = {
+      {"load", Load}, {"cond", Cut.CondText}, {"loop_header", Cut.Header}};
+  std::map<std::string, Lines> Blocks = {
+      {"init", single(Cut.InitText)},
+      {"registers", Registers},
+      {"cursors", Cursors},
+      {"shadow_inductions", Shadows},
+      {"load_phase", chunk(editSpan(F, Cut.CopyBegin, Cut.CopyEnd, LoadEdits), Cut.BodyIndent)},
+      {"increment", single(Cut.Increment)},
+      {"store_cursors", StoreCursors},
+      {"leading_barrier", Leading},
+      {"first_barrier", First},
+      {"store_phase", chunk(editSpan(F, Cut.CopyBegin, Cut.CopyEnd, StoreEdits), Cut.BodyIndent)},
+      {"compute_phase", chunk(F.slice(Cut.ComputeBegin, Cut.ComputeEnd), Cut.BodyIndent)},
+      {"last_barrier", Last},
+      {"tail_increments", Cut.TailLines}};
+  std::string NewText = render(RegistersTemplate, Inline, Blocks, Cut.Base, Cut.Unit);
+  // The last line of defence: every line Emit wrote begins with a token of its own.
+  if (std::string Why = unmark(NewText, F.LO); !Why.empty())
+    return llvm::make_error<EmitError>(Reason::SourceText, Why);
+  return std::vector<Replacement>{
+      Replacement(F.SM,
+                  CharSourceRange::getCharRange(F.SM.getComposedLoc(F.FID, Cut.LoopOff),
+                                                F.SM.getComposedLoc(F.FID, Cut.LoopEnd)),
+                  NewText)};
+}
+
+} // namespace tilepipe::emit
