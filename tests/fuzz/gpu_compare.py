@@ -16,7 +16,7 @@ import sys
 import time
 from collections import defaultdict
 
-MODES = ['auto', 'pipeline', 'tma']
+MODES = ['auto', 'pipeline', 'tma', 'registers']
 # Seconds a program may run (a batch normally takes a few); the self-test shortens it.
 PROGRAM_TIMEOUT = int(os.environ.get('FZ_PROGRAM_TIMEOUT', '90'))
 

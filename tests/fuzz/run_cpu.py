@@ -38,7 +38,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import reduce as red  # noqa: E402
 
-MODES = ['auto', 'pipeline', 'tma']
+# 'registers' is the register-staged prefetch (--plan-choice=registers, one buffer, any device).
+MODES = ['auto', 'pipeline', 'tma', 'registers']
 
 
 def parse_seeds(s):
@@ -104,8 +105,8 @@ def kernel_of_function(name):
 def tool_cmd(a, mode, src, dst, report):
     # --plan=always: the fuzzer tests what the emission does to every legal loop, also those the
     # cost model would keep as they are.
-    return [a.tilepipe, '--mode=' + mode, '--plan=always', '--quiet', src, '-o', dst,
-            '--report=' + report]
+    how = ['--mode=pipeline', '--plan-choice=registers'] if mode == 'registers' else ['--mode=' + mode]
+    return [a.tilepipe] + how + ['--plan=always', '--quiet', src, '-o', dst, '--report=' + report]
 
 
 def tool_step(ctx, seed, bdir, mode, kernels):
@@ -309,7 +310,13 @@ def main():
     ap.add_argument('--archs', default='sm_90,sm_80', help='architectures each rewrite builds for')
     ap.add_argument('--bundle', help='write the GPU harness input here')
     ap.add_argument('--keep', action='store_true', help='keep the work files of passing batches')
+    ap.add_argument('--modes', default=','.join(MODES),
+                    help='the modes to rewrite in, comma-separated (default: %s)' % ','.join(MODES))
     a = ap.parse_args()
+    chosen = [m for m in a.modes.split(',') if m]
+    if not chosen or any(m not in MODES for m in chosen):
+        ap.error('--modes takes some of %s' % ','.join(MODES))
+    MODES[:] = chosen
     a.out = os.path.abspath(a.out)
     a.tilepipe = os.path.abspath(a.tilepipe)
     if not os.access(a.tilepipe, os.X_OK):
@@ -527,16 +534,18 @@ def render(s, archs):
     L.append('')
     L.append('loops per mode: rewritten / left alone, and by reason ID')
     reasons = sorted({r for m in MODES for r in s['by_reason'][m]})
-    L.append('  %-28s %10s %10s %10s' % ('reason', *MODES))
+    cols = ' '.join(['%10s'] * len(MODES))
+    num = ' '.join(['%10d'] * len(MODES))
+    L.append(('  %-28s ' + cols) % ('reason', *MODES))
     for r in reasons:
-        L.append('  %-28s %10d %10d %10d' % (r, *(s['by_reason'][m].get(r, 0) for m in MODES)))
-    L.append('  %-28s %10d %10d %10d' % ('(kernels with no candidate)', *(
+        L.append(('  %-28s ' + num) % (r, *(s['by_reason'][m].get(r, 0) for m in MODES)))
+    L.append(('  %-28s ' + num) % ('(kernels with no candidate)', *(
         s['kernel_outcomes'][m].get('no-candidate', 0) for m in MODES)))
     L.append('')
     L.append('kernels by shape class (label): how many, and how many have a rewritten loop per mode')
-    L.append('  %-28s %8s %10s %10s %10s' % ('label', 'kernels', *MODES))
+    L.append(('  %-28s %8s ' + cols) % ('label', 'kernels', *MODES))
     for lab, d in s['by_label'].items():
-        L.append('  %-28s %8d %10d %10d %10d' % (lab, d['kernels'], *(d[m] for m in MODES)))
+        L.append(('  %-28s %8d ' + num) % (lab, d['kernels'], *(d[m] for m in MODES)))
     L.append('')
     nb = len(s['builds'])
     ok = sum(1 for v in s['builds'].values() if v)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tuning: measure a set of plans for every testdata loop on a GPU, and choose per loop.
 
-The plans are tilepipe's `--plan-choice` values ('<stages>:<per-element|16-byte|engine>'): each is
+The plans are tilepipe's `--plan-choice` values ('registers', or '<stages>:<per-element|16-byte|engine>'): each is
 a benchmark variant (tests/gpu/benchmark.sh), written with that choice for every loop where it is
 legal and the loop left as it is where not. The benchmark builds and times every variant of every
 spec beside the original in one run and compares their outputs bit for bit; `select` reads its
@@ -32,20 +32,25 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, '..', '..'))
 
-# The plans measured by default: 2, 3 and 4 stages with whole-tile copies (16-byte chunks, or the
-# copy engine), and per-element copies at 2 stages. Each is one build and one run of every spec;
+# The plans measured by default: the register-staged prefetch (no extra shared memory), 2, 3 and 4
+# stages with whole-tile copies (16-byte chunks, or the copy engine), and per-element copies at 2
+# stages. Each is one build and one run of every spec;
 # this set fits one 10-minute GPU command with the 18 testdata specs (--plans measures others).
-DEFAULT_PLANS = ['2:16-byte', '3:16-byte', '4:16-byte',
+DEFAULT_PLANS = ['registers', '2:16-byte', '3:16-byte', '4:16-byte',
                  '2:engine', '3:engine', '4:engine',
                  '2:per-element']
 
 
 def variant_name(plan):
+    if plan == 'registers':
+        return 'preg'
     stages, copies = plan.split(':')
     return 'p%s%s' % (stages, {'per-element': 'e', '16-byte': 'c', 'engine': 't'}[copies])
 
 
 def plan_of_variant(name):
+    if name == 'preg':
+        return 'registers'
     if not (len(name) >= 3 and name[0] == 'p' and name[1:-1].isdigit() and name[-1] in 'ect'):
         return None
     return '%s:%s' % (name[1:-1], {'e': 'per-element', 'c': '16-byte', 't': 'engine'}[name[-1]])
