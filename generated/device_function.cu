@@ -140,16 +140,36 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
   __shared__ float sb[T];
   const int row = blockIdx.x;
   float acc = 0.0f;
-  // EXPECT: no-gain
-  for (int t = 0; t < numTiles; ++t) {
-    sa[threadIdx.x] = a[row * lda + t * T + threadIdx.x];
-    sb[threadIdx.x] = b[t * T + threadIdx.x];
-    __syncthreads();
-    float s = 0.0f;
-    for (int j = 0; j < 8; ++j)
-      s += sa[(threadIdx.x + j) % T] * sb[(threadIdx.x + 3 * j) % T];
-    acc = 0.5f * acc + s;
-    __syncthreads();
+  // EXPECT: pipelined
+  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
+  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  {
+    int t = 0;
+    float sa_next;
+    float sb_next;
+    auto t_fetch = t;
+    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
+    auto load_next_tile = [&]() {
+      auto t = t_fetch;
+      if (t < numTiles) {
+        sa_next = a[row * lda + t * T + threadIdx.x];
+        sb_next = b[t * T + threadIdx.x];
+        ++t;
+        t_fetch = t;
+      }
+    };
+    load_next_tile(); // prologue: the first tile
+    for (; t < numTiles; ++t) {
+      sa[threadIdx.x] = sa_next;
+      sb[threadIdx.x] = sb_next;
+      __syncthreads(); // the tile is published
+      load_next_tile(); // the next tile's loads are in flight during the compute
+      float s = 0.0f;
+      for (int j = 0; j < 8; ++j)
+        s += sa[(threadIdx.x + j) % T] * sb[(threadIdx.x + 3 * j) % T];
+      acc = 0.5f * acc + s;
+      __syncthreads(); // no thread still reads the tile when it is stored again
+    }
   }
   out[row * T + threadIdx.x] = acc;
 }

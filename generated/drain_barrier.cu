@@ -6,7 +6,7 @@
 // barrier after the loop. own_totals is the close safe form: each thread reads back only what it
 // wrote itself. block_totals has tiles of 2 KiB (bulk copies on sm_90), the others cp.async.
 // Its loops carry `// tilepipe: plan=always`: they exist to hold emission to its barrier
-// obligation; the cost model alone would keep the loop with 512-byte stages as it is.
+// obligation; the cost model alone would not pipeline the loop with 512-byte stages.
 #include <cuda/pipeline>
 #include <cuda/barrier>
 #include <cuda/ptx>

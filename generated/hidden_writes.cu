@@ -6,7 +6,7 @@
 // user's may have its members run by them; a type named thread_block is a barrier only when it is
 // cooperative groups'. Refused loops stay as written; rewritten ones must match the original.
 // The safe forms carry `// tilepipe: plan=always`: the point is that the analysis proves them
-// legal; the cost model alone would keep their small stages as they are.
+// legal; the cost model alone would not pipeline their small stages.
 #include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>

@@ -147,13 +147,33 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
   const int row = blockIdx.x * TY + threadIdx.y;
   const int rot = (threadIdx.x + 7 * threadIdx.y) % TX;
   int acc = 0;
-  // EXPECT: no-gain
-  for (int t = 0; t < cols / TX; ++t) {
-    as[threadIdx.y][threadIdx.x] = A[row * lda + t * TX + threadIdx.x];
-    if (threadIdx.y == 0) xs[threadIdx.x] = x[t * TX + threadIdx.x];
-    block.sync();
-    acc += as[threadIdx.y][rot] * xs[rot];
-    cg::sync(block);
+  // EXPECT: pipelined
+  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
+  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  {
+    int t = 0;
+    int as_next;
+    int xs_next;
+    auto t_fetch = t;
+    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
+    auto load_next_tile = [&]() {
+      auto t = t_fetch;
+      if (t < cols / TX) {
+        as_next = A[row * lda + t * TX + threadIdx.x];
+        if (threadIdx.y == 0) xs_next = x[t * TX + threadIdx.x];
+        ++t;
+        t_fetch = t;
+      }
+    };
+    load_next_tile(); // prologue: the first tile
+    for (; t < cols / TX; ++t) {
+      as[threadIdx.y][threadIdx.x] = as_next;
+      if (threadIdx.y == 0) xs[threadIdx.x] = xs_next;
+      __syncthreads(); // the tile is published
+      load_next_tile(); // the next tile's loads are in flight during the compute
+      acc += as[threadIdx.y][rot] * xs[rot];
+      __syncthreads(); // no thread still reads the tile when it is stored again
+    }
   }
   for (int off = 16; off > 0; off >>= 1)
     acc += __shfl_down_sync(0xffffffffu, acc, off);

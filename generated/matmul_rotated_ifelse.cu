@@ -143,21 +143,49 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
   const int bRow = blockIdx.x * T + ty;  // row of B loaded by this thread
   const int col = blockIdx.x * T + tx;   // column of C
   float acc = 0.0f;
-  // EXPECT: no-gain
-  for (int t = 0; t * T < K; ++t) {
-    __syncthreads();
-    if (row < M && t * T + tx < K)
-      As[ty][tx] = A[row * K + t * T + tx];
-    else
-      As[ty][tx] = 0.0f;
-    if (bRow < N && t * T + tx < K) {
-      Bs[ty][tx] = B[bRow * K + t * T + tx];
-    } else {
-      Bs[ty][tx] = 0.0f;
+  // EXPECT: pipelined
+  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
+  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  {
+    int t = 0;
+    float As_next;
+    float Bs_next;
+    auto t_fetch = t;
+    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
+    auto load_next_tile = [&]() {
+      auto t = t_fetch;
+      if (t * T < K) {
+        if (row < M && t * T + tx < K)
+          As_next = A[row * K + t * T + tx];
+        else
+          (void)0;
+        if (bRow < N && t * T + tx < K) {
+          Bs_next = B[bRow * K + t * T + tx];
+        } else {
+          (void)0;
+        }
+        ++t;
+        t_fetch = t;
+      }
+    };
+    __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the first loads
+    load_next_tile(); // prologue: the first tile
+    for (; t * T < K; ++t) {
+      __syncthreads();
+      if (row < M && t * T + tx < K)
+        As[ty][tx] = As_next;
+      else
+        As[ty][tx] = 0.0f;
+      if (bRow < N && t * T + tx < K) {
+        Bs[ty][tx] = Bs_next;
+      } else {
+        Bs[ty][tx] = 0.0f;
+      }
+      __syncthreads(); // the tile is published
+      load_next_tile(); // the next tile's loads are in flight during the compute
+      for (int k = 0; k < T; ++k)
+        acc += As[ty][k] * Bs[tx][k];
     }
-    __syncthreads();
-    for (int k = 0; k < T; ++k)
-      acc += As[ty][k] * Bs[tx][k];
   }
   if (row < M && col < N) C[row * N + col] = acc;
 }

@@ -144,20 +144,56 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
   const int b = blockIdx.x;
   const int ld = gridDim.x;
   float accR = 0.0f;
-  // EXPECT: no-gain
-  for (int t = 0; t < cols1 / T; ++t) {
-    rs[threadIdx.x] = P[b * cols1 + t * T + threadIdx.x];
-    __syncthreads();
-    accR += rs[threadIdx.x] * rs[T - 1 - threadIdx.x];
-    __syncthreads();
+  // EXPECT: pipelined
+  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
+  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  {
+    int t = 0;
+    float rs_next;
+    auto t_fetch = t;
+    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
+    auto load_next_tile = [&]() {
+      auto t = t_fetch;
+      if (t < cols1 / T) {
+        rs_next = P[b * cols1 + t * T + threadIdx.x];
+        ++t;
+        t_fetch = t;
+      }
+    };
+    load_next_tile(); // prologue: the first tile
+    for (; t < cols1 / T; ++t) {
+      rs[threadIdx.x] = rs_next;
+      __syncthreads(); // the tile is published
+      load_next_tile(); // the next tile's loads are in flight during the compute
+      accR += rs[threadIdx.x] * rs[T - 1 - threadIdx.x];
+      __syncthreads(); // no thread still reads the tile when it is stored again
+    }
   }
   float accC = 0.0f;
-  // EXPECT: no-gain
-  for (int t = 0; t < rows2 / T; ++t) {
-    cs[threadIdx.x] = Q[(t * T + threadIdx.x) * ld + b];
-    __syncthreads();
-    accC = 0.75f * accC + cs[threadIdx.x] - 0.5f * cs[(threadIdx.x + 1) % T];
-    __syncthreads();
+  // EXPECT: pipelined
+  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
+  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  {
+    int t = 0;
+    float cs_next;
+    auto t_fetch = t;
+    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
+    auto load_next_tile = [&]() {
+      auto t = t_fetch;
+      if (t < rows2 / T) {
+        cs_next = Q[(t * T + threadIdx.x) * ld + b];
+        ++t;
+        t_fetch = t;
+      }
+    };
+    load_next_tile(); // prologue: the first tile
+    for (; t < rows2 / T; ++t) {
+      cs[threadIdx.x] = cs_next;
+      __syncthreads(); // the tile is published
+      load_next_tile(); // the next tile's loads are in flight during the compute
+      accC = 0.75f * accC + cs[threadIdx.x] - 0.5f * cs[(threadIdx.x + 1) % T];
+      __syncthreads(); // no thread still reads the tile when it is stored again
+    }
   }
   rowOut[b * T + threadIdx.x] = accR;
   colOut[b * T + threadIdx.x] = accC;
@@ -168,13 +204,33 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
   __shared__ float us[T2];
   __shared__ float ws[T2];
   float acc = 0.0f;
-  // EXPECT: no-gain
-  for (int t = 0; t < numTiles; ++t) {
-    us[threadIdx.x] = u[blockIdx.x * shift + t * T2 + threadIdx.x];
-    ws[threadIdx.x] = w[t * T2 + threadIdx.x];
-    __syncthreads();
-    acc += us[(threadIdx.x * 5) % T2] * ws[threadIdx.x] + ws[T2 - 1 - threadIdx.x];
-    __syncthreads();
+  // EXPECT: pipelined
+  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
+  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  {
+    int t = 0;
+    float us_next;
+    float ws_next;
+    auto t_fetch = t;
+    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
+    auto load_next_tile = [&]() {
+      auto t = t_fetch;
+      if (t < numTiles) {
+        us_next = u[blockIdx.x * shift + t * T2 + threadIdx.x];
+        ws_next = w[t * T2 + threadIdx.x];
+        ++t;
+        t_fetch = t;
+      }
+    };
+    load_next_tile(); // prologue: the first tile
+    for (; t < numTiles; ++t) {
+      us[threadIdx.x] = us_next;
+      ws[threadIdx.x] = ws_next;
+      __syncthreads(); // the tile is published
+      load_next_tile(); // the next tile's loads are in flight during the compute
+      acc += us[(threadIdx.x * 5) % T2] * ws[threadIdx.x] + ws[T2 - 1 - threadIdx.x];
+      __syncthreads(); // no thread still reads the tile when it is stored again
+    }
   }
   out[blockIdx.x * T2 + threadIdx.x] = acc;
 }

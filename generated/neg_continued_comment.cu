@@ -4,8 +4,8 @@
 // its own statements after that line would put them into the comment. The tool must leave that
 // loop alone, byte for byte, with source-text; mirrored_sums, with an ordinary comment, is
 // rewritten. Both kernels compute the same sums.
-// Both loops carry `// tilepipe: plan=always`: the cost model alone would keep their 512-byte
-// stages as they are, and the point is that the safe one is rewritten.
+// Both loops carry `// tilepipe: plan=always`: the cost model alone would not pipeline their 512-byte
+// stages, and the point is that the safe one is rewritten.
 #include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>

@@ -5,7 +5,7 @@
 // copies; the rewrite must put a block barrier before its first copies. plain_rotated, the close
 // safe form, copies only what was written before the launch.
 // Its loops carry `// tilepipe: plan=always`: they exist to hold emission to its prologue barrier;
-// the cost model alone would keep their 512-byte stages as they are.
+// the cost model alone would not pipeline their 512-byte stages.
 #include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>

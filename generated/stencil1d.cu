@@ -141,16 +141,36 @@ __global__ void stencil1d(float* out, const float* in, const float* w, int n) {
   __shared__ float s[TS + 2 * R];
   // The launches below never pass overlapping buffers: say so, since nothing in the code does.
   // tilepipe: assume-noalias=true
-  // EXPECT: no-gain
-  for (int base = blockIdx.x * TS; base + TS + 2 * R <= n; base += gridDim.x * TS) {
-    s[threadIdx.x] = in[base + threadIdx.x];
-    if (threadIdx.x < 2 * R) s[TS + threadIdx.x] = in[base + TS + threadIdx.x];
-    __syncthreads();
-    float acc = 0.0f;
-    for (int j = 0; j <= 2 * R; ++j)
-      acc += w[j] * s[threadIdx.x + j];
-    out[base + threadIdx.x] = acc;
-    __syncthreads();
+  // EXPECT: pipelined
+  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
+  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  {
+    int base = blockIdx.x * TS;
+    float s_next;
+    float s_next_1;
+    auto base_fetch = base;
+    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
+    auto load_next_tile = [&]() {
+      auto base = base_fetch;
+      if (base + TS + 2 * R <= n) {
+        s_next = in[base + threadIdx.x];
+        if (threadIdx.x < 2 * R) s_next_1 = in[base + TS + threadIdx.x];
+        base += gridDim.x * TS;
+        base_fetch = base;
+      }
+    };
+    load_next_tile(); // prologue: the first tile
+    for (; base + TS + 2 * R <= n; base += gridDim.x * TS) {
+      s[threadIdx.x] = s_next;
+      if (threadIdx.x < 2 * R) s[TS + threadIdx.x] = s_next_1;
+      __syncthreads(); // the tile is published
+      load_next_tile(); // the next tile's loads are in flight during the compute
+      float acc = 0.0f;
+      for (int j = 0; j <= 2 * R; ++j)
+        acc += w[j] * s[threadIdx.x + j];
+      out[base + threadIdx.x] = acc;
+      __syncthreads(); // no thread still reads the tile when it is stored again
+    }
   }
 }
 

@@ -5,7 +5,7 @@
 // result is ignored (a histogram) tells the thread nothing and is rewritten.
 // The chain: blocks take tickets in launch order; block b copies tiles that block b-1 writes
 // during its own loop, waiting before each copy for block b-1's flag. The safe form carries
-// `// tilepipe: plan=always`: its small stages are what the cost model keeps.
+// `// tilepipe: plan=always`: the cost model alone would not pipeline its small stages.
 #include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>

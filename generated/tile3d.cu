@@ -140,14 +140,34 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
   __shared__ float s[2][PY][PX];
   const int tx = threadIdx.x, ty = threadIdx.y;
   float acc = 0.0f;
-  // EXPECT: no-gain
-  for (int t = 0; t < numTiles; ++t) {
-    s[0][ty][tx] = p[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
-    s[1][ty][tx] = q[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
-    __syncthreads();
-    acc += s[0][ty][tx] * s[1][PY - 1 - ty][tx] +
-           s[1][(ty + 1) % PY][(tx + blockIdx.x) % PX] * s[0][ty][(tx + 5) % PX];
-    __syncthreads();
+  // EXPECT: pipelined
+  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
+  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  {
+    int t = 0;
+    float s_next;
+    float s_next_1;
+    auto t_fetch = t;
+    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
+    auto load_next_tile = [&]() {
+      auto t = t_fetch;
+      if (t < numTiles) {
+        s_next = p[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
+        s_next_1 = q[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
+        ++t;
+        t_fetch = t;
+      }
+    };
+    load_next_tile(); // prologue: the first tile
+    for (; t < numTiles; ++t) {
+      s[0][ty][tx] = s_next;
+      s[1][ty][tx] = s_next_1;
+      __syncthreads(); // the tile is published
+      load_next_tile(); // the next tile's loads are in flight during the compute
+      acc += s[0][ty][tx] * s[1][PY - 1 - ty][tx] +
+             s[1][(ty + 1) % PY][(tx + blockIdx.x) % PX] * s[0][ty][(tx + 5) % PX];
+      __syncthreads(); // no thread still reads the tile when it is stored again
+    }
   }
   out[blockIdx.x * (PX * PY) + ty * PX + tx] = acc;
 }

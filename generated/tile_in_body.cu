@@ -139,15 +139,35 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
                                 int shift) {
   const int nb = (threadIdx.x + 1 + blockIdx.x) % T;
   float acc = 0.0f;
-  // EXPECT: no-gain
-  for (int t = 0; t < numTiles; ++t) {
-    __shared__ float tile[T];
-    __shared__ float vt[T];
-    tile[threadIdx.x] = a[blockIdx.x * shift + t * T + threadIdx.x];
-    vt[threadIdx.x] = v[t * T + threadIdx.x];
-    __syncthreads();
-    acc += tile[threadIdx.x] * vt[nb] - 0.25f * tile[nb] * vt[threadIdx.x];
-    __syncthreads();
+  // EXPECT: pipelined
+  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
+  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  {
+    int t = 0;
+    float tile_next;
+    float vt_next;
+    auto t_fetch = t;
+    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
+    auto load_next_tile = [&]() {
+      auto t = t_fetch;
+      if (t < numTiles) {
+        tile_next = a[blockIdx.x * shift + t * T + threadIdx.x];
+        vt_next = v[t * T + threadIdx.x];
+        ++t;
+        t_fetch = t;
+      }
+    };
+    load_next_tile(); // prologue: the first tile
+    for (; t < numTiles; ++t) {
+      __shared__ float tile[T];
+      __shared__ float vt[T];
+      tile[threadIdx.x] = tile_next;
+      vt[threadIdx.x] = vt_next;
+      __syncthreads(); // the tile is published
+      load_next_tile(); // the next tile's loads are in flight during the compute
+      acc += tile[threadIdx.x] * vt[nb] - 0.25f * tile[nb] * vt[threadIdx.x];
+      __syncthreads(); // no thread still reads the tile when it is stored again
+    }
   }
   out[blockIdx.x * T + threadIdx.x] = acc;
 }

@@ -142,12 +142,30 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int step, int n
   __shared__ float tile[TR][TC];
   const int tx = threadIdx.x, ty = threadIdx.y;
   float acc = 0.0f;
-  // EXPECT: no-gain
-  for (int t = 0; t < numTiles; ++t) {
-    tile[ty][tx] = A[(blockIdx.x * TR + ty) * ld + t * step + tx];
-    __syncthreads();
-    acc = tile[ty][(tx + t) % TC] * tile[(ty + 1) % TR][tx] - 0.5f * acc;
-    __syncthreads();
+  // EXPECT: pipelined
+  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
+  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  {
+    int t = 0;
+    float tile_next;
+    auto t_fetch = t;
+    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
+    auto load_next_tile = [&]() {
+      auto t = t_fetch;
+      if (t < numTiles) {
+        tile_next = A[(blockIdx.x * TR + ty) * ld + t * step + tx];
+        ++t;
+        t_fetch = t;
+      }
+    };
+    load_next_tile(); // prologue: the first tile
+    for (; t < numTiles; ++t) {
+      tile[ty][tx] = tile_next;
+      __syncthreads(); // the tile is published
+      load_next_tile(); // the next tile's loads are in flight during the compute
+      acc = tile[ty][(tx + t) % TC] * tile[(ty + 1) % TR][tx] - 0.5f * acc;
+      __syncthreads(); // no thread still reads the tile when it is stored again
+    }
   }
   out[(blockIdx.x * TR + ty) * TC + tx] = acc;
 }

@@ -6,7 +6,7 @@
 // docs/legality.md P1). Beside each, a close form that is the same on every architecture and is
 // rewritten. The refused forms store into their source only below sm_90, so on an sm_90 GPU they
 // compute what the safe forms do; built for compute_80 they would differ after a rewrite.
-// The safe forms carry `// tilepipe: plan=always`: their small stages are what the cost model keeps.
+// The safe forms carry `// tilepipe: plan=always`: the cost model alone would not pipeline their small stages.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -140,7 +140,7 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
   __shared__ float sb[T];
   const int row = blockIdx.x;
   float acc = 0.0f;
-  // EXPECT: no-gain
+  // EXPECT: pipelined
   for (int t = 0; t < numTiles; ++t) {
     sa[threadIdx.x] = a[row * lda + t * T + threadIdx.x];
     sb[threadIdx.x] = b[t * T + threadIdx.x];

@@ -147,7 +147,7 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
   const int row = blockIdx.x * TY + threadIdx.y;
   const int rot = (threadIdx.x + 7 * threadIdx.y) % TX;
   int acc = 0;
-  // EXPECT: no-gain
+  // EXPECT: pipelined
   for (int t = 0; t < cols / TX; ++t) {
     as[threadIdx.y][threadIdx.x] = A[row * lda + t * TX + threadIdx.x];
     if (threadIdx.y == 0) xs[threadIdx.x] = x[t * TX + threadIdx.x];

@@ -9,7 +9,7 @@
 //    static shared memory and push those launches over the limit, so the tool leaves both loops
 //    alone with launch-resources; no_scratch, the same loop without dynamic shared memory, is
 //    rewritten.
-// wide_block and no_scratch carry `// tilepipe: plan=always`: the cost model alone would keep
+// wide_block and no_scratch carry `// tilepipe: plan=always`: the cost model alone would not pipeline
 // them (a per-element tile; 1 KiB stages), and the point is the launch check on a rewrite.
 #include <cstdio>
 #include <cstdlib>

@@ -3,7 +3,7 @@
 // random inputs, poisoned outputs. Refused loops stay as written; rewritten ones must match the
 // original bit for bit.
 // The safe forms carry `// tilepipe: plan=always`: the point is that the analysis proves them
-// legal; the cost model alone would keep their small stages as they are.
+// legal; the cost model alone would not pipeline their small stages.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

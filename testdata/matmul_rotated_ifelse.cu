@@ -143,7 +143,7 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
   const int bRow = blockIdx.x * T + ty;  // row of B loaded by this thread
   const int col = blockIdx.x * T + tx;   // column of C
   float acc = 0.0f;
-  // EXPECT: no-gain
+  // EXPECT: pipelined
   for (int t = 0; t * T < K; ++t) {
     __syncthreads();
     if (row < M && t * T + tx < K)

@@ -141,7 +141,7 @@ __global__ void stencil1d(float* out, const float* in, const float* w, int n) {
   __shared__ float s[TS + 2 * R];
   // The launches below never pass overlapping buffers: say so, since nothing in the code does.
   // tilepipe: assume-noalias=true
-  // EXPECT: no-gain
+  // EXPECT: pipelined
   for (int base = blockIdx.x * TS; base + TS + 2 * R <= n; base += gridDim.x * TS) {
     s[threadIdx.x] = in[base + threadIdx.x];
     if (threadIdx.x < 2 * R) s[TS + threadIdx.x] = in[base + TS + threadIdx.x];

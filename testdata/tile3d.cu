@@ -140,7 +140,7 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
   __shared__ float s[2][PY][PX];
   const int tx = threadIdx.x, ty = threadIdx.y;
   float acc = 0.0f;
-  // EXPECT: no-gain
+  // EXPECT: pipelined
   for (int t = 0; t < numTiles; ++t) {
     s[0][ty][tx] = p[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
     s[1][ty][tx] = q[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];

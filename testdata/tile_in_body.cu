@@ -139,7 +139,7 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
                                 int shift) {
   const int nb = (threadIdx.x + 1 + blockIdx.x) % T;
   float acc = 0.0f;
-  // EXPECT: no-gain
+  // EXPECT: pipelined
   for (int t = 0; t < numTiles; ++t) {
     __shared__ float tile[T];
     __shared__ float vt[T];

@@ -142,7 +142,7 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int step, int n
   __shared__ float tile[TR][TC];
   const int tx = threadIdx.x, ty = threadIdx.y;
   float acc = 0.0f;
-  // EXPECT: no-gain
+  // EXPECT: pipelined
   for (int t = 0; t < numTiles; ++t) {
     tile[ty][tx] = A[(blockIdx.x * TR + ty) * ld + t * step + tx];
     __syncthreads();

@@ -200,13 +200,23 @@ TEST(Plan, ModelPlanIsReportedToo) {
   O.Plan = PlanPolicy::Model;
   FileResult R = runOnCode(Guarded, O);
   const LoopRecord &L = onlyLoop(R);
-  // The model keeps a per-element loop without the copy engine (1 KiB stages are below the
-  // engine's threshold); the report still says what the plan would have been.
+  // A cp.async pipeline would copy the guarded tile per element, which the model expects to lose;
+  // where the register-staged prefetch is legal it takes that, and says so.
   ASSERT_TRUE(L.Plan);
   EXPECT_EQ("model", L.Plan->Source);
-  EXPECT_TRUE(L.Plan->Keep);
-  EXPECT_EQ("no-gain", reasonInfo(L.Code).Id.str());
-  EXPECT_EQ(CopyKind::PerElement, L.Plan->Tiles.at(0).Kind);
+  EXPECT_FALSE(L.Plan->Keep);
+  EXPECT_TRUE(L.Plan->Registers);
+  EXPECT_EQ("pipelined", reasonInfo(L.Code).Id.str());
+  EXPECT_NE(std::string::npos, L.message().find("planned by the cost model")) << L.message();
+
+  // Where that is not legal either (an inner copy loop), the loop stays as it is: no-gain.
+  FileResult I = runOnCode(InnerCopy, O);
+  const LoopRecord &LI = onlyLoop(I);
+  ASSERT_TRUE(LI.Plan);
+  EXPECT_TRUE(LI.Plan->Keep);
+  EXPECT_EQ("no-gain", reasonInfo(LI.Code).Id.str());
+  EXPECT_EQ(CopyKind::PerElement, LI.Plan->Tiles.at(0).Kind);
+  EXPECT_EQ(I.Original, I.Rewritten);
 }
 
 TEST(Tuning, RoundTrip) {
