@@ -1,6 +1,6 @@
 #include "tilepipe/Resources.h"
 #include "tilepipe/AstUtil.h"
-#include "tilepipe/Driver.h"
+#include "tilepipe/Result.h"
 #include "tilepipe/Runtime.h"
 #include "clang/AST/Mangle.h"
 #include "clang/Basic/SourceManager.h"
