@@ -51,8 +51,7 @@ static void printSummary(const std::vector<FileResult> &Results, bool Quiet) {
 /// One remark per candidate loop of R, in Clang's form; on stderr.
 static void printRemarks(const FileResult &R) {
   for (const LoopRecord &L : R.Loops)
-    errs() << L.File << ":" << L.Line << ":" << L.Column << ": remark: ["
-           << reasonInfo(L.Code).Id << "] " << L.message() << "\n";
+    errs() << remarkLine(L) << "\n";
 }
 
 /// `tilepipe verify`: rewrite one file, write the bundle, and run it unless --bundle was given.
@@ -119,7 +118,7 @@ static bool anyFailed(const std::vector<FileResult> &Results, bool RequireAll) {
     if (RequireAll)
       for (const LoopRecord &L : R.Loops)
         if (!L.transformed()) {
-          errs() << L.File << ":" << L.Line << ":" << L.Column << ": error: [" << reasonInfo(L.Code).Id
+          errs() << location(L) << ": error: [" << reasonInfo(L.Code).Id
                  << "] loop not rewritten and --require-all is set\n";
           Failed = true;
         }

@@ -398,9 +398,6 @@ private:
   std::map<std::string, std::unique_ptr<Text>> Cache;
 };
 
-std::string where(const LoopRecord &L) {
-  return L.File + ":" + std::to_string(L.Line) + ":" + std::to_string(L.Column);
-}
 } // namespace
 
 std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std::string> &Errors) {
@@ -438,7 +435,7 @@ std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std:
             if (Prev.getOffset() <= E.getOffset() + E.getLength() &&
                 E.getOffset() <= Prev.getOffset() + Prev.getLength())
               Other = Owner;
-          Conflict = Other ? "this loop's rewrite conflicts with the one for " + where(*Other) +
+          Conflict = Other ? "this loop's rewrite conflicts with the one for " + location(*Other) +
                                  " (one file rewritten two ways: given twice with different "
                                  "compile commands, or through two paths)"
                            : "this loop's edits overlap each other";
@@ -448,7 +445,7 @@ std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std:
       }
       llvm::StringMap<clang::tooling::Replacements> Fixes;
       if (!Conflict.empty()) {
-        Errors.push_back(where(L) + ": error: --export-fixes: " + Conflict + "; its fixes are left out");
+        Errors.push_back(location(L) + ": error: --export-fixes: " + Conflict + "; its fixes are left out");
       } else {
         for (auto &[Id, E] : Fresh) {
           Written &W = ByFile[Id];
@@ -459,7 +456,7 @@ std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std:
         for (auto &[Id, All] : Trial)
           ByFile[Id].All = std::move(All);
       }
-      clang::tooling::DiagnosticMessage Msg("[" + reasonInfo(L.Code).Id.str() + "] " + L.message());
+      clang::tooling::DiagnosticMessage Msg(remarkText(L));
       Msg.FilePath = absolute(L.File);
       Msg.FileOffset = L.Offset;
       Msg.Fix = std::move(Fixes);
@@ -546,9 +543,8 @@ llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef V
               {"artifactLocation", llvm::json::Object{{"uri", Uri}}},
               {"replacements", std::move(Replacements)}});
         Result["fixes"] = llvm::json::Array{llvm::json::Object{
-            {"description", llvm::json::Object{{"text", "Rewrite the loop into a " +
-                                                           std::to_string(L.Stages) +
-                                                           "-stage cp.async pipeline"}}},
+            // What the fix does is what the remark says: its text is written in one place.
+            {"description", llvm::json::Object{{"text", L.message()}}},
             {"artifactChanges", std::move(ArtifactChanges)}}};
       }
       Out.push_back(std::move(Result));
