@@ -47,8 +47,8 @@ struct ToolOptions {
   /// the cost model; one whose fingerprint no longer matches is ignored, with a remark.
   std::vector<TuningEntry> Tuning;
   /// Loops to leave as they are, by file (as LoopRecord::File) and offset of the loop keyword,
-  /// with the reason (LaunchResources) in words.
-  std::map<std::pair<std::string, unsigned>, std::string> KeepLoops;
+  /// each with its refusal (the launch check's: LaunchResources).
+  std::map<std::pair<std::string, unsigned>, Verdict> KeepLoops;
 };
 
 /// Sets Tool up to parse as processFile does: the arguments adjuster for Opts.ParseArgs, and the

@@ -57,7 +57,11 @@ struct FileResult {
   bool Ok = false;
   std::string Error; ///< when !Ok; Clang's own diagnostics were already printed
   std::string Original, Rewritten;
-  std::string ComputeOnly; ///< the compute-only timing variant of every rewritten loop
+  /// The compute-only timing variant of every rewritten loop; the original where there is none,
+  /// or where a rewritten loop has none (a floor that leaves a loop out would not be a floor):
+  /// then ComputeOnlyProblems says why, as "file:line:col: warning: ..." lines.
+  std::string ComputeOnly;
+  std::vector<std::string> ComputeOnlyProblems;
   clang::tooling::Replacements Edits;
   std::vector<LoopRecord> Loops;
   std::vector<std::string> Dependencies; ///< every file the parse read, for build depfiles
