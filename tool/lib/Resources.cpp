@@ -414,7 +414,10 @@ LaunchCheck checkLaunchResources(ASTContext &Ctx, const FileResult &R, const std
   Second.join();
   auto &Rewrite = *RewriteBuild;
   if (!Original) {
-    llvm::consumeError(Rewrite.takeError()); // the original's failure says more
+    // Dropped on purpose: without the original's count the rewrite's has nothing to be compared
+    // with, and both builds run the same nvcc with the same arguments, so a failure of the
+    // rewrite's build repeats the original's (the reason given below) or comes after it.
+    llvm::consumeError(Rewrite.takeError());
     Out.KeepWhy = "cannot count the original's registers: " + llvm::toString(Original.takeError()) + Hint;
     return Out;
   }

@@ -106,7 +106,11 @@ llvm::Error writeOutput(llvm::StringRef Path, llvm::StringRef Content, bool InPl
     return writeStream(OS, Path, Content, false);
   }();
   if (Written) {
-    llvm::consumeError(Temp->discard());
+    // A temporary file that cannot be removed stays beside the target: that is worth saying too.
+    if (llvm::Error Left = Temp->discard())
+      return llvm::joinErrors(std::move(Written),
+                              cannotWrite(Path, "the temporary file " + Temp->TmpName +
+                                                    " is left behind: " + llvm::toString(std::move(Left))));
     return Written;
   }
   if (fs::exists(Status))
@@ -429,7 +433,12 @@ std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std:
           continue;
         auto It = Trial.try_emplace(Id, W.All).first;
         if (llvm::Error Err = It->second.add(Abs)) {
-          llvm::consumeError(std::move(Err));
+          // Replacements::add fails only on an overlap (a ReplacementError); the loop it overlaps,
+          // where there is one, says more than the offsets the error names.
+          std::string Overlap;
+          llvm::handleAllErrors(std::move(Err), [&](const clang::tooling::ReplacementError &RE) {
+            Overlap = RE.message();
+          });
           const LoopRecord *Other = nullptr;
           for (auto &[Prev, Owner] : W.By)
             if (Prev.getOffset() <= E.getOffset() + E.getLength() &&
@@ -438,7 +447,7 @@ std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std:
           Conflict = Other ? "this loop's rewrite conflicts with the one for " + location(*Other) +
                                  " (one file rewritten two ways: given twice with different "
                                  "compile commands, or through two paths)"
-                           : "this loop's edits overlap each other";
+                           : "this loop's edits overlap each other (" + Overlap + ")";
           break;
         }
         Fresh.push_back({Id, Abs});
