@@ -41,7 +41,7 @@ static void printSummary(const std::vector<FileResult> &Results, bool Quiet) {
          << " rewritten, " << *O.getInteger("refused") << " left alone";
   std::vector<std::string> Parts;
   for (const auto &[Id, N] : *O.getObject("by_reason"))
-    if (Id != "pipelined")
+    if (Id.str() != reasonInfo(Reason::Pipelined).Id)
       Parts.push_back(Id.str() + " " + std::to_string(*N.getAsInteger()));
   if (!Parts.empty())
     errs() << " (" << join(Parts, ", ") << ")";
@@ -51,8 +51,7 @@ static void printSummary(const std::vector<FileResult> &Results, bool Quiet) {
 /// One remark per candidate loop of R, in Clang's form; on stderr.
 static void printRemarks(const FileResult &R) {
   for (const LoopRecord &L : R.Loops)
-    errs() << L.File << ":" << L.Line << ":" << L.Column << ": remark: ["
-           << reasonInfo(L.Code).Id << "] " << L.message() << "\n";
+    errs() << remarkLine(L) << "\n";
 }
 
 /// `tilepipe verify`: rewrite one file, write the bundle, and run it unless --bundle was given.
@@ -61,6 +60,9 @@ static int verify(const CommandLine &CL) {
     return fail("verify takes exactly one source file");
   FileResult R = processFile(CL.db(), CL.Sources[0], CL.Tool);
   for (const std::string &W : R.Warnings)
+    errs() << W << "\n";
+  // Only verify times the compute-only floor: a rewrite without one is worth a word here alone.
+  for (const std::string &W : R.ComputeOnlyProblems)
     errs() << W << "\n";
   if (!CL.Quiet)
     printRemarks(R);
@@ -119,7 +121,7 @@ static bool anyFailed(const std::vector<FileResult> &Results, bool RequireAll) {
     if (RequireAll)
       for (const LoopRecord &L : R.Loops)
         if (!L.transformed()) {
-          errs() << L.File << ":" << L.Line << ":" << L.Column << ": error: [" << reasonInfo(L.Code).Id
+          errs() << location(L) << ": error: [" << reasonInfo(L.Code).Id
                  << "] loop not rewritten and --require-all is set\n";
           Failed = true;
         }

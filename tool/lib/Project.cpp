@@ -1,4 +1,5 @@
 #include "tilepipe/Project.h"
+#include "tilepipe/Driver.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ThreadPool.h"

@@ -1,6 +1,6 @@
 #include "tilepipe/Resources.h"
 #include "tilepipe/AstUtil.h"
-#include "tilepipe/Driver.h"
+#include "tilepipe/Result.h"
 #include "tilepipe/Runtime.h"
 #include "clang/AST/Mangle.h"
 #include "clang/Basic/SourceManager.h"
@@ -378,19 +378,17 @@ bool startsWith(const std::vector<std::string> &Long, const std::vector<std::str
   return Long.size() >= Short.size() && std::equal(Short.begin(), Short.end(), Long.begin());
 }
 
-} // namespace
+/// A reason to keep every loop of the file as it was (LaunchCheck::KeepWhy).
+llvm::Error keep(const llvm::Twine &Why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), Why);
+}
 
-LaunchCheck checkLaunchResources(ASTContext &Ctx, const FileResult &R, const std::string &Nvcc,
-                                 ArrayRef<std::string> Args, ArrayRef<std::string> Archs) {
-  LaunchCheck Out;
-  const SourceManager &SM = Ctx.getSourceManager();
-  const std::string Hint = " (--check-launch-resources=false rewrites without this check)";
-  llvm::SmallString<256> Dir(R.Path);
-  llvm::sys::fs::make_absolute(Dir);
-  llvm::sys::path::remove_filename(Dir);
+using HeaderTexts = std::vector<std::pair<std::string, std::string>>; ///< relative path, text
 
-  // Rewritten headers go next to the rewrite, at their place relative to the source.
-  std::vector<std::pair<std::string, std::string>> Beside;
+/// The rewritten headers of R, each with its path relative to the source's folder Dir (where the
+/// rewrite is compiled, they go at their places beside it); fails for one outside that folder.
+llvm::Expected<HeaderTexts> headersBeside(const FileResult &R, StringRef Dir, const std::string &Hint) {
+  HeaderTexts Out;
   for (const HeaderRewrite &H : R.Headers) {
     if (H.Rewritten == H.Original)
       continue;
@@ -400,29 +398,16 @@ LaunchCheck checkLaunchResources(ASTContext &Ctx, const FileResult &R, const std
       RealDir = Dir;
     StringRef Rel(H.Path);
     bool Inside = Rel.consume_front(RealDir) && Rel.consume_front("/");
-    if (!Inside || llvm::sys::path::is_absolute(Rel) || Rel.contains("..")) {
-      Out.KeepWhy = "its rewritten header " + H.Path +
-                    " is outside the source's folder, so nvcc cannot count the rewrite's registers" + Hint;
-      return Out;
-    }
-    Beside.push_back({Rel.str(), H.Rewritten});
+    if (!Inside || llvm::sys::path::is_absolute(Rel) || Rel.contains(".."))
+      return keep("its rewritten header " + H.Path +
+                  " is outside the source's folder, so nvcc cannot count the rewrite's registers" + Hint);
+    Out.push_back({Rel.str(), H.Rewritten});
   }
-  // Both builds at once: each is one nvcc process.
-  std::optional<Expected<std::vector<KernelUsage>>> RewriteBuild;
-  std::thread Second([&] { RewriteBuild.emplace(compileForUsage(Nvcc, R.Rewritten, Dir, Args, Archs, Beside)); });
-  auto Original = compileForUsage(Nvcc, R.Original, Dir, Args, Archs);
-  Second.join();
-  auto &Rewrite = *RewriteBuild;
-  if (!Original) {
-    llvm::consumeError(Rewrite.takeError()); // the original's failure says more
-    Out.KeepWhy = "cannot count the original's registers: " + llvm::toString(Original.takeError()) + Hint;
-    return Out;
-  }
-  if (!Rewrite) {
-    Out.KeepWhy = "cannot count the rewrite's registers: " + llvm::toString(Rewrite.takeError()) + Hint;
-    return Out;
-  }
+  return Out;
+}
 
+/// The kernels of the translation unit, by the demangled name and parameters ptxas reports.
+std::map<KernelKey, const FunctionDecl *> kernelsByName(ASTContext &Ctx) {
   KernelCollector Collector;
   Collector.TraverseDecl(Ctx.getTranslationUnitDecl());
   std::unique_ptr<MangleContext> Mangler(Ctx.createMangleContext());
@@ -439,16 +424,27 @@ LaunchCheck checkLaunchResources(ASTContext &Ctx, const FileResult &R, const std
     splitDemangled(llvm::demangle(Mangled), K.Name, K.Params);
     Kernels[K] = FD;
   }
+  return Kernels;
+}
 
-  // Per kernel pattern: the most threads the original allows on any arch, and the findings.
-  struct Need {
-    unsigned Threads = 0;
-    bool Bound = false;
-    std::string Note;
-  };
-  std::map<const FunctionDecl *, Need> Needs;
-  std::vector<const FunctionDecl *> Order;
-  for (const KernelUsage &O : *Original) {
+/// Per kernel pattern: the most threads the original allows on any arch, and the findings.
+struct Need {
+  unsigned Threads = 0;
+  bool Bound = false;
+  std::string Note;
+};
+struct Needs {
+  std::map<const FunctionDecl *, Need> ByKernel;
+  std::vector<const FunctionDecl *> Order; ///< kernels in the order the original's report names them
+};
+
+/// What each kernel of the original needs after the rewrite, from both builds' reports; fails
+/// where a kernel's need cannot be met by bounding it.
+llvm::Expected<Needs> registerNeeds(ASTContext &Ctx, ArrayRef<KernelUsage> Original,
+                                    ArrayRef<KernelUsage> Rewrite,
+                                    const std::map<KernelKey, const FunctionDecl *> &Kernels) {
+  Needs Out;
+  for (const KernelUsage &O : Original) {
     auto It = Kernels.find({O.Name, O.Params});
     const FunctionDecl *FD = It == Kernels.end() ? nullptr : It->second;
     if (FD && boundedByUser(FD))
@@ -457,7 +453,7 @@ LaunchCheck checkLaunchResources(ASTContext &Ctx, const FileResult &R, const std
     unsigned After = 1024;
     unsigned Registers = 0;
     bool Found = false, MoreShared = false;
-    for (const KernelUsage &W : *Rewrite)
+    for (const KernelUsage &W : Rewrite)
       if (W.Arch == O.Arch && W.Name == O.Name && startsWith(W.Params, O.Params)) {
         Found = true;
         if (maxThreadsPerBlock(W.Registers) <= After) {
@@ -466,34 +462,28 @@ LaunchCheck checkLaunchResources(ASTContext &Ctx, const FileResult &R, const std
         }
         MoreShared |= W.SharedBytes > O.SharedBytes;
       }
-    if (!Found) {
-      Out.KeepWhy = "kernel '" + O.Name + "' is missing from the rewrite's ptxas report";
-      return Out;
-    }
+    if (!Found)
+      return keep("kernel '" + O.Name + "' is missing from the rewrite's ptxas report");
     if (MoreShared && FD) {
       // The loops' own check ruled out dynamic shared memory; a kernel that reaches them in a way
       // that check did not follow still must not.
       DynamicSharedFinder Finder(Ctx);
       Finder.function(FD);
-      if (!Finder.Found.empty()) {
-        Out.KeepWhy = "the rewrite adds static shared memory to kernel '" + O.Name + "', and " +
-                      Finder.Found;
-        return Out;
-      }
+      if (!Finder.Found.empty())
+        return keep("the rewrite adds static shared memory to kernel '" + O.Name + "', and " +
+                    Finder.Found);
     }
     if (!FD) {
-      if (After < Before || MoreShared) {
-        Out.KeepWhy = "kernel '" + O.Name + "' needs more of the GPU after the rewrite, and tilepipe "
-                      "cannot find its declaration to bound it";
-        return Out;
-      }
+      if (After < Before || MoreShared)
+        return keep("kernel '" + O.Name + "' needs more of the GPU after the rewrite, and tilepipe "
+                    "cannot find its declaration to bound it");
       continue;
     }
     const FunctionDecl *P = FD->getTemplateInstantiationPattern();
     P = P ? P : FD;
-    if (!Needs.count(P))
-      Order.push_back(P);
-    Need &N = Needs[P];
+    if (!Out.ByKernel.count(P))
+      Out.Order.push_back(P);
+    Need &N = Out.ByKernel[P];
     N.Threads = std::max(N.Threads, Before);
     if (After < Before && !N.Bound) {
       N.Bound = true;
@@ -503,69 +493,124 @@ LaunchCheck checkLaunchResources(ASTContext &Ctx, const FileResult &R, const std
                std::to_string(Before);
     }
   }
+  return Out;
+}
 
-  std::string Bounded = R.Rewritten;
-  clang::tooling::Replacements All;
-  for (const FunctionDecl *P : Order) {
-    Need &N = Needs[P];
-    if (!N.Bound)
+/// `__launch_bounds__` before every declaration of each kernel that needs it, into Bounds and All.
+llvm::Error boundsEdits(const SourceManager &SM, const Needs &N,
+                        std::vector<LaunchCheck::Bound> &Bounds, clang::tooling::Replacements &All) {
+  for (const FunctionDecl *P : N.Order) {
+    const Need &K = N.ByKernel.at(P);
+    if (!K.Bound)
       continue;
     LaunchCheck::Bound B;
     B.Kernel = P->getNameAsString();
-    B.Note = "__launch_bounds__(" + std::to_string(N.Threads) + ") added to '" + B.Kernel + "': " +
-             N.Note;
+    B.Note = "__launch_bounds__(" + std::to_string(K.Threads) + ") added to '" + B.Kernel + "': " +
+             K.Note;
     for (const FunctionDecl *D : P->redecls()) {
       SourceLocation L = D->getLocation();
-      if (!L.isFileID() || SM.getFileID(L) != SM.getMainFileID()) {
-        Out.KeepWhy = "kernel '" + B.Kernel + "' needs __launch_bounds__ to launch as before (" +
-                      N.Note + "), and its name is in a macro or another file";
-        return Out;
-      }
+      if (!L.isFileID() || SM.getFileID(L) != SM.getMainFileID())
+        return keep("kernel '" + B.Kernel + "' needs __launch_bounds__ to launch as before (" +
+                    K.Note + "), and its name is in a macro or another file");
       clang::tooling::Replacement E(SM, L, 0,
-                                    "__launch_bounds__(" + std::to_string(N.Threads) + ") ");
-      if (llvm::Error Err = All.add(E)) {
-        Out.KeepWhy = "internal: " + llvm::toString(std::move(Err));
-        return Out;
-      }
+                                    "__launch_bounds__(" + std::to_string(K.Threads) + ") ");
+      if (llvm::Error Err = All.add(E))
+        return keep("internal: " + llvm::toString(std::move(Err)));
       B.Edits.push_back(E);
     }
-    Out.Bounds.push_back(std::move(B));
+    Bounds.push_back(std::move(B));
   }
-  if (Out.Bounds.empty())
-    return Out;
+  return llvm::Error::success();
+}
 
-  // Both the rewrite's edits and the bounds are offsets into the original: apply them together,
-  // and compile the result to see that ptxas honoured the bounds.
+/// How the rewrite is compiled: nvcc, its arguments and architectures, the source's folder, and
+/// the rewritten headers beside it.
+struct Build {
+  const std::string &Nvcc;
+  StringRef Dir;
+  ArrayRef<std::string> Args, Archs;
+  const HeaderTexts &Headers;
+};
+
+/// The rewrite's edits and the bounds (All), which are both offsets into the original, applied
+/// together and compiled: ptxas must have honoured the bounds.
+llvm::Error confirmBounds(const FileResult &R, const clang::tooling::Replacements &All,
+                          const std::string &FirstKernel, const Build &B, ArrayRef<KernelUsage> Original,
+                          const std::map<KernelKey, const FunctionDecl *> &Kernels) {
   clang::tooling::Replacements Combined = R.Edits;
   for (const clang::tooling::Replacement &E : All)
-    if (llvm::Error Err = Combined.add(E)) {
-      Out.KeepWhy = "the __launch_bounds__ of kernel '" + Out.Bounds.front().Kernel +
-                    "' collide with the rewrite: " + llvm::toString(std::move(Err));
-      return Out;
-    }
+    if (llvm::Error Err = Combined.add(E))
+      return keep("the __launch_bounds__ of kernel '" + FirstKernel +
+                  "' collide with the rewrite: " + llvm::toString(std::move(Err)));
   auto Text = clang::tooling::applyAllReplacements(R.Original, Combined);
-  if (!Text) {
-    Out.KeepWhy = "internal: " + llvm::toString(Text.takeError());
-    return Out;
-  }
-  auto Again = compileForUsage(Nvcc, *Text, Dir, Args, Archs, Beside);
-  if (!Again) {
-    Out.KeepWhy = "the rewrite with __launch_bounds__ does not compile: " +
-                  llvm::toString(Again.takeError());
-    return Out;
-  }
-  for (const KernelUsage &O : *Original)
+  if (!Text)
+    return keep("internal: " + llvm::toString(Text.takeError()));
+  auto Again = compileForUsage(B.Nvcc, *Text, B.Dir, B.Args, B.Archs, B.Headers);
+  if (!Again)
+    return keep("the rewrite with __launch_bounds__ does not compile: " +
+                llvm::toString(Again.takeError()));
+  for (const KernelUsage &O : Original)
     for (const KernelUsage &W : *Again)
       if (W.Arch == O.Arch && W.Name == O.Name && startsWith(W.Params, O.Params) &&
           maxThreadsPerBlock(W.Registers) < maxThreadsPerBlock(O.Registers)) {
         auto It = Kernels.find({O.Name, O.Params});
         if (It != Kernels.end() && boundedByUser(It->second))
           continue;
-        Out.KeepWhy = "kernel '" + O.Name + "' still needs " + std::to_string(W.Registers) +
-                      " registers on " + O.Arch + " with __launch_bounds__, against the original's " +
-                      std::to_string(O.Registers);
-        return Out;
+        return keep("kernel '" + O.Name + "' still needs " + std::to_string(W.Registers) +
+                    " registers on " + O.Arch + " with __launch_bounds__, against the original's " +
+                    std::to_string(O.Registers));
       }
+  return llvm::Error::success();
+}
+
+/// checkLaunchResources, with its finding: Out.Bounds, or the error that says why every loop stays.
+llvm::Error compareLaunchResources(ASTContext &Ctx, const FileResult &R, const std::string &Nvcc,
+                                   ArrayRef<std::string> Args, ArrayRef<std::string> Archs,
+                                   LaunchCheck &Out) {
+  const std::string Hint = " (--check-launch-resources=false rewrites without this check)";
+  llvm::SmallString<256> Dir(R.Path);
+  llvm::sys::fs::make_absolute(Dir);
+  llvm::sys::path::remove_filename(Dir);
+  // Rewritten headers go next to the rewrite, at their place relative to the source.
+  auto Headers = headersBeside(R, Dir, Hint);
+  if (!Headers)
+    return Headers.takeError();
+  // Both builds at once: each is one nvcc process.
+  std::optional<Expected<std::vector<KernelUsage>>> RewriteBuild;
+  std::thread Second([&] { RewriteBuild.emplace(compileForUsage(Nvcc, R.Rewritten, Dir, Args, Archs, *Headers)); });
+  auto Original = compileForUsage(Nvcc, R.Original, Dir, Args, Archs);
+  Second.join();
+  auto &Rewrite = *RewriteBuild;
+  if (!Original) {
+    // Dropped on purpose: without the original's count the rewrite's has nothing to be compared
+    // with, and both builds run the same nvcc with the same arguments, so a failure of the
+    // rewrite's build repeats the original's (the reason given below) or comes after it.
+    llvm::consumeError(Rewrite.takeError());
+    return keep("cannot count the original's registers: " + llvm::toString(Original.takeError()) + Hint);
+  }
+  if (!Rewrite)
+    return keep("cannot count the rewrite's registers: " + llvm::toString(Rewrite.takeError()) + Hint);
+
+  std::map<KernelKey, const FunctionDecl *> Kernels = kernelsByName(Ctx);
+  auto N = registerNeeds(Ctx, *Original, *Rewrite, Kernels);
+  if (!N)
+    return N.takeError();
+  clang::tooling::Replacements All;
+  if (llvm::Error E = boundsEdits(Ctx.getSourceManager(), *N, Out.Bounds, All))
+    return E;
+  if (Out.Bounds.empty())
+    return llvm::Error::success();
+  return confirmBounds(R, All, Out.Bounds.front().Kernel, Build{Nvcc, Dir, Args, Archs, *Headers},
+                       *Original, Kernels);
+}
+
+} // namespace
+
+LaunchCheck checkLaunchResources(ASTContext &Ctx, const FileResult &R, const std::string &Nvcc,
+                                 ArrayRef<std::string> Args, ArrayRef<std::string> Archs) {
+  LaunchCheck Out;
+  if (llvm::Error E = compareLaunchResources(Ctx, R, Nvcc, Args, Archs, Out))
+    Out.KeepWhy = llvm::toString(std::move(E));
   return Out;
 }
 

@@ -120,6 +120,8 @@ static std::string fill(std::string Text, const std::map<std::string, std::strin
   return Text;
 }
 
+// Long on purpose (over 100 lines): most of it is the text of build.sh and run.sh,
+// which reads best whole, as the script it becomes.
 llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const LaunchSpec &Spec,
                         const VerifyOptions &Opts) {
   if (std::error_code EC = llvm::sys::fs::create_directories(Dir))

@@ -106,7 +106,11 @@ llvm::Error writeOutput(llvm::StringRef Path, llvm::StringRef Content, bool InPl
     return writeStream(OS, Path, Content, false);
   }();
   if (Written) {
-    llvm::consumeError(Temp->discard());
+    // A temporary file that cannot be removed stays beside the target: that is worth saying too.
+    if (llvm::Error Left = Temp->discard())
+      return llvm::joinErrors(std::move(Written),
+                              cannotWrite(Path, "the temporary file " + Temp->TmpName +
+                                                    " is left behind: " + llvm::toString(std::move(Left))));
     return Written;
   }
   if (fs::exists(Status))
@@ -398,9 +402,6 @@ private:
   std::map<std::string, std::unique_ptr<Text>> Cache;
 };
 
-std::string where(const LoopRecord &L) {
-  return L.File + ":" + std::to_string(L.Line) + ":" + std::to_string(L.Column);
-}
 } // namespace
 
 std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std::string> &Errors) {
@@ -432,23 +433,28 @@ std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std:
           continue;
         auto It = Trial.try_emplace(Id, W.All).first;
         if (llvm::Error Err = It->second.add(Abs)) {
-          llvm::consumeError(std::move(Err));
+          // Replacements::add fails only on an overlap (a ReplacementError); the loop it overlaps,
+          // where there is one, says more than the offsets the error names.
+          std::string Overlap;
+          llvm::handleAllErrors(std::move(Err), [&](const clang::tooling::ReplacementError &RE) {
+            Overlap = RE.message();
+          });
           const LoopRecord *Other = nullptr;
           for (auto &[Prev, Owner] : W.By)
             if (Prev.getOffset() <= E.getOffset() + E.getLength() &&
                 E.getOffset() <= Prev.getOffset() + Prev.getLength())
               Other = Owner;
-          Conflict = Other ? "this loop's rewrite conflicts with the one for " + where(*Other) +
+          Conflict = Other ? "this loop's rewrite conflicts with the one for " + location(*Other) +
                                  " (one file rewritten two ways: given twice with different "
                                  "compile commands, or through two paths)"
-                           : "this loop's edits overlap each other";
+                           : "this loop's edits overlap each other (" + Overlap + ")";
           break;
         }
         Fresh.push_back({Id, Abs});
       }
       llvm::StringMap<clang::tooling::Replacements> Fixes;
       if (!Conflict.empty()) {
-        Errors.push_back(where(L) + ": error: --export-fixes: " + Conflict + "; its fixes are left out");
+        Errors.push_back(location(L) + ": error: --export-fixes: " + Conflict + "; its fixes are left out");
       } else {
         for (auto &[Id, E] : Fresh) {
           Written &W = ByFile[Id];
@@ -459,7 +465,7 @@ std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std:
         for (auto &[Id, All] : Trial)
           ByFile[Id].All = std::move(All);
       }
-      clang::tooling::DiagnosticMessage Msg("[" + reasonInfo(L.Code).Id.str() + "] " + L.message());
+      clang::tooling::DiagnosticMessage Msg(remarkText(L));
       Msg.FilePath = absolute(L.File);
       Msg.FileOffset = L.Offset;
       Msg.Fix = std::move(Fixes);
@@ -546,7 +552,8 @@ llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef V
               {"artifactLocation", llvm::json::Object{{"uri", Uri}}},
               {"replacements", std::move(Replacements)}});
         Result["fixes"] = llvm::json::Array{llvm::json::Object{
-            {"description", llvm::json::Object{{"text", "Rewrite the loop " + L.rewriteSummary()}}},
+            // What the fix does is what the remark says: its text is written in one place.
+            {"description", llvm::json::Object{{"text", L.message()}}},
             {"artifactChanges", std::move(ArtifactChanges)}}};
       }
       Out.push_back(std::move(Result));

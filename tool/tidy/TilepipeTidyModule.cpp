@@ -79,8 +79,8 @@ public:
       SourceLocation Loc = At(L.File, L.Offset);
       if (Loc.isInvalid())
         continue;
-      auto D = diag(Loc, "[%0] %1", L.transformed() ? DiagnosticIDs::Warning : DiagnosticIDs::Remark)
-               << reasonInfo(L.Code).Id << L.message();
+      auto D = diag(Loc, "%0", L.transformed() ? DiagnosticIDs::Warning : DiagnosticIDs::Remark)
+               << remarkText(L);
       for (const tooling::Replacement &E : L.Edits) {
         SourceLocation B = At(E.getFilePath(), E.getOffset());
         if (B.isValid())

@@ -1,13 +1,12 @@
-// Driver: one file through parse, find, check, plan and emit; the result as data.
+// Driver: one file through parse, find, check, plan and emit; the result as data (Result.h).
 #pragma once
 #include "tilepipe/ArchDependence.h"
 #include "tilepipe/Plan.h"
-#include "tilepipe/Tuning.h"
-#include "tilepipe/Reasons.h"
+#include "tilepipe/Result.h"
 #include "tilepipe/Runtime.h"
+#include "tilepipe/Tuning.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Tooling/CompilationDatabase.h"
-#include "clang/Tooling/Core/Replacement.h"
 #include <map>
 #include <optional>
 #include <string>
@@ -48,59 +47,8 @@ struct ToolOptions {
   /// the cost model; one whose fingerprint no longer matches is ignored, with a remark.
   std::vector<TuningEntry> Tuning;
   /// Loops to leave as they are, by file (as LoopRecord::File) and offset of the loop keyword,
-  /// with the reason (LaunchResources) in words.
-  std::map<std::pair<std::string, unsigned>, std::string> KeepLoops;
-};
-
-/// What happened to one candidate loop.
-struct LoopRecord {
-  std::string File;
-  unsigned Line = 0, Column = 0; ///< of the loop keyword
-  std::string Kernel;
-  Reason Code = Reason::Pipelined;
-  std::string Detail;
-  unsigned Stages = 0; ///< when transformed
-  unsigned Offset = 0; ///< file offset of the loop keyword
-  std::vector<clang::tooling::Replacement> Edits; ///< this loop's share of the file's edits
-  /// The loop's plan, where it got one (rewritten, or kept by the cost model: the plan it would
-  /// have had), and its tiles' names, by LoopPlan::Tiles.
-  std::optional<LoopPlan> Plan;
-  std::vector<std::string> Tiles;
-  /// loopFingerprint of the loop's text, and every legal plan of the loop (enumeratePlans), where
-  /// the analysis proved it legal: what tuning measures and keys its entries by.
-  std::string Fingerprint;
-  std::vector<PlanChoice> Choices;
-  bool transformed() const { return Code == Reason::Pipelined; }
-  /// The one-line text of the remark, without the location and ID.
-  std::string message() const;
-  /// What a transformed loop became, after "rewritten " (the remark) or "Rewrite the loop " (the
-  /// SARIF fix): "into a 3-stage cp.async pipeline", "with a register-staged prefetch ...".
-  std::string rewriteSummary() const;
-};
-
-/// A user header (included by the file) that holds candidate loops; Rewritten == Original when
-/// none of them was rewritten.
-struct HeaderRewrite {
-  std::string Path; ///< real path
-  std::string Original, Rewritten;
-  clang::tooling::Replacements Edits;
-};
-
-struct FileResult {
-  std::string Path;
-  bool Ok = false;
-  std::string Error; ///< when !Ok; Clang's own diagnostics were already printed
-  std::string Original, Rewritten;
-  std::string ComputeOnly; ///< the compute-only timing variant of every rewritten loop
-  clang::tooling::Replacements Edits;
-  std::vector<LoopRecord> Loops;
-  std::vector<std::string> Dependencies; ///< every file the parse read, for build depfiles
-  std::vector<HeaderRewrite> Headers;    ///< user headers with candidate loops
-  /// The names of ToolOptions::Kernels that name a kernel or device function of the file or its
-  /// user headers (a name that matches nothing in a whole run is worth a warning).
-  std::vector<std::string> KernelsFound;
-  /// "file:line:col: warning: ..." lines, e.g. an annotation written as a block comment.
-  std::vector<std::string> Warnings;
+  /// each with its refusal (the launch check's: LaunchResources).
+  std::map<std::pair<std::string, unsigned>, Verdict> KeepLoops;
 };
 
 /// Sets Tool up to parse as processFile does: the arguments adjuster for Opts.ParseArgs, and the

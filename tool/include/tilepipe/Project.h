@@ -2,7 +2,8 @@
 // included by several files is rewritten once, its loops are reported once, and so are the
 // warnings its files find in it.
 #pragma once
-#include "tilepipe/Driver.h"
+#include "tilepipe/Result.h"
+#include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Support/raw_ostream.h"
 #include <map>
 #include <set>
@@ -10,6 +11,8 @@
 #include <vector>
 
 namespace tilepipe {
+
+struct ToolOptions; // Driver.h: processFiles runs the driver, the rest reads its results
 
 /// processFile for every source, Jobs files at a time on LLVM's thread pool (a Jobs of 0: one
 /// per core); the results in the order of Sources. A file that fails has its error printed to

@@ -1,7 +1,7 @@
 // Verify: a self-contained bundle that builds the original, the rewritten and the compute-only
 // variants of a file with nvcc, runs them on the spec's cases, and compares their outputs.
 #pragma once
-#include "tilepipe/Driver.h"
+#include "tilepipe/Result.h"
 #include "tilepipe/Spec.h"
 #include "llvm/Support/Error.h"
 

@@ -1,6 +1,6 @@
 // Write: files (atomically), unified diffs, and the JSON report.
 #pragma once
-#include "tilepipe/Driver.h"
+#include "tilepipe/Result.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 

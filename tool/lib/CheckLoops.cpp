@@ -1,0 +1,249 @@
+// Check, for the driver: every candidate loop of the file's device functions, with its
+// annotations and the facts beside the loop that refuse it, planned stages per function.
+#include "DriverSteps.h"
+#include "tilepipe/AstUtil.h"
+#include "tilepipe/Find.h"
+#include "tilepipe/Resources.h"
+#include "tilepipe/Tuning.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/StringExtras.h"
+#include <cstdio>
+
+using namespace clang;
+
+namespace tilepipe {
+
+LoopKey loopKey(const SourceManager &SM, const Stmt *S) {
+  SourceLocation L = SM.getExpansionLoc(S->getBeginLoc());
+  return std::make_pair(SM.getFileID(L), SM.getFileOffset(L));
+}
+
+/// The annotations of the loop at Line of Buffer (the file Path), or the error of one that cannot be read.
+static llvm::Expected<Annotation> annotationsAbove(StringRef Buffer, unsigned Line, const std::string &Path) {
+  Annotation A;
+  SmallVector<StringRef, 0> Lines;
+  Buffer.split(Lines, '\n');
+  for (unsigned L = Line - 1; L >= 1 && L <= Lines.size(); --L) {
+    StringRef Text = Lines[L - 1].trim();
+    if (!Text.starts_with("//"))
+      break;
+    Text = Text.drop_front(2).trim();
+    if (!Text.consume_front("tilepipe:"))
+      continue;
+    Text = Text.trim();
+    if (Text.empty() || !llvm::isAlpha(Text[0]))
+      continue; // tilepipe's own notes ("// tilepipe: 3-stage ..."), not an annotation
+    SmallVector<StringRef, 4> Words;
+    Text.split(Words, ' ', -1, false);
+    for (StringRef W : Words) {
+      W = W.trim(", ");
+      unsigned N = 0;
+      if (W == "skip")
+        A.Skip = true;
+      else if (W.consume_front("stages=") && !W.getAsInteger(10, N) && N >= 2 && N <= 8)
+        A.Stages = N;
+      else if (W == "assume-noalias=false" || W == "assume-noalias=true")
+        A.AssumeNoAlias = W.ends_with("true");
+      else if (W == "plan=always" || W == "plan=model")
+        A.Plan = W.ends_with("always") ? PlanPolicy::Always : PlanPolicy::Model;
+      else {
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            Path + ":" + std::to_string(L) + ":1: error: malformed tilepipe annotation '" +
+                Lines[L - 1].trim().str() + "' (expected 'skip', 'stages=N' with N in 2..8, 'assume-noalias=true|false', or 'plan=always|model')");
+      }
+    }
+  }
+  return A;
+}
+
+void warnBlockAnnotations(const SourceManager &SM, const LangOptions &LO, FileID FID,
+                          StringRef Name, std::vector<std::string> &Warnings) {
+  Lexer Lex(FID, SM.getBufferOrFake(FID), SM, LO);
+  Lex.SetCommentRetentionState(true);
+  Token Tok;
+  for (bool End = false; !End;) {
+    End = Lex.LexFromRawLexer(Tok);
+    if (!Tok.is(tok::comment))
+      continue;
+    StringRef Text(SM.getCharacterData(Tok.getLocation()), Tok.getLength());
+    if (!Text.starts_with("/*"))
+      continue;
+    StringRef Body = Text.drop_front(2);
+    Body.consume_back("*/");
+    Body = Body.ltrim(" \t\r\n*");
+    StringRef Shown = Body.take_until([](char C) { return C == '\n' || C == '\r'; }).rtrim(" \t*");
+    if (!Body.consume_front("tilepipe:") || Body.trim().empty() || !llvm::isAlpha(Body.trim()[0]))
+      continue;
+    Warnings.push_back(Name.str() + ":" + std::to_string(SM.getSpellingLineNumber(Tok.getLocation())) +
+                       ":" + std::to_string(SM.getSpellingColumnNumber(Tok.getLocation())) +
+                       ": warning: a tilepipe annotation in a block comment is not read ('" +
+                       Shown.str() + "'): annotations are '// tilepipe: ...' line comments right "
+                       "above a loop");
+  }
+}
+
+/// The measured choice for a legal loop, if any: --plan-choice, or the tuning file's entry for the
+/// loop (by file, function, line and architecture) where the loop's text is the one measured. A
+/// choice to keep the loop refuses it here (plan-kept), before stages are shared out.
+static void measuredChoice(ASTContext &Ctx, const ToolOptions &Opts, const Stmt *Loop,
+                           const FunctionDecl *FD, LoopResult &LR) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  LR.Fingerprint = loopFingerprint(sourceText(Ctx, Loop->getSourceRange()));
+  if (Opts.Choice) {
+    LR.Forced = Opts.Choice;
+    LR.Measured = "the plan --plan-choice=" + Opts.Choice->str() + " asks for";
+  } else if (!Opts.Tuning.empty()) {
+    PresumedLoc P = SM.getPresumedLoc(SM.getExpansionLoc(Loop->getBeginLoc()));
+    const TuningEntry *T = findTuning(Opts.Tuning, P.getFilename(), FD->getNameAsString(),
+                                      P.getLine(), Opts.GpuArch);
+    if (T && T->Fingerprint != LR.Fingerprint) {
+      LR.TuningNote = "the tuning file's entry for this loop was ignored: the loop's text changed "
+                      "since it was measured";
+    } else if (T) {
+      LR.Forced = T->Choice;
+      char Speed[32];
+      std::snprintf(Speed, sizeof Speed, "%.2fx", T->Speedup);
+      LR.Measured = "the tuning file's plan " + T->Choice.str() + " (measured " +
+                    (T->Choice.Keep ? std::string("no plan faster") : std::string(Speed)) +
+                    (T->Gpu.empty() ? "" : " on " + T->Gpu) + ")";
+    }
+  }
+  if (LR.Forced && LR.Forced->Keep)
+    LR.V = Verdict::refuse(Reason::PlanKept, LR.Measured);
+}
+
+/// Check: every candidate loop of FD with its annotations, and the facts that refuse it beside
+/// the loop's own (dynamic shared memory in its kernels, text that differs per architecture, a
+/// loop the launch check kept); a loop that passes gets its measured plan, if it has one. Fails
+/// when an annotation cannot be read.
+static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &Arch,
+                                      const TranslationUnitIndex &Index, const FunctionDecl *FD,
+                                      const std::string &Path, std::map<LoopKey, Annotation> &Annotations,
+                                      std::vector<LoopResult> &Local) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  CheckOptions COpts;
+  COpts.AssumeNoAlias = Opts.AssumeNoAlias;
+  for (const Candidate &C : findCandidateLoops(FD)) {
+    LoopResult LR{FD, {}, {}, std::nullopt, "", Opts.Stages};
+    unsigned Line = SM.getExpansionLineNumber(C.Loop->getBeginLoc());
+    FileID LoopFile = loopKey(SM, C.Loop).first;
+    auto Read = annotationsAbove(SM.getBufferData(LoopFile), Line,
+                                 SM.getFileEntryRefForID(LoopFile)->getName().str());
+    if (!Read)
+      return Read.takeError();
+    const Annotation &A = *Read;
+    Annotations[loopKey(SM, C.Loop)] = A;
+    LR.AnnotatedStages = A.Stages;
+    if (A.Skip) {
+      LR.Model.Loop = C.Loop;
+      LR.Model.Function = FD;
+      LR.V = Verdict::refuse(Reason::Skipped, "");
+    } else {
+      CheckOptions LoopOpts = COpts;
+      if (A.AssumeNoAlias)
+        LoopOpts.AssumeNoAlias = *A.AssumeNoAlias;
+      LR.V = checkLoop(Ctx, Index, C, LoopOpts, LR.Model);
+      // More static shared memory must not crowd out a launch's dynamic shared memory.
+      if (LR.V.ok())
+        if (std::string Why = dynamicSharedProblem(Ctx, Index, FD); !Why.empty())
+          LR.V = Verdict::refuse(Reason::LaunchResources, Why);
+      // The analysis saw the text of one architecture; the rewrite runs on several.
+      if (LR.V.ok())
+        if (std::string Why = archDependentText(Ctx, Index, Arch, FD); !Why.empty())
+          LR.V = Verdict::refuse(Reason::ArchDependent, Why);
+      SourceLocation At = SM.getExpansionLoc(C.Loop->getBeginLoc());
+      auto Kept = Opts.KeepLoops.find(
+          {SM.getFileID(At) == SM.getMainFileID() ? Path
+                                                  : std::string(SM.getPresumedLoc(At).getFilename()),
+           SM.getFileOffset(At)});
+      if (LR.V.ok() && Kept != Opts.KeepLoops.end())
+        LR.V = Kept->second;
+      if (LR.V.ok())
+        measuredChoice(Ctx, Opts, C.Loop, FD, LR);
+    }
+    Local.push_back(std::move(LR));
+  }
+  return llvm::Error::success();
+}
+
+/// Plan, for one function: its pipelined loops share its static shared memory, so their stages
+/// are planned together (planStages), each loop as many as it asked for where they fit; a loop
+/// for which none fits is refused (shared-memory).
+static void shareStages(std::vector<LoopResult> &Local, const ToolOptions &Opts) {
+  std::vector<uint64_t> Bytes;
+  uint64_t FunctionShared = 0;
+  for (LoopResult &LR : Local)
+    if (LR.V.ok()) {
+      uint64_t B = 0;
+      for (const Tile &T : LR.Model.Tiles)
+        B += T.Bytes;
+      Bytes.push_back(B);
+      FunctionShared = LR.Model.OtherSharedBytes + B;
+    }
+  uint64_t Other = FunctionShared;
+  for (uint64_t B : Bytes)
+    Other -= B;
+  std::vector<unsigned> Requested;
+  for (LoopResult &LR : Local)
+    if (LR.V.ok()) {
+      unsigned S = LR.AnnotatedStages;
+      Requested.push_back(LR.Forced ? LR.Forced->Stages : S ? S : Opts.Stages);
+    }
+  auto Plan = planStages(Bytes, Other, Requested);
+  size_t K = 0;
+  for (LoopResult &LR : Local) {
+    if (LR.V.ok()) {
+      LR.Stages = Plan[K];
+      LR.Requested = Requested[K];
+      // The most stages the loop could have, the others as planned: what tuning may try.
+      for (unsigned S = 6; S >= 2 && !LR.MaxStages; --S) {
+        std::vector<unsigned> Try = Requested;
+        Try[K] = S;
+        if (planStages(Bytes, Other, Try)[K] == S)
+          LR.MaxStages = S;
+      }
+      if (LR.Forced && LR.Stages && *LR.Stages < LR.Forced->Stages) {
+        LR.TuningNote = "the measured plan " + LR.Forced->str() + " does not fit the function's shared memory";
+        LR.Forced.reset();
+      }
+      if (!LR.Stages)
+        LR.V = Verdict::refuse(Reason::SharedMemory,
+                               std::to_string(Bytes[K]) + " bytes of tiles per stage next to " +
+                                   std::to_string(Other) + " other bytes");
+      else if (*LR.Stages < Requested[K])
+        LR.StageNote = std::to_string(Requested[K]) + " stages requested, " +
+                       std::to_string(*LR.Stages) + " fit in 48 KiB of static shared memory";
+      ++K;
+    }
+  }
+}
+
+llvm::Expected<CheckedLoops> checkLoops(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &Arch,
+                                        llvm::ArrayRef<const FunctionDecl *> Instances,
+                                        llvm::ArrayRef<const FunctionDecl *> Patterns,
+                                        const std::string &Path) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  TranslationUnitIndex Index(Ctx);
+  auto Wanted = [&](const FunctionDecl *FD) {
+    return Opts.Kernels.empty() || llvm::is_contained(Opts.Kernels, FD->getNameAsString());
+  };
+  CheckedLoops Out;
+  for (const FunctionDecl *FD : Instances) {
+    if (!Wanted(FD))
+      continue;
+    std::vector<LoopResult> Local;
+    if (llvm::Error E = checkFunctionLoops(Ctx, Opts, Arch, Index, FD, Path, Out.Annotations, Local))
+      return std::move(E);
+    shareStages(Local, Opts);
+    for (LoopResult &LR : Local)
+      Out.ByLoop[loopKey(SM, LR.Model.Loop)].push_back(std::move(LR));
+  }
+  for (const FunctionDecl *FD : Patterns)
+    for (const Candidate &C : Wanted(FD) ? findCandidateLoops(FD) : std::vector<Candidate>())
+      if (!Out.ByLoop.count(loopKey(SM, C.Loop)))
+        Out.Uninstantiated[loopKey(SM, C.Loop)] = {C.Loop, FD};
+  return Out;
+}
+
+} // namespace tilepipe

@@ -1,0 +1,18 @@
+#include "tilepipe/Result.h"
+
+namespace tilepipe {
+
+// LoopRecord::message, the remark's text, is written in Driver.cpp, beside the steps that decide
+// what it says.
+
+std::string location(const LoopRecord &L) {
+  return L.File + ":" + std::to_string(L.Line) + ":" + std::to_string(L.Column);
+}
+
+std::string remarkText(const LoopRecord &L) {
+  return "[" + reasonInfo(L.Code).Id.str() + "] " + L.message();
+}
+
+std::string remarkLine(const LoopRecord &L) { return location(L) + ": remark: " + remarkText(L); }
+
+} // namespace tilepipe

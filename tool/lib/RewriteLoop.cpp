@@ -1,0 +1,292 @@
+// Plan and emit, for the driver: per loop, the plan its instantiations share and the edits they
+// agree on, with the compute-only floor; per kernel with tensor copies, its map parameters.
+#include "DriverSteps.h"
+#include "tilepipe/AstUtil.h"
+#include "tilepipe/Resources.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/ExprCXX.h"
+
+using namespace clang;
+
+namespace tilepipe {
+
+llvm::Error internalError(llvm::StringRef Path, const llvm::Twine &Why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 Path + ": error: internal: " + Why);
+}
+
+LoopRecord loopRecord(const SourceManager &SM, const std::string &Path, const Stmt *Loop,
+                      const FunctionDecl *FD) {
+  LoopRecord Rec;
+  PresumedLoc P = SM.getPresumedLoc(SM.getExpansionLoc(Loop->getBeginLoc()));
+  Rec.File = SM.getFileID(SM.getExpansionLoc(Loop->getBeginLoc())) == SM.getMainFileID()
+                 ? Path
+                 : std::string(P.getFilename());
+  Rec.Line = P.getLine();
+  Rec.Column = P.getColumn();
+  Rec.Kernel = FD->getNameAsString();
+  Rec.Offset = SM.getFileOffset(SM.getExpansionLoc(Loop->getBeginLoc()));
+  return Rec;
+}
+
+static const FunctionDecl *patternOf(const FunctionDecl *FD) {
+  const FunctionDecl *P = FD->getTemplateInstantiationPattern();
+  return P ? P : FD;
+}
+
+/// Why the kernel of FD cannot take tensor maps as parameters, or "".
+static std::string tmaKernelProblem(ASTContext &Ctx, const FunctionDecl *FD) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  const FunctionDecl *P = patternOf(FD);
+  if (!P->hasAttr<CUDAGlobalAttr>())
+    return "not in a kernel";
+  if (SM.getFileID(SM.getExpansionLoc(P->getLocation())) != SM.getMainFileID())
+    return "the kernel is not in the main file";
+  if (std::distance(P->redecls_begin(), P->redecls_end()) != 1)
+    return "the kernel is declared more than once";
+  if (sourceText(Ctx, P->getSourceRange()).empty())
+    return "the kernel is written in a macro";
+  for (const ParmVarDecl *Parm : P->parameters())
+    if (Parm->getName().empty() || sourceText(Ctx, Parm->getSourceRange()).empty() ||
+        Parm->isParameterPack())
+      return "a kernel parameter has no name or is a pack";
+  if (P->isVariadic())
+    return "the kernel is variadic";
+  return kernelSignatureProblem(Ctx, P);
+}
+
+/// The kernel's entry, with the names its text leaves free.
+static TmaKernel &kernelNames(ASTContext &Ctx, std::map<const FunctionDecl *, TmaKernel> &Kernels,
+                              const FunctionDecl *Kernel) {
+  TmaKernel &K = Kernels[Kernel];
+  K.Pattern = Kernel;
+  if (!K.Names)
+    K.Names = std::make_unique<FreshNames>(Ctx, Kernel);
+  return K;
+}
+
+/// What Plan reads about the loop: the options, its annotation, the stages its function shares
+/// out, whether its kernel can take tensor maps, and where fresh names come from (Kernels, which
+/// outlives the plan).
+static PlanInputs planInputs(ASTContext &Ctx, const ToolOptions &Opts, const Annotation &A,
+                             bool InMainFile, unsigned Stages, const std::string &StageNote,
+                             const FunctionDecl *FD, std::map<const FunctionDecl *, TmaKernel> &Kernels) {
+  PlanInputs In;
+  In.Mode = Opts.Mode;
+  In.Policy = A.Plan.value_or(Opts.Plan);
+  In.Stages = Stages;
+  In.StageNote = StageNote;
+  In.TmaMinStageBytes = Opts.TmaMinStageBytes;
+  In.TmaThreeDimensions = Opts.TmaThreeDimensions;
+  In.ModelMinStageBytes = Opts.ModelMinStageBytes;
+  In.InMainFile = InMainFile;
+  if (Opts.Mode != CopyMode::Pipeline)
+    In.KernelProblem = tmaKernelProblem(Ctx, FD);
+  const FunctionDecl *Kernel = patternOf(FD);
+  In.Flag = [&Ctx, &Kernels, Kernel] {
+    TmaKernel &K = kernelNames(Ctx, Kernels, Kernel);
+    if (K.Flag.empty())
+      K.Flag = K.Names->get("tilepipe_tma");
+    return K.Flag;
+  };
+  In.FreshName = [&Ctx, &Kernels, Kernel](StringRef Base) {
+    return kernelNames(Ctx, Kernels, Kernel).Names->get(Base);
+  };
+  return In;
+}
+
+/// The first instantiation refused, if any; else the fewest stages any instantiation got, with
+/// the note that says why they are fewer than asked.
+static const LoopResult *refusedOrStages(const std::vector<LoopResult> &Results, unsigned &Stages,
+                                         std::string &Note) {
+  Stages = Results.front().Requested;
+  for (const LoopResult &LR : Results) {
+    if (!LR.V.ok())
+      return &LR;
+    if (*LR.Stages < Stages) {
+      Stages = *LR.Stages;
+      Note = LR.StageNote;
+    }
+  }
+  return nullptr;
+}
+
+/// Rec refused for the reason its instantiation Refused was, named where the loop has several.
+static void refuseAsInstantiation(ASTContext &Ctx, const std::vector<LoopResult> &Results,
+                                  const LoopResult &Refused, LoopRecord &Rec) {
+  Rec.Code = Refused.V.Code;
+  Rec.Detail = Refused.V.Detail;
+  if (Results.size() > 1 && Refused.Function->getTemplateSpecializationArgs()) {
+    std::string Args;
+    llvm::raw_string_ostream OS(Args);
+    Refused.Function->getNameForDiagnostic(OS, Ctx.getPrintingPolicy(), true);
+    Rec.Detail += " (in " + Args + ")";
+  }
+}
+
+/// Emit: every instantiation must ask for the same text. Where they differ, the block-wide copies
+/// may be what differs: one more try with per-element copies only (Plan becomes that plan). Fails
+/// with an EmitError: Emit's own, or InstantiationsDisagree.
+static llvm::Expected<std::vector<tooling::Replacement>>
+emitAgreed(ASTContext &Ctx, const std::vector<LoopResult> &Results, LoopPlan &Plan) {
+  for (int Attempt = 0;; ++Attempt) {
+    std::optional<std::vector<tooling::Replacement>> First;
+    bool Disagree = false;
+    for (const LoopResult &LR : Results) {
+      auto Edits = emitPipeline(Ctx, LR.Model, Plan);
+      if (!Edits)
+        return Edits.takeError();
+      if (!First)
+        First = std::move(*Edits);
+      else if (*First != *Edits) {
+        Disagree = true;
+        break;
+      }
+    }
+    if (!Disagree)
+      return std::move(*First);
+    if (Attempt == 1)
+      return llvm::make_error<EmitError>(Reason::InstantiationsDisagree, "");
+    Plan = Plan.perElementOnly();
+  }
+}
+
+/// The compute-only variant of the loop, which verify times as the floor of perfect overlap, into
+/// F.FloorEdits; where it cannot be had, a warning in F.FloorProblems says why.
+static void emitFloor(ASTContext &Ctx, const LoopModel &M, const LoopPlan &Plan,
+                      const LoopRecord &Rec, FileRewrite &F) {
+  auto Why = [&](llvm::Error E) {
+    F.FloorProblems.push_back(location(Rec) + ": warning: no compute-only floor for this loop, so "
+                              "none for the file (verify times the memory floor only): " +
+                              llvm::toString(std::move(E)));
+  };
+  auto Floor = emitPipeline(Ctx, M, Plan, EmitKind::ComputeOnly);
+  if (!Floor)
+    return Why(Floor.takeError());
+  for (const tooling::Replacement &E : *Floor)
+    if (llvm::Error Err = F.FloorEdits.add(E))
+      return Why(std::move(Err));
+}
+
+LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::string &Path,
+                       LoopKey Key, const std::vector<LoopResult> &Results, const Annotation &A,
+                       FileRewrite &F) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  const LoopResult &Front = Results.front();
+  LoopRecord Rec = loopRecord(SM, Path, Front.Model.Loop, Front.Function);
+  unsigned Stages;
+  std::string Note;
+  if (const LoopResult *Refused = refusedOrStages(Results, Stages, Note)) {
+    refuseAsInstantiation(Ctx, Results, *Refused, Rec);
+    return Rec;
+  }
+  // Plan: the stages, how each tile is copied, the names tensor copies add, or keep the loop.
+  const bool InMain = Key.first == SM.getMainFileID();
+  PlanInputs In = planInputs(Ctx, Opts, A, InMain, Stages, Note, Front.Function, F.TmaKernels);
+  std::vector<const LoopModel *> Models;
+  for (const LoopResult &LR : Results)
+    Models.push_back(&LR.Model);
+  Rec.Fingerprint = Front.Fingerprint;
+  Rec.Choices = enumeratePlans(Models, In, Front.MaxStages);
+  for (const Tile &T : Front.Model.Tiles)
+    Rec.Tiles.push_back(T.Var->getNameAsString());
+  std::string TuningNote = Front.TuningNote;
+  if (Front.Forced) {
+    if (std::string Why = choiceProblem(Models, In, *Front.Forced); Why.empty())
+      In.Forced = Front.Forced;
+    else if (Opts.Choice) {
+      Rec.Code = Reason::PlanKept;
+      Rec.Detail = "--plan-choice=" + Opts.Choice->str() + " is not legal here: " + Why;
+      return Rec;
+    } else {
+      TuningNote = "the tuning file's plan " + Front.Forced->str() + " is not legal here (" + Why +
+                   "): planned by the cost model";
+    }
+  }
+  LoopPlan Plan = planLoop(Models, In);
+  auto WithNotes = [&](std::string Detail) {
+    if (In.Forced && !Front.Measured.empty())
+      Detail += (Detail.empty() ? "" : "; ") + Front.Measured;
+    if (!TuningNote.empty())
+      Detail += (Detail.empty() ? "" : "; ") + TuningNote;
+    return Detail;
+  };
+  if (Plan.Keep) {
+    Rec.Code = Reason::NoGain;
+    Rec.Detail = WithNotes(*Plan.Keep);
+    Rec.Plan = Plan;
+    return Rec;
+  }
+  auto Edits = emitAgreed(Ctx, Results, Plan);
+  if (!Edits) {
+    // Emit says why: its text cannot be cut safely (source-text), or another reason.
+    llvm::handleAllErrors(
+        Edits.takeError(),
+        [&](const EmitError &E) {
+          Rec.Code = E.Code;
+          Rec.Detail = E.Detail;
+        },
+        [&](const llvm::ErrorInfoBase &E) {
+          Rec.Code = Reason::Unsupported;
+          Rec.Detail = E.message();
+        });
+    return Rec;
+  }
+  for (const tooling::Replacement &E : *Edits)
+    if (llvm::Error Err = F.Edits[Key.first].add(E)) {
+      Rec.Code = Reason::Unsupported;
+      Rec.Detail = "its edits overlap another rewrite: " + llvm::toString(std::move(Err));
+    }
+  if (!Rec.transformed())
+    return Rec;
+  if (InMain)
+    emitFloor(Ctx, Front.Model, Plan, Rec, F);
+  Rec.Edits = *Edits;
+  Rec.Stages = Plan.Stages; // 1 for the register-staged prefetch
+  Rec.Plan = Plan;
+  const LoopModel &M = Front.Model;
+  Rec.Detail = WithNotes(describePlan(M, Plan, Opts.Mode, Rec.Kernel));
+  F.EngineUsed |= Plan.Engine;
+  if (!Plan.Registers)
+    F.CpAsyncUsed.insert(Key.first);
+  for (size_t T = 0; T < M.Tiles.size(); ++T)
+    if (Plan.Engine && Plan.Tiles[T].Kind == CopyKind::Tensor)
+      F.TmaKernels[patternOf(Front.Function)].Tiles.push_back({&M.Tiles[T], Plan.Tiles[T].MapName});
+  return Rec;
+}
+
+llvm::Error emitKernelMapsOfFile(ASTContext &Ctx, const std::string &Path, FileRewrite &F,
+                                 std::vector<LoopRecord> &Loops) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  std::vector<const CUDAKernelCallExpr *> Launches;
+  if (llvm::any_of(F.TmaKernels, [](const auto &KV) { return !KV.second.Tiles.empty(); }))
+    Launches = hostLaunches(Ctx);
+  for (auto &[Key, K] : F.TmaKernels) {
+    if (K.Tiles.empty())
+      continue;
+    std::string Name = K.Pattern->getNameAsString();
+    KernelMaps Maps{K.Pattern, K.Flag, K.Tiles};
+    auto Edits = emitKernelMaps(Ctx, Maps, *K.Names, Launches);
+    if (!Edits)
+      return internalError(Path, "cannot give " + Name + " its tensor maps: " +
+                                     llvm::toString(Edits.takeError()));
+    for (const tooling::Replacement &E : Edits->Edits)
+      if (llvm::Error Err = F.Edits[SM.getMainFileID()].add(E))
+        return internalError(Path, "cannot give " + Name + " its tensor maps: " +
+                                       llvm::toString(std::move(Err)));
+    // Every record of the kernel names its launch sites; the first carries the kernel's edits, so
+    // that each fix stands alone.
+    bool First = true;
+    for (LoopRecord &L : Loops)
+      if (L.transformed() && L.Kernel == Name && L.File == Path) {
+        L.Detail += "; " + Edits->Sites;
+        if (First)
+          for (const tooling::Replacement &E : Edits->Edits)
+            L.Edits.push_back(E);
+        First = false;
+      }
+  }
+  return llvm::Error::success();
+}
+
+} // namespace tilepipe
