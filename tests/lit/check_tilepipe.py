@@ -101,12 +101,15 @@ def main():
     with open(out, newline="") as f:
         rewritten = f.read()
 
-    if "CHECK-MESSAGES:" in original:
+    def uses(prefix):  # CHECK-FIXES: and its -NOT, -NEXT, ... forms
+        return re.search(prefix + r"(-[A-Z]+)?:", original) is not None
+
+    if uses("CHECK-MESSAGES"):
         filecheck(args, "CHECK-MESSAGES", args.temp + ".msg",
                   ["--implicit-check-not={{remark|warning|error}}:"])
-    if "CHECK-FIXES:" in original:
+    if uses("CHECK-FIXES"):
         filecheck(args, "CHECK-FIXES", out)
-    if "CHECK-PLAN:" in original:
+    if uses("CHECK-PLAN"):
         filecheck(args, "CHECK-PLAN", args.temp + ".plan")
 
     # A loop left alone is left byte for byte; a file with nothing rewritten is the input itself.

@@ -19,7 +19,7 @@ __global__ void k(const float *A, float *C, int nt, int ld) {
   C[threadIdx.x] = acc;
 }
 } // namespace Guarded
-// CHECK-PLAN: [[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
+// CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
 
 // CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [pipelined] {{.*}}does not read the rows of a box
 namespace ColumnRead {
@@ -35,7 +35,7 @@ __global__ void k(const float *A, float *C, int nt, int ld) {
   C[threadIdx.x] = acc;
 }
 } // namespace ColumnRead
-// CHECK-PLAN: [[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
+// CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
 
 // CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [pipelined] {{.*}}does not read the rows of a box
 namespace TransposedRead {
@@ -51,7 +51,7 @@ __global__ void k(const float *A, float *C, int nt, int ld) {
   C[threadIdx.x] = acc;
 }
 } // namespace TransposedRead
-// CHECK-PLAN: [[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
+// CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
 
 // CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [pipelined] {{.*}}is not a uniform value plus uniform multiples of thread indices
 namespace InductionStartsPerThread {
@@ -67,7 +67,7 @@ __global__ void k(const float *A, float *C, int nt, int ld) {
   C[threadIdx.x] = acc;
 }
 } // namespace InductionStartsPerThread
-// CHECK-PLAN: [[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
+// CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
 
 // CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [pipelined] {{.*}}is not a uniform value plus uniform multiples of thread indices
 namespace WhileStartChangedBeforeTheLoop {
@@ -86,7 +86,7 @@ __global__ void k(const float *A, float *C, int nt, int ld) {
   C[threadIdx.x] = acc;
 }
 } // namespace WhileStartChangedBeforeTheLoop
-// CHECK-PLAN: [[@LINE-10]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
+// CHECK-PLAN: {{^}}[[@LINE-10]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
 
 // CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [pipelined] {{.*}}is not a uniform value plus uniform multiples of thread indices
 namespace SquaredThreadIndex {
@@ -102,7 +102,7 @@ __global__ void k(const float *A, float *C, int nt, int ld) {
   C[threadIdx.x] = acc;
 }
 } // namespace SquaredThreadIndex
-// CHECK-PLAN: [[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
+// CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
 
 // CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [pipelined] {{.*}}is not a uniform value plus uniform multiples of thread indices
 namespace StrideNameDeclaredTwice {
@@ -120,7 +120,7 @@ __global__ void k(const float *A, float *C, int nt, int ld) {
   C[threadIdx.x] = acc;
 }
 } // namespace StrideNameDeclaredTwice
-// CHECK-PLAN: [[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
+// CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
 
 // CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [pipelined] {{.*}}differs between threads
 namespace PointerPerThread {
@@ -136,7 +136,7 @@ __global__ void k(const float *A, float *C, int nt, int ld) {
   C[threadIdx.x] = acc;
 }
 } // namespace PointerPerThread
-// CHECK-PLAN: [[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
+// CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
 
 // CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [pipelined] {{.*}}are not distinct thread indices
 namespace SubscriptNotAThreadIndex {
@@ -152,7 +152,7 @@ __global__ void k(const float *A, float *C, int nt, int ld) {
   C[threadIdx.x] = acc;
 }
 } // namespace SubscriptNotAThreadIndex
-// CHECK-PLAN: [[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
+// CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
 
 // CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [pipelined] {{.*}}inside an if or an inner loop
 namespace InsideAnIf {
@@ -169,4 +169,4 @@ __global__ void k(const float *A, float *C, int nt, int ld) {
   C[threadIdx.x] = acc;
 }
 } // namespace InsideAnIf
-// CHECK-PLAN: [[@LINE-10]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
+// CHECK-PLAN: {{^}}[[@LINE-10]]:3: [pipelined] plan={{[^ ]*}} s=per-element/per-element
