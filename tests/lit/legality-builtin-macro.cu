@@ -3,7 +3,6 @@
 //
 // RUN: %check_tilepipe %s %t
 
-
 // CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [unsupported]
 namespace MacroNamedBlockDim {
 __device__ uint3 myDim;

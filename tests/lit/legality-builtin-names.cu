@@ -3,7 +3,6 @@
 //
 // RUN: %check_tilepipe %s %t
 
-
 // CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [unsupported]
 namespace LocalNamedBlockDim {
 __global__ void k(const float *A, float *C, int nt) {

@@ -2,7 +2,6 @@
 //
 // RUN: %check_tilepipe %s %t
 
-
 // CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [launch-resources]
 namespace KernelUsesDynamicSharedMemory {
 __global__ void k(const float *A, float *C, int nt) {

@@ -4,7 +4,6 @@
 //
 // RUN: %check_tilepipe %s %t
 
-
 // CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [induction-step]
 namespace InductionThroughReference {
 __global__ void k(const float *A, float *C, int nt) {
