@@ -4,7 +4,7 @@
 # tilepipe once per file and FileCheck once per prefix, as clang-tidy's check_clang_tidy.py does.
 #
 # CTest runs it with the paths as parameters (tests/CMakeLists.txt); by hand:
-#   lit -sv --param tilepipe=build/tool/tilepipe --param filecheck=<FileCheck> \
+#   lit-22 -sv --param tilepipe=build/tool/tilepipe --param filecheck=$(llvm-config-22 --bindir)/FileCheck \
 #       --param output=build/tests/lit tests/lit
 import os
 import sys
@@ -18,15 +18,15 @@ config.suffixes = [".cu"]
 config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 # The temporary files (%t) go under the build tree, never beside the sources.
-config.test_exec_root = lit_config.params.get("output") or os.path.join(
-    tempfile.gettempdir(), "tilepipe-lit")
+config.test_exec_root = os.path.abspath(lit_config.params.get("output") or os.path.join(
+    tempfile.gettempdir(), "tilepipe-lit"))
 
 
 def required(name):
     value = lit_config.params.get(name)
     if not value:
         lit_config.fatal("missing --param %s=<path>" % name)
-    return value
+    return os.path.abspath(value)  # the tests run in their own folders
 
 
 tilepipe = required("tilepipe")
