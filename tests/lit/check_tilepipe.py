@@ -33,12 +33,15 @@ def loop_extent(text, line, column):
     starts = [0] + [m.end() for m in re.finditer("\n", text)]
     begin = starts[line - 1]
     pos = begin + column - 1
-    depth, i = 0, text.index("(", pos)
-    while True:  # the header's parentheses
-        depth += {"(": 1, ")": -1}.get(text[i], 0)
-        i += 1
-        if depth == 0:
-            break
+    if text.startswith("do", pos) and not text[pos + 2].isalnum():
+        i = pos + 2  # do { ... } while (...): the body comes first
+    else:
+        depth, i = 0, text.index("(", pos)
+        while True:  # the header's parentheses
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+            if depth == 0:
+                break
     while text[i] in " \t\r\n":
         i += 1
     if text[i] != "{":
