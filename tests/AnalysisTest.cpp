@@ -303,39 +303,42 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   EXPECT_NE(Out.find("\n#include <tilepipe/runtime.cuh>\n"), std::string::npos);
   // The tensor-copy loop is chosen once per launch and block, for the whole loop, and only the leader
   // issues copies: no cp.async pipeline in it.
-  size_t Dispatch = Out.find("if (tilepipe_tma &&\n        ::tilepipe_rt::takes(s_tmap, s_stages[0]) &&\n"
-                             "        blockDim.y == sizeof(s_stages[0]) / sizeof(s_stages[0][0]) &&\n"
-                             "        blockDim.x == sizeof(s_stages[0][0]) / sizeof(s_stages[0][0][0])) {");
+  // Read with its whitespace folded: what the code is, not how it is laid out.
+  const std::string Flat = squeezed(Out);
+  size_t Dispatch = Flat.find("if (tilepipe_tma && ::tilepipe_rt::takes(s_tmap, s_stages[0]) && "
+                              "blockDim.y == sizeof(s_stages[0]) / sizeof(s_stages[0][0]) && "
+                              "blockDim.x == sizeof(s_stages[0][0]) / sizeof(s_stages[0][0][0])) {");
   ASSERT_NE(Dispatch, std::string::npos) << Out;
-  size_t Else = Out.find("if (!tensor_copies)\n#endif", Dispatch);
+  size_t Else = Flat.find("if (!tensor_copies) #endif", Dispatch);
   ASSERT_NE(Else, std::string::npos) << Out;
-  std::string TmaLoop = Out.substr(Dispatch, Else - Dispatch);
+  std::string TmaLoop = Flat.substr(Dispatch, Else - Dispatch);
   // The block takes it where the leader finds its first two tiles on 16 bytes; the others copy by cp.async.
-  size_t Probe = TmaLoop.find("for (int probe = 0; probe < 2 && (t < nt); ++probe) {\n");
+  size_t Probe = TmaLoop.find("for (int probe = 0; probe < 2 && (t < nt); ++probe) {");
   ASSERT_NE(Probe, std::string::npos) << TmaLoop;
   size_t Test = TmaLoop.find("tiles_aligned = tiles_aligned &&", Probe);
   size_t Start = TmaLoop.find("tilepipe_rt::starts_on_16(A, (long long)((blockIdx.y * T + threadIdx.y) * ld + "
                               "t * T + threadIdx.x));",
                               Probe);
   size_t Step = TmaLoop.find("++t;", Probe);
-  size_t Choice = TmaLoop.find("tensor_copies = __syncthreads_or(leader && tiles_aligned);\n");
+  size_t Choice = TmaLoop.find("tensor_copies = __syncthreads_or(leader && tiles_aligned);");
   EXPECT_TRUE(Test < Start && Start < Step && Step < Choice) << TmaLoop;
   // Every thread fences its earlier global stores against the copy engine's reads before the barrier
   // after which the leader issues.
-  size_t Fence = TmaLoop.find("::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);\n");
+  size_t Fence = TmaLoop.find("::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);");
   EXPECT_TRUE(Step < Fence && Fence < Choice) << TmaLoop;
-  EXPECT_LT(TmaLoop.find("if (leader) {"), TmaLoop.find("}\n", Step)) << TmaLoop;
-  EXPECT_EQ(TmaLoop.find("if (tensor_copies) {"), TmaLoop.find('\n', Choice) + 7) << TmaLoop;
+  EXPECT_LT(TmaLoop.find("if (leader) {"), TmaLoop.find("}", Step)) << TmaLoop;
+  EXPECT_EQ(TmaLoop.find("if (tensor_copies) {"),
+            Choice + std::strlen("tensor_copies = __syncthreads_or(leader && tiles_aligned); "))
+      << TmaLoop;
   EXPECT_EQ(TmaLoop.find("pipe."), std::string::npos) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("cuda::pipeline"), std::string::npos) << TmaLoop;
   size_t Copy = TmaLoop.find("tilepipe_rt::copy_tile(s_tmap, s, A, (long long)((blockIdx.y * T + "
                              "threadIdx.y) * ld + t * T + threadIdx.x),");
-  // The barrier expects the tile's bytes, a constant (continued under the call's first argument).
+  // The barrier expects the tile's bytes, a constant.
   size_t Arrive = TmaLoop.find("(void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, "
-                               "// all the copies' bytes\n" +
-                               std::string(12 + 40, ' ') + "sizeof(s));");
+                               "// all the copies' bytes sizeof(s));");
   EXPECT_TRUE(Copy != std::string::npos && Copy < Arrive && Arrive != std::string::npos) << TmaLoop;
-  EXPECT_NE(TmaLoop.find("if (leader)\n            issue_tile();"), std::string::npos) << TmaLoop;
+  EXPECT_NE(TmaLoop.find("if (leader) issue_tile();"), std::string::npos) << TmaLoop;
   EXPECT_NE(TmaLoop.find("tilepipe_rt::wait_phase(stage_barriers[stage], parities >> stage & 1u);"), std::string::npos);
   // Not nested in another loop: the barriers are not torn down.
   EXPECT_EQ(TmaLoop.find("~barrier()"), std::string::npos);
@@ -814,7 +817,7 @@ void run(float *C, const float *A, const float *X, int ld, int nt) { k<<<dim3(1,
             std::string::npos)
       << Out;
   EXPECT_EQ(Out.find("x_tmap"), std::string::npos) << Out;
-  EXPECT_NE(Out.find("if (tilepipe_tma &&\n        ::tilepipe_rt::takes(s_tmap, s_stages[0]) &&\n        blockDim.y =="),
+  EXPECT_NE(squeezed(Out).find("if (tilepipe_tma && ::tilepipe_rt::takes(s_tmap, s_stages[0]) && blockDim.y =="),
             std::string::npos)
       << Out;
   EXPECT_NE(squeezed(Out).find("::tilepipe_rt::bulk_copy(x, X, (long long)(t * T + threadIdx.x), "
