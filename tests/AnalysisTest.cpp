@@ -128,23 +128,29 @@ TEST(Analysis, WhileLoopWithTailIncrement) {
 }
 
 // Block-wide 16-byte copies: the tile analysis decides, per tile, whether a store can become one.
-std::string wideOutcome(const std::string &Code, std::string *Rewritten = nullptr) {
+// Wide: every tile of the loop has 16-byte chunks in its cp.async loop, as the JSON report says.
+struct WideOutcome {
+  bool Wide = false;
+  std::string Message;
+};
+
+WideOutcome wideOutcome(const std::string &Code, std::string *Rewritten = nullptr) {
   FileResult R = runOnCode(Code);
   if (!R.Ok || R.Loops.size() != 1 || !R.Loops[0].transformed())
-    return "not rewritten: " + (R.Loops.empty() ? R.Error : R.Loops[0].message());
+    return {false, "not rewritten: " + (R.Loops.empty() ? R.Error : R.Loops[0].message())};
   if (Rewritten)
     *Rewritten = R.Rewritten;
-  return R.Loops[0].message();
-}
-
-bool isWide(const std::string &Message) {
-  return Message.find("in 16-byte chunks over the block") != std::string::npos;
+  auto Kinds = reportedCopyKinds(R, 0, /*CpAsync=*/true);
+  bool Wide = !Kinds.empty();
+  for (const auto &[Tile, Kind] : Kinds)
+    Wide &= Kind == "16-byte";
+  return {Wide, R.Loops[0].message()};
 }
 
 TEST(WideCopy, OneDimensionalTile) {
   std::string Out;
-  std::string M = wideOutcome(kernel(Simple), &Out);
-  EXPECT_TRUE(isWide(M)) << M;
+  WideOutcome W = wideOutcome(kernel(Simple), &Out);
+  EXPECT_TRUE(W.Wide) << W.Message;
   // Both paths are there: the chunks when the block fits, the original element otherwise.
   EXPECT_NE(Out.find("cuda::aligned_size_t<16>(16), pipe);"), std::string::npos) << Out;
   EXPECT_NE(Out.find("cuda::memcpy_async(&s[threadIdx.x], &A[t * T + threadIdx.x],"),
@@ -159,10 +165,10 @@ TEST(WideCopy, OneDimensionalTile) {
 // of equal values it does not), so in the per-element copy only the first of them copies.
 TEST(WideCopy, PerElementCopyByOneThreadOfThoseThatRepeatIt) {
   std::string Out;
-  std::string M = wideOutcome(kernel(Simple), &Out);
-  EXPECT_TRUE(isWide(M)) << M;
-  EXPECT_NE(Out.find("if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements\n" +
-                     std::string(12, ' ') + "::cuda::memcpy_async(&s[threadIdx.x], &A[t * T + threadIdx.x],"),
+  WideOutcome W = wideOutcome(kernel(Simple), &Out);
+  EXPECT_TRUE(W.Wide) << W.Message;
+  EXPECT_NE(squeezed(Out).find("if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements "
+                               "::cuda::memcpy_async(&s[threadIdx.x], &A[t * T + threadIdx.x],"),
             std::string::npos)
       << Out;
   // A tile of two dimensions: the block's z index alone repeats it.
@@ -198,7 +204,7 @@ TEST(WideCopy, PerElementCopyByOneThreadOfThoseThatRepeatIt) {
 
 TEST(WideCopy, RowsThroughLocalsAndAStrideParameter) {
   std::string Out;
-  std::string M = wideOutcome(kernel(R"(
+  WideOutcome W = wideOutcome(kernel(R"(
   __shared__ float As[16][16];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int row = blockIdx.y * 16 + ty;
@@ -212,14 +218,14 @@ TEST(WideCopy, RowsThroughLocalsAndAStrideParameter) {
   C[row * 16 + tx] = acc;)",
                                      "const float *A, float *C, int K"),
                               &Out);
-  EXPECT_TRUE(isWide(M)) << M;
+  EXPECT_TRUE(W.Wide) << W.Message;
   EXPECT_NE(Out.find("- (As_index)threadIdx.y * (As_index)(K)"), std::string::npos) << Out;
   EXPECT_NE(Out.find("blockDim.y == sizeof(As) / sizeof(As[0])"), std::string::npos) << Out;
   EXPECT_NE(Out.find("(K) % (16 / sizeof(As[0][0])) == 0"), std::string::npos) << Out;
 }
 
 TEST(WideCopy, WhileLoopInductionSetJustBefore) {
-  std::string M = wideOutcome(kernel(R"(
+  WideOutcome W = wideOutcome(kernel(R"(
   __shared__ double s[T];
   double acc = 0;
   int k = 0;
@@ -232,11 +238,11 @@ TEST(WideCopy, WhileLoopInductionSetJustBefore) {
   }
   C[threadIdx.x] = acc;)",
                                      "const double *A, double *C, int nt"));
-  EXPECT_TRUE(isWide(M)) << M;
+  EXPECT_TRUE(W.Wide) << W.Message;
 }
 
 TEST(WideCopy, IndexDeclaredInTheCopyPhase) {
-  std::string M = wideOutcome(kernel(R"(
+  WideOutcome W = wideOutcome(kernel(R"(
   __shared__ float s[T];
   float acc = 0;
   for (int t = 0; t < nt; ++t) {
@@ -247,142 +253,10 @@ TEST(WideCopy, IndexDeclaredInTheCopyPhase) {
     __syncthreads();
   }
   C[threadIdx.x] = acc;)"));
-  EXPECT_TRUE(isWide(M)) << M;
+  EXPECT_TRUE(W.Wide) << W.Message;
 }
 
-struct NarrowCase {
-  const char *Name, *Body, *Why;
-};
-
-class NarrowTest : public testing::TestWithParam<NarrowCase> {};
-
-TEST_P(NarrowTest, StaysPerElementAndSaysWhy) {
-  std::string M = wideOutcome(kernel(GetParam().Body, "const float *A, float *C, int nt, int ld"));
-  EXPECT_FALSE(isWide(M)) << M;
-  EXPECT_NE(M.find(GetParam().Why), std::string::npos) << M;
-}
-
-const NarrowCase NarrowCases[] = {
-    {"Guarded", R"(
-  __shared__ float s[T];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = t * T + threadIdx.x < ld ? A[t * T + threadIdx.x] : 0.0f;
-    __syncthreads();
-    acc += s[T - 1 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)",
-     "is guarded"},
-    {"ColumnRead", R"(
-  __shared__ float s[T];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[(t * T + threadIdx.x) * ld];
-    __syncthreads();
-    acc += s[T - 1 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)",
-     "does not read the rows of a box"},
-    {"TransposedRead", R"(
-  __shared__ float s[16][16];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.y][threadIdx.x] = A[t * 16 + threadIdx.x * ld + threadIdx.y];
-    __syncthreads();
-    acc += s[threadIdx.x][threadIdx.y];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)",
-     "does not read the rows of a box"},
-    {"InductionStartsPerThread", R"(
-  __shared__ float s[T];
-  float acc = 0;
-  for (int t = threadIdx.x % 2; t < nt; t += 2) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[T - 1 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)",
-     "is not a uniform value plus uniform multiples of thread indices"},
-    {"WhileStartChangedBeforeTheLoop", R"(
-  __shared__ float s[T];
-  float acc = 0;
-  int k = 0;
-  k += threadIdx.x / 32;
-  while (k < nt) {
-    s[threadIdx.x] = A[k * T + threadIdx.x];
-    __syncthreads();
-    acc += s[T - 1 - threadIdx.x];
-    __syncthreads();
-    k += 1;
-  }
-  C[threadIdx.x] = acc;)",
-     "is not a uniform value plus uniform multiples of thread indices"},
-    {"SquaredThreadIndex", R"(
-  __shared__ float s[T];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x * threadIdx.x];
-    __syncthreads();
-    acc += s[T - 1 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)",
-     "is not a uniform value plus uniform multiples of thread indices"},
-    {"StrideNameDeclaredTwice", R"(
-  __shared__ float s[16][16];
-  float acc = 0;
-  const int w = ld;
-  { int w = 3; acc += w; }
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.y][threadIdx.x] = A[t * 16 + threadIdx.y * w + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x][threadIdx.y];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)",
-     "is not a uniform value plus uniform multiples of thread indices"},
-    {"PointerPerThread", R"(
-  __shared__ float s[T];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = (A + threadIdx.x)[t * T];
-    __syncthreads();
-    acc += s[T - 1 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)",
-     "differs between threads"},
-    {"SubscriptNotAThreadIndex", R"(
-  __shared__ float s[T];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[T - 1 - threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)",
-     "are not distinct thread indices"},
-    {"InsideAnIf", R"(
-  __shared__ float s[T];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    if (ld > 0)
-      s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[T - 1 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)",
-     "inside an if or an inner loop"},
-};
-
-INSTANTIATE_TEST_SUITE_P(WideCopy, NarrowTest, testing::ValuesIn(NarrowCases),
-                         [](const testing::TestParamInfo<NarrowCase> &I) { return I.param.Name; });
+// The tiles that stay per element, each with its reason: tests/lit/wide-copy-narrow.cu.
 
 // Tensor copies (--mode=tma/auto): the kernel takes a map per tile, a launcher is written beside
 // it, and the launches in the file go through the launcher.
@@ -418,7 +292,7 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
   std::string M = R.Loops[0].message(), Out = R.Rewritten;
-  EXPECT_NE(M.find("s by tensor copy (TMA)"), std::string::npos) << M;
+  EXPECT_EQ("tensor", reportedCopyKinds(R)["s"]) << M;
   EXPECT_NE(M.find("2 launch site(s) in this file now call tilepipe_launch_k"), std::string::npos) << M;
   // The kernel's new parameters are defaulted: launches tilepipe does not see still build.
   EXPECT_NE(Out.find("int nt, const __grid_constant__ ::tilepipe_rt::TileMap s_tmap = "
@@ -429,39 +303,42 @@ TEST(TensorCopy, KernelLauncherAndLaunchSites) {
   EXPECT_NE(Out.find("\n#include <tilepipe/runtime.cuh>\n"), std::string::npos);
   // The tensor-copy loop is chosen once per launch and block, for the whole loop, and only the leader
   // issues copies: no cp.async pipeline in it.
-  size_t Dispatch = Out.find("if (tilepipe_tma &&\n        ::tilepipe_rt::takes(s_tmap, s_stages[0]) &&\n"
-                             "        blockDim.y == sizeof(s_stages[0]) / sizeof(s_stages[0][0]) &&\n"
-                             "        blockDim.x == sizeof(s_stages[0][0]) / sizeof(s_stages[0][0][0])) {");
+  // Read with its whitespace folded: what the code is, not how it is laid out.
+  const std::string Flat = squeezed(Out);
+  size_t Dispatch = Flat.find("if (tilepipe_tma && ::tilepipe_rt::takes(s_tmap, s_stages[0]) && "
+                              "blockDim.y == sizeof(s_stages[0]) / sizeof(s_stages[0][0]) && "
+                              "blockDim.x == sizeof(s_stages[0][0]) / sizeof(s_stages[0][0][0])) {");
   ASSERT_NE(Dispatch, std::string::npos) << Out;
-  size_t Else = Out.find("if (!tensor_copies)\n#endif", Dispatch);
+  size_t Else = Flat.find("if (!tensor_copies) #endif", Dispatch);
   ASSERT_NE(Else, std::string::npos) << Out;
-  std::string TmaLoop = Out.substr(Dispatch, Else - Dispatch);
+  std::string TmaLoop = Flat.substr(Dispatch, Else - Dispatch);
   // The block takes it where the leader finds its first two tiles on 16 bytes; the others copy by cp.async.
-  size_t Probe = TmaLoop.find("for (int probe = 0; probe < 2 && (t < nt); ++probe) {\n");
+  size_t Probe = TmaLoop.find("for (int probe = 0; probe < 2 && (t < nt); ++probe) {");
   ASSERT_NE(Probe, std::string::npos) << TmaLoop;
   size_t Test = TmaLoop.find("tiles_aligned = tiles_aligned &&", Probe);
   size_t Start = TmaLoop.find("tilepipe_rt::starts_on_16(A, (long long)((blockIdx.y * T + threadIdx.y) * ld + "
                               "t * T + threadIdx.x));",
                               Probe);
   size_t Step = TmaLoop.find("++t;", Probe);
-  size_t Choice = TmaLoop.find("tensor_copies = __syncthreads_or(leader && tiles_aligned);\n");
+  size_t Choice = TmaLoop.find("tensor_copies = __syncthreads_or(leader && tiles_aligned);");
   EXPECT_TRUE(Test < Start && Start < Step && Step < Choice) << TmaLoop;
   // Every thread fences its earlier global stores against the copy engine's reads before the barrier
   // after which the leader issues.
-  size_t Fence = TmaLoop.find("::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);\n");
+  size_t Fence = TmaLoop.find("::cuda::ptx::fence_proxy_async(::cuda::ptx::space_global);");
   EXPECT_TRUE(Step < Fence && Fence < Choice) << TmaLoop;
-  EXPECT_LT(TmaLoop.find("if (leader) {"), TmaLoop.find("}\n", Step)) << TmaLoop;
-  EXPECT_EQ(TmaLoop.find("if (tensor_copies) {"), TmaLoop.find('\n', Choice) + 7) << TmaLoop;
+  EXPECT_LT(TmaLoop.find("if (leader) {"), TmaLoop.find("}", Step)) << TmaLoop;
+  EXPECT_EQ(TmaLoop.find("if (tensor_copies) {"),
+            Choice + std::strlen("tensor_copies = __syncthreads_or(leader && tiles_aligned); "))
+      << TmaLoop;
   EXPECT_EQ(TmaLoop.find("pipe."), std::string::npos) << TmaLoop;
   EXPECT_EQ(TmaLoop.find("cuda::pipeline"), std::string::npos) << TmaLoop;
   size_t Copy = TmaLoop.find("tilepipe_rt::copy_tile(s_tmap, s, A, (long long)((blockIdx.y * T + "
                              "threadIdx.y) * ld + t * T + threadIdx.x),");
-  // The barrier expects the tile's bytes, a constant (continued under the call's first argument).
+  // The barrier expects the tile's bytes, a constant.
   size_t Arrive = TmaLoop.find("(void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, "
-                               "// all the copies' bytes\n" +
-                               std::string(12 + 40, ' ') + "sizeof(s));");
+                               "// all the copies' bytes sizeof(s));");
   EXPECT_TRUE(Copy != std::string::npos && Copy < Arrive && Arrive != std::string::npos) << TmaLoop;
-  EXPECT_NE(TmaLoop.find("if (leader)\n            issue_tile();"), std::string::npos) << TmaLoop;
+  EXPECT_NE(TmaLoop.find("if (leader) issue_tile();"), std::string::npos) << TmaLoop;
   EXPECT_NE(TmaLoop.find("tilepipe_rt::wait_phase(stage_barriers[stage], parities >> stage & 1u);"), std::string::npos);
   // Not nested in another loop: the barriers are not torn down.
   EXPECT_EQ(TmaLoop.find("~barrier()"), std::string::npos);
@@ -571,11 +448,8 @@ TEST(TensorCopy, AutoKeepsTheOriginalLoopBelowSm80) {
   EXPECT_NE(Out.find("auto &s = s_stages[0];", Else), std::string::npos) << Out;
 }
 
-struct NoTmaCase {
-  const char *Name;
-  std::string Code;
-  const char *Why;
-};
+// Each reason a loop keeps cp.async under --mode=tma (no tensor or bulk copy), with the remark's
+// words for it: tests/lit/tensor-copy-refused.cu.
 
 // A kernel that copies a row of 256 floats per tile with Copy, `i` being the tile's element.
 std::string guardedRow(const std::string &Copy, const std::string &Params = "const float *A, int n, int nt",
@@ -586,215 +460,6 @@ std::string guardedRow(const std::string &Copy, const std::string &Params = "con
          "\n    __syncthreads();\n    acc += s[255 - threadIdx.x];\n    __syncthreads();\n  }\n"
          "  C[threadIdx.x] = acc;\n}\n";
 }
-class NoTmaTest : public testing::TestWithParam<NoTmaCase> {};
-
-TEST_P(NoTmaTest, StaysOnCpAsyncAndSaysWhy) {
-  FileResult R = runWithTensorCopies(GetParam().Code);
-  ASSERT_TRUE(R.Ok) << R.Error;
-  ASSERT_EQ(1u, R.Loops.size());
-  std::string M = R.Loops[0].message();
-  EXPECT_TRUE(R.Loops[0].transformed()) << M;
-  EXPECT_EQ(M.find("by tensor copy"), std::string::npos) << M;
-  EXPECT_EQ(M.find("by bulk copy"), std::string::npos) << M;
-  EXPECT_NE(M.find(GetParam().Why), std::string::npos) << M;
-  EXPECT_EQ(R.Rewritten.find("CUtensorMap"), std::string::npos);
-}
-
-const NoTmaCase NoTmaCases[] = {
-    {"DeviceFunction", R"(
-__device__ void tiles(float *C, const float *A, int ld, int nt) {
-  __shared__ float s[16][16];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.y][threadIdx.x] = A[threadIdx.y * ld + t * 16 + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x][threadIdx.y];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;
-}
-__global__ void k(float *C, const float *A, int ld, int nt) { tiles(C, A, ld, nt); }
-)",
-     "in a __device__ function"},
-    {"GuardedThreeDimensions", R"(
-__global__ void k(float *C, const float *V, int pitch, int plane, int n, int nt) {
-  __shared__ float s[4][4][32];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    const int x = t * 32 + threadIdx.x;
-    s[threadIdx.z][threadIdx.y][threadIdx.x] = x < n ? V[threadIdx.z * plane + threadIdx.y * pitch + x] : 0.0f;
-    __syncthreads();
-    acc += s[3 - threadIdx.z][3 - threadIdx.y][31 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;
-}
-)",
-     "is guarded and has three dimensions; guarded tensor copies take one or two"},
-    {"PointerNotAParameter", R"(
-__global__ void k(float *C, const float *A, int ld, int nt) {
-  __shared__ float s[16][16];
-  const float *P = A + blockIdx.x * 16 * ld;
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.y][threadIdx.x] = P[threadIdx.y * ld + t * 16 + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x][threadIdx.y];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;
-}
-)",
-     "is not an unchanged parameter of the kernel"},
-    {"StrideFromALocal", R"(
-__global__ void k(float *C, const float *A, int ld, int nt) {
-  __shared__ float s[16][16];
-  const int pitch = ld * 2;
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.y][threadIdx.x] = A[threadIdx.y * pitch + t * 16 + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x][threadIdx.y];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;
-}
-)",
-     "is not made of kernel parameters and constants"},
-    {"KernelDeclaredTwice", R"(
-__global__ void k(float *C, const float *A, int ld, int nt);
-__global__ void k(float *C, const float *A, int ld, int nt) {
-  __shared__ float s[16][16];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.y][threadIdx.x] = A[threadIdx.y * ld + t * 16 + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x][threadIdx.y];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;
-}
-)",
-     "declared more than once"},
-    {"OneTileOfTwoCannot", R"(
-__global__ void k(float *C, const float *A, const float *X, int nt) {
-  __shared__ float s[64], x[64];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * 64 + threadIdx.x];
-    if (nt > 1)
-      x[threadIdx.x] = X[t * 64 + threadIdx.x];
-    __syncthreads();
-    acc += s[63 - threadIdx.x] * x[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;
-}
-)",
-     "s without tensor or bulk copies: copies by the copy engine take every tile of a loop or none, and 'x' "
-     "cannot take one (the copy into 'x' is inside an if or an inner loop)"},
-    {"BoxTooLarge", R"(
-__global__ void k(float4 *C, const float4 *A, int ld, int nt) {
-  __shared__ float4 s[2][256];
-  float4 acc = make_float4(0, 0, 0, 0);
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.y][threadIdx.x] = A[threadIdx.y * ld + t * 256 + threadIdx.x];
-    __syncthreads();
-    acc.x += s[1 - threadIdx.y][255 - threadIdx.x].x;
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;
-}
-)",
-     "the box of 's' (2 x 256 elements of 16 bytes) exceeds the 256 elements a tensor copy moves per dimension"},
-    // Bulk copies move whole 16-byte units.
-    {"BulkTileOfOddBytes", R"(
-__global__ void k(float *C, const float *A, int nt) {
-  __shared__ float s[62];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * 62 + threadIdx.x];
-    __syncthreads();
-    acc += s[61 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;
-}
-)",
-     "s without tensor or bulk copies: 's' holds 248 bytes, not a whole number of the 16-byte units a bulk "
-     "copy moves"},
-    // The leader checks the first two tiles' alignment; here the third may start elsewhere.
-    {"IndexDoesNotStepEvenly", R"(
-__global__ void k(float *C, const float *A, int nt, int skew) {
-  __shared__ float s[256];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    int first = t * 256 + t / 2 * skew;
-    s[threadIdx.x] = A[first + threadIdx.x];
-    __syncthreads();
-    acc += s[255 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;
-}
-)",
-     "the index 'first + threadIdx.x' does not move by a fixed step from tile to tile"},
-    {"IndexGrowsWithTheSquare", R"(
-__global__ void k(float *C, const float *A, int nt) {
-  __shared__ float s[256];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * t * 256 + threadIdx.x];
-    __syncthreads();
-    acc += s[255 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;
-}
-)",
-     "the index 't * t * 256 + threadIdx.x' does not move by a fixed step from tile to tile"},
-    // Guarded copies: the map must fill exactly what the guard excludes, with the zeros it fills.
-    {"GuardFillsOne", guardedRow("s[threadIdx.x] = i < n ? A[i] : 1.0f;"),
-     "the guarded copy into 's' fills '1.0f' where a tensor copy would fill zeros"},
-    {"GuardFillsNegativeZero", guardedRow("s[threadIdx.x] = i < n ? A[i] : -0.0f;"),
-     "fills '-0.0f' where a tensor copy would fill zeros"},
-    {"GuardReadsWhereItFails", guardedRow("s[threadIdx.x] = i >= n ? 0.0f : A[i];"),
-     "the copy into 's' is guarded"},
-    {"GuardBoundsFromBelow",
-     guardedRow("s[threadIdx.x] = i >= lo && i < n ? A[i] : 0.0f;", "const float *A, int lo, int n, int nt"),
-     "'i >= lo' bounds a coordinate from below, which a tensor map does not"},
-    {"GuardIsADisjunction", guardedRow("s[threadIdx.x] = (i < n || n < 0) ? A[i] : 0.0f;"),
-     "the guard '(i < n || n < 0)' is not a conjunction of comparisons"},
-    {"GuardTestsTheTile", guardedRow("s[threadIdx.x] = i < n && t < 5 ? A[i] : 0.0f;"),
-     "'t < 5' does not compare a thread's coordinate with a bound the same in all threads"},
-    {"GuardComparesLongs", guardedRow("s[threadIdx.x] = (long)i < (long)n ? A[i] : 0.0f;"),
-     "'(long)i < (long)n' does not compare ints or unsigned ints"},
-    {"GuardBoundFromALocal",
-     guardedRow("s[threadIdx.x] = i < lim ? A[i] : 0.0f;", "const float *A, int n, int nt",
-                "const int lim = n - blockIdx.x;"),
-     "the bound 'lim' is not made of kernel parameters and constants"},
-    {"GuardCoordinateStepsTwice", guardedRow("s[threadIdx.x] = i + (int)threadIdx.x < n ? A[i] : 0.0f;"),
-     "'i + (int)threadIdx.x' is not a coordinate of the box"},
-    {"GuardBoundsOneDimensionTwice", guardedRow("s[threadIdx.x] = i < n && i < 2 * nt ? A[i] : 0.0f;"),
-     "bounds a dimension of the box twice"},
-    {"GuardLeavesTheRowsUnbounded", R"(
-#define T 16
-__global__ void k(float *C, const float *A, int M, int K) {
-  __shared__ float s[T][T];
-  const int row = blockIdx.y * T + threadIdx.y;
-  float acc = 0;
-  for (int t = 0; t * T < K; ++t) {
-    int col = t * T + threadIdx.x;
-    s[threadIdx.y][threadIdx.x] = col < K ? A[row * K + col] : 0.0f;
-    __syncthreads();
-    acc += s[threadIdx.x][threadIdx.y];
-    __syncthreads();
-  }
-  C[row * T + threadIdx.x] = acc;
-}
-)",
-     "the guard 'col < K' does not bound every dimension of the box"},
-};
 
 // A guarded copy, `guard ? read : 0`, takes a tensor copy from a map whose extents are the guard's
 // bounds: the copy engine fills zeros where the guard fails. The cp.async loop keeps the guarded
@@ -827,8 +492,11 @@ void run(float *C, const float *A, const float *B, int M, int N, int K) {
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
   std::string M = R.Loops[0].message(), Out = R.Rewritten;
-  EXPECT_NE(M.find("As, Bs by tensor copy (TMA)"), std::string::npos) << M;
-  EXPECT_NE(M.find("in the cp.async loop, per element: the copy into 'As' is guarded"), std::string::npos) << M;
+  auto Kinds = reportedCopyKinds(R), CpAsync = reportedCopyKinds(R, 0, /*CpAsync=*/true);
+  EXPECT_EQ("tensor", Kinds["As"]) << M;
+  EXPECT_EQ("tensor", Kinds["Bs"]) << M;
+  EXPECT_EQ("per-element", CpAsync["As"]) << M;
+  EXPECT_NE(M.find("the copy into 'As' is guarded"), std::string::npos) << M;
   // The maps end at the bounds: M rows of K columns, K rows of N columns ('<=' counts one more).
   EXPECT_NE(Out.find("tilepipe_rt::encode(&As_tmap, A, sizeof(float), (long long)(K), (long long)(T), "
                      "(long long)(T), (long long)(M), (long long)(K));"),
@@ -932,7 +600,7 @@ TEST(TensorCopy, ThreeDimensionalTileTakesAThreeDimensionalMap) {
   FileResult R = runOnCode(BrickKernel, O);
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
-  EXPECT_NE(R.Loops[0].message().find("s by tensor copy (TMA)"), std::string::npos) << R.Loops[0].message();
+  EXPECT_EQ("tensor", reportedCopyKinds(R)["s"]) << R.Loops[0].message();
   const std::string &Out = R.Rewritten;
   EXPECT_NE(Out.find("tilepipe_rt::encode(&s_tmap, V, sizeof(float), (long long)(pitch), (long long)(4), "
                      "(long long)(32), 0, 0, (long long)(plane), (long long)(4));"),
@@ -951,7 +619,7 @@ TEST(TensorCopy, ThreeDimensionalTileKeepsCpAsyncByDefault) {
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
   const std::string M = R.Loops[0].message();
-  EXPECT_EQ(M.find("by tensor copy"), std::string::npos) << M;
+  EXPECT_EQ("16-byte", reportedCopyKinds(R)["s"]) << M;
   EXPECT_NE(M.find("'s' has three dimensions, whose tensor copies measured slower than the 16-byte cp.async "
                    "copies (--tma-3d-tiles takes them)"),
             std::string::npos)
@@ -978,7 +646,7 @@ __global__ void k(float *C, const float *A, int nt, int w) {
 )");
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
-  EXPECT_NE(R.Loops[0].message().find("s by bulk copy (cp.async.bulk)"), std::string::npos) << R.Loops[0].message();
+  EXPECT_EQ("bulk", reportedCopyKinds(R)["s"]) << R.Loops[0].message();
 }
 
 // By default (--mode=auto), tensor copies go only to loops whose stage holds at least 2 KiB: the
@@ -998,7 +666,7 @@ TEST(TensorCopy, SmallStagesKeepCpAsync) {
   O.TmaMinStageBytes = 1024;
   FileResult At = runOnCode(TmaKernel, O);
   ASSERT_EQ(1u, At.Loops.size());
-  EXPECT_NE(At.Loops[0].message().find("s by tensor copy (TMA)"), std::string::npos) << At.Loops[0].message();
+  EXPECT_EQ("tensor", reportedCopyKinds(At)["s"]) << At.Loops[0].message();
 }
 
 // A tiled loop inside another loop: the tensor-copy block runs once per outer iteration, so the
@@ -1053,9 +721,8 @@ TEST(BulkCopy, OneDimensionalTileNeedsNoLauncher) {
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
   std::string M = R.Loops[0].message(), Out = R.Rewritten;
-  EXPECT_NE(M.find("s by bulk copy (cp.async.bulk) on compute capability 9.0, however launched"),
-            std::string::npos)
-      << M;
+  EXPECT_EQ("bulk", reportedCopyKinds(R)["s"]) << M;
+  EXPECT_NE(M.find("on compute capability 9.0, however launched"), std::string::npos) << M;
   EXPECT_EQ(M.find("launch site"), std::string::npos) << M;
   EXPECT_NE(Out.find("__global__ void k(float4 *C, const float4 *A, int nt) {"), std::string::npos) << Out;
   EXPECT_NE(Out.find("k<<<8, 256>>>(C, A, nt);"), std::string::npos) << Out;
@@ -1069,9 +736,11 @@ TEST(BulkCopy, OneDimensionalTileNeedsNoLauncher) {
   EXPECT_EQ(Loop.find("takes("), std::string::npos) << Loop;
   EXPECT_NE(Loop.find("tilepipe_rt::starts_on_16(A, (long long)(t * 256 + threadIdx.x));"), std::string::npos)
       << Loop;
-  size_t Copy = Loop.find("::tilepipe_rt::bulk_copy(s, A, (long long)(t * 256 + threadIdx.x),\n" +
-                          std::string(37, ' ') + "stage_barriers[fetch_stage]);");
+  size_t Copy = Loop.find("::tilepipe_rt::bulk_copy(s, A, (long long)(t * 256 + threadIdx.x),");
   size_t Arrive = Loop.find("sizeof(s));", Copy);
+  EXPECT_NE(squeezed(Loop).find("bulk_copy(s, A, (long long)(t * 256 + threadIdx.x), stage_barriers[fetch_stage]);"),
+            std::string::npos)
+      << Loop;
   EXPECT_TRUE(Copy != std::string::npos && Arrive != std::string::npos) << Loop;
   EXPECT_EQ(Loop.find("pipe."), std::string::npos) << Loop;
   EXPECT_NE(Out.find("// capability 9.0, however launched: one bulk copy (cp.async.bulk) per tile, issued by one "
@@ -1108,7 +777,7 @@ __global__ void k(float *C, const float *A, int nt) { tiles(C, A, nt); }
 )");
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
-  EXPECT_NE(R.Loops[0].message().find("s by bulk copy (cp.async.bulk)"), std::string::npos) << R.Loops[0].message();
+  EXPECT_EQ("bulk", reportedCopyKinds(R)["s"]) << R.Loops[0].message();
   EXPECT_NE(R.Rewritten.find("tilepipe_rt::bulk_copy(s, A, (long long)(t * 64 + threadIdx.x),"), std::string::npos)
       << R.Rewritten;
   EXPECT_NE(R.Rewritten.find("__global__ void k(float *C, const float *A, int nt) { tiles(C, A, nt); }"),
@@ -1140,29 +809,25 @@ void run(float *C, const float *A, const float *X, int ld, int nt) { k<<<dim3(1,
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
   std::string M = R.Loops[0].message(), Out = R.Rewritten;
-  EXPECT_NE(M.find("s by tensor copy (TMA) on compute capability 9.0 when launched through tilepipe_launch_k"),
-            std::string::npos)
-      << M;
-  EXPECT_NE(M.find("x by bulk copy (cp.async.bulk)"), std::string::npos) << M;
+  EXPECT_EQ("tensor", reportedCopyKinds(R)["s"]) << M;
+  EXPECT_EQ("bulk", reportedCopyKinds(R)["x"]) << M;
+  EXPECT_NE(M.find("when launched through tilepipe_launch_k"), std::string::npos) << M;
   EXPECT_NE(Out.find("int nt, const __grid_constant__ ::tilepipe_rt::TileMap s_tmap = ::tilepipe_rt::TileMap{}, "
                      "bool tilepipe_tma = false)"),
             std::string::npos)
       << Out;
   EXPECT_EQ(Out.find("x_tmap"), std::string::npos) << Out;
-  EXPECT_NE(Out.find("if (tilepipe_tma &&\n        ::tilepipe_rt::takes(s_tmap, s_stages[0]) &&\n        blockDim.y =="),
+  EXPECT_NE(squeezed(Out).find("if (tilepipe_tma && ::tilepipe_rt::takes(s_tmap, s_stages[0]) && blockDim.y =="),
             std::string::npos)
       << Out;
-  EXPECT_NE(Out.find("::tilepipe_rt::bulk_copy(x, X, (long long)(t * T + threadIdx.x),\n" + std::string(37, ' ') +
-                     "stage_barriers[fetch_stage]);"),
+  EXPECT_NE(squeezed(Out).find("::tilepipe_rt::bulk_copy(x, X, (long long)(t * T + threadIdx.x), "
+                               "stage_barriers[fetch_stage]);"),
             std::string::npos)
       << Out;
   EXPECT_NE(Out.find("sizeof(s) + sizeof(x));"), std::string::npos) << Out;
   EXPECT_NE(Out.find("// Tensor and bulk copies where the first two tiles start on 16 bytes"), std::string::npos);
   EXPECT_NE(Out.find("tilepipe_launch_k(dim3(1, 4), dim3(T, T), 0, 0, C, A, X, ld, nt);"), std::string::npos);
 }
-
-INSTANTIATE_TEST_SUITE_P(TensorCopy, NoTmaTest, testing::ValuesIn(NoTmaCases),
-                         [](const testing::TestParamInfo<NoTmaCase> &I) { return I.param.Name; });
 
 TEST(Analysis, VectorElementsOf8And16Bytes) {
   EXPECT_OUTCOME("pipelined", kernel(R"(
@@ -1302,402 +967,10 @@ TEST(Analysis, StageBarriersCountAgainstSharedMemory) {
   EXPECT_NE(O.second.find("3 stages requested, 2 fit"), std::string::npos) << O.second;
 }
 
-// Two instantiations whose rewrites differ cannot share one text: the template is left alone.
-// Here one instantiation's compute phase writes another __shared__ array (through a specialized
-// helper), so its rewrite needs a barrier after the loop and the other's does not.
-TEST(Analysis, InstantiationsThatDisagreeLeaveTheTemplateAlone) {
-  std::string Code = R"(
-template <int N> struct Sink { __device__ static void put(float *, float) {} };
-template <> struct Sink<64> { __device__ static void put(float *d, float v) { d[threadIdx.x] += v; } };
-template <int N>
-__global__ void k(const float *A, float *C, int nt) {
-  __shared__ float s[N];
-  __shared__ float red[N];
-  red[threadIdx.x] = 0;
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * N + threadIdx.x];
-    __syncthreads();
-    acc += s[(threadIdx.x + 1) % N];
-    Sink<N>::put(red, acc);
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc + red[(threadIdx.x + 1) % N];
-}
-template __global__ void k<64>(const float *, float *, int);
-template __global__ void k<128>(const float *, float *, int);
-)";
-  FileResult R = runOnCode(Code);
-  ASSERT_TRUE(R.Ok) << R.Error;
-  ASSERT_EQ(1u, R.Loops.size());
-  EXPECT_EQ("instantiations-disagree", reasonInfo(R.Loops[0].Code).Id.str()) << R.Loops[0].message();
-  EXPECT_EQ(R.Original, R.Rewritten);
-}
+// Templates (one rewrite for every instantiation, instantiations that disagree, one bad or none):
+// tests/lit/templates.cu.
 
-TEST(Analysis, TemplateRewrittenOnceForAllInstantiations) {
-  std::string Code = R"(
-template <typename E, int TS>
-__global__ void k(const E *A, E *C, int nt) {
-  __shared__ E s[TS];
-  E acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * TS + threadIdx.x];
-    __syncthreads();
-    acc += s[TS - 1 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;
-}
-template __global__ void k<float, 64>(const float *, float *, int);
-template __global__ void k<double, 128>(const double *, double *, int);
-)";
-  FileResult R = runOnCode(Code);
-  ASSERT_EQ(1u, R.Loops.size());
-  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
-  EXPECT_NE(R.Rewritten.find("__shared__ E s_stages[3][TS];"), std::string::npos) << R.Rewritten;
-  EXPECT_NE(R.Rewritten.find("cuda::aligned_size_t<sizeof(E)>(sizeof(E))"), std::string::npos);
-}
-
-TEST(Analysis, TemplateWithOneBadInstantiationIsRefused) {
-  // short is fine to copy by hand but not by cp.async: the whole template stays as it is.
-  auto O = outcome(R"(
-template <typename E>
-__global__ void k(const E *A, E *C, int nt) {
-  __shared__ E s[64];
-  E acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * 64 + threadIdx.x];
-    __syncthreads();
-    acc += s[63 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;
-}
-template __global__ void k<float>(const float *, float *, int);
-template __global__ void k<short>(const short *, short *, int);
-)");
-  EXPECT_EQ("element-type", O.first);
-  EXPECT_NE(O.second.find("k<short>"), std::string::npos) << O.second;
-}
-
-TEST(Analysis, TemplateNotInstantiated) {
-  EXPECT_OUTCOME("template-not-instantiated", R"(
-template <int TS>
-__global__ void k(const float *A, float *C, int nt) {
-  __shared__ float s[TS];
-  float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * TS + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;
-}
-)");
-}
-
-// One construct per reason.
-struct Refusal {
-  const char *Name, *Id, *Body, *Params;
-};
-
-const Refusal Refusals[] = {
-    {"LoopShapeExtraStatement", "loop-shape", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-    acc *= 0.5f;
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"ConditionalBarrier", "conditional-barrier", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    if (nt > 4) { acc += s[threadIdx.x]; __syncthreads(); }
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"Break", "control-flow", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    if (acc > 100.0f) break;
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"Goto", "control-flow", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    if (acc > 100.0f) goto out;
-    __syncthreads();
-  }
-out:
-  C[threadIdx.x] = acc;)", nullptr},
-    {"ConditionReadsMemory", "loop-condition", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < *n; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", "const float *A, float *C, const int *n"},
-    {"GeometricStep", "induction-step", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 1; t < nt; t *= 2) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"InductionModifiedInBody", "induction-step", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    if (acc > 1.0f) ++t;
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"Gather", "address-not-invariant", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[idx[t] + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", "const float *A, float *C, int nt, const int *idx"},
-    {"AddressUsesComputedValue", "address-not-invariant", R"(
-  __shared__ float s[T]; float acc = 0; int off = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[off + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    off += (int)acc;
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"Scaled", "load-computes", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = 2.0f * A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"Converted", "load-computes", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = I[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", "const int *I, float *C, int nt"},
-    {"SourceIsSharedMemory", "load-source", R"(
-  __shared__ float s[T]; __shared__ float src[T * 8]; float acc = 0;
-  src[threadIdx.x] = C[threadIdx.x];
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = src[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"OtherStatementInCopyPhase", "load-phase", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    acc *= 0.5f;
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"GuardWithoutFill", "guard-without-fill", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    if (t * T + threadIdx.x < 1000) s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"TileIndexVaries", "tile-index", R"(
-  __shared__ float s[T * 4]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[(t % 4) * T + threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"SameElementTwice", "tile-overlap", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    s[threadIdx.x] = A[t * T + threadIdx.x + 1];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"ComputeWritesTile", "compute-writes-tile", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    s[threadIdx.x] += 1.0f;
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"TilePassedOn", "tile-escapes", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += sum(s);
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"TileReadAfterLoop", "tile-used-outside", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc + s[0];)", nullptr},
-    {"DynamicShared", "tile-declaration", R"(
-  extern __shared__ float s[]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"InPlace", "store-aliases-load", R"(
-  __shared__ float s[T];
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = D[t * T + threadIdx.x];
-    __syncthreads();
-    D[t * T + threadIdx.x] = s[T - 1 - threadIdx.x];
-    __syncthreads();
-  })", "float *D, int nt"},
-    {"InPlaceThroughLocalPointer", "store-aliases-load", R"(
-  __shared__ float s[T]; float *out = D + 5;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = D[t * T + threadIdx.x];
-    __syncthreads();
-    atomicAdd(&out[t], s[threadIdx.x]);
-    __syncthreads();
-  })", "float *D, int nt"},
-    {"TwoByteElements", "element-type", R"(
-  __shared__ short s[T]; int acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = S[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", "const short *S, int *C, int nt"},
-    {"TooMuchSharedMemory", "shared-memory", R"(
-  __shared__ float s[8192]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    for (int i = threadIdx.x; i < 8192; i += blockDim.x) s[i] = A[t * 8192 + i];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"CopyInMacro", "macro", R"(
-#define LOAD(t) s[threadIdx.x] = A[(t) * T + threadIdx.x]
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    LOAD(t);
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"AlreadyPipelined", "already-pipelined", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    __pipeline_memcpy_async(&s[threadIdx.x], &A[t * T + threadIdx.x], 4);
-    __pipeline_commit();
-    __pipeline_wait_prior(0);
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"BarrierInAssembly", "conditional-barrier", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    asm volatile("bar.sync 0;");
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"PragmaOnTheLoop", "unsupported", R"(
-  __shared__ float s[T]; float acc = 0;
-#pragma unroll 1
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-    {"InlineAssembly", "unknown-effects", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[threadIdx.x];
-    asm volatile("membar.gl;");
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", nullptr},
-};
-
-void PrintTo(const Refusal &R, std::ostream *OS) { *OS << R.Name << " -> " << R.Id; }
-
-class RefusalTest : public ::testing::TestWithParam<Refusal> {};
-
-TEST_P(RefusalTest, GivesItsReasonAndLeavesTheFileAlone) {
-  const Refusal &R = GetParam();
-  std::string Prelude = "__device__ float sum(const float *p) { return p[0] + p[1]; }\n"
-                        "#include <cuda_pipeline.h>\n";
-  std::string Code = R.Params ? kernel(R.Body, R.Params, Prelude) : kernel(R.Body, "const float *A, float *C, int nt", Prelude);
-  FileResult F = runOnCode(Code);
-  ASSERT_TRUE(F.Ok) << F.Error;
-  ASSERT_EQ(1u, F.Loops.size());
-  EXPECT_EQ(R.Id, reasonInfo(F.Loops[0].Code).Id.str()) << F.Loops[0].message();
-  EXPECT_EQ(F.Original, F.Rewritten);
-}
-
-INSTANTIATE_TEST_SUITE_P(Reasons, RefusalTest, ::testing::ValuesIn(Refusals),
-                         [](const ::testing::TestParamInfo<Refusal> &I) { return I.param.Name; });
+// One construct per reason ID: tests/lit/reasons.cu (and tests/lit/legality-*.cu).
 
 TEST(Analysis, LoopsWithoutBarriersAreNotCandidates) {
   FileResult R = runOnCode(kernel(R"(
@@ -1709,108 +982,8 @@ TEST(Analysis, LoopsWithoutBarriersAreNotCandidates) {
   EXPECT_EQ(R.Original, R.Rewritten);
 }
 
-// Emission obligations (docs/legality.md). The user's text moves in slices cut between tokens: a
-// slice that a cut would split inside a comment, that holds a line comment continued by a
-// backslash (the line after it is comment too), a token spanning lines, or half of a preprocessor
-// conditional leaves the loop alone (source-text), byte for byte.
-struct SourceTextCase {
-  const char *Name, *Id, *Body, *Why;
-};
-
-const SourceTextCase SourceTextCases[] = {
-    {"ContinuedCommentEndsTheCompute", "source-text", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[T - 1 - threadIdx.x]; // the mirrored element \
-
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", "in the compute phase, the line comment at line 9 continues onto the next line"},
-    {"ContinuedCommentEndsTheCopy", "source-text", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x]; // one element \
-
-    __syncthreads();
-    acc += s[T - 1 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", "in the copy phase, the line comment"},
-    {"ConditionalAcrossTheTrailingBarrier", "source-text", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    acc += s[T - 1 - threadIdx.x];
-#if T > 0
-    __syncthreads();
-#endif
-  }
-  C[threadIdx.x] = acc;)", "a preprocessor conditional opens and does not close"},
-    {"StringSpanningLines", "source-text", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-    if (s[0] != s[0]) printf("a NaN in block \
-%d\n", (int)blockIdx.x);
-    acc += s[T - 1 - threadIdx.x];
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", "spans lines (a string or a backslash-newline inside a token)"},
-    // Comments of several lines, line comments that end their line, and whole conditionals move
-    // with their slices.
-    {"WholeCommentsAndConditionals", "pipelined", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) { /* the copy
-    of one tile */ s[threadIdx.x] = A[t * T + threadIdx.x]; // one element
-    __syncthreads(); // published
-    acc += s[T - 1 - threadIdx.x]; /* a comment that
-    ends on the barrier's line */ __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", ""},
-    {"WholeConditionalInTheCompute", "pipelined", R"(
-  __shared__ float s[T]; float acc = 0;
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
-    __syncthreads();
-#if T > 32
-    acc += s[T - 1 - threadIdx.x];
-#else
-    acc += s[threadIdx.x];
-#endif
-    __syncthreads();
-  }
-  C[threadIdx.x] = acc;)", ""},
-};
-
-void PrintTo(const SourceTextCase &C, std::ostream *OS) { *OS << C.Name << " -> " << C.Id; }
-
-class SourceTextTest : public ::testing::TestWithParam<SourceTextCase> {};
-
-TEST_P(SourceTextTest, CutsBetweenTokensOrLeavesTheLoopAlone) {
-  const SourceTextCase &C = GetParam();
-  FileResult R = runOnCode(kernel(C.Body));
-  ASSERT_TRUE(R.Ok) << R.Error;
-  ASSERT_EQ(1u, R.Loops.size());
-  EXPECT_EQ(C.Id, reasonInfo(R.Loops[0].Code).Id.str()) << R.Loops[0].message();
-  if (std::string(C.Id) == "source-text") {
-    EXPECT_NE(R.Loops[0].message().find(C.Why), std::string::npos) << R.Loops[0].message();
-    EXPECT_EQ(R.Original, R.Rewritten);
-    return;
-  }
-  // Every comment of the loop is in the rewritten text, whole.
-  for (const char *Piece : {"/* the copy\n", "of one tile */", "// one element", "/* a comment that\n",
-                            "ends on the barrier's line */", "#if T > 32\n", "#else\n", "#endif\n"})
-    if (std::string(C.Body).find(Piece) != std::string::npos)
-      EXPECT_NE(R.Rewritten.find(Piece), std::string::npos) << Piece << "\n" << R.Rewritten;
-  EXPECT_NE(R.Rewritten.find("pipe.consumer_release();"), std::string::npos) << R.Rewritten;
-}
-
-INSTANTIATE_TEST_SUITE_P(Emission, SourceTextTest, ::testing::ValuesIn(SourceTextCases),
-                         [](const ::testing::TestParamInfo<SourceTextCase> &I) { return I.param.Name; });
+// Which slices of a loop's text tilepipe cuts, and each cut it refuses (source-text), are lit
+// tests: tests/lit/source-text.cu.
 
 // Only the slices that move are checked: in --mode=pipeline the trailing barrier's line is dropped,
 // so a continued comment there is no obstacle; in --mode=auto the whole loop moves under #else.

@@ -82,12 +82,10 @@ TEST_P(NvccAuto, EachTargetGetsItsCopies) {
   Opts.Mode = tilepipe::CopyMode::Auto;
   tilepipe::FileResult R = runOnFile(sourceDir() + "/testdata/" + GetParam(), Opts);
   ASSERT_TRUE(R.Ok) << R.Error;
-  std::string Remarks;
-  for (const tilepipe::LoopRecord &L : R.Loops)
-    Remarks += L.message() + "\n";
-  const bool Tma = Remarks.find("by tensor copy (TMA)") != std::string::npos;
-  const bool Bulk = Remarks.find("by bulk copy (cp.async.bulk)") != std::string::npos;
-  const bool Wide = Remarks.find("in 16-byte chunks over the block") != std::string::npos;
+  // What the report promises, per tile: tensor or bulk copies on sm_90, 16-byte chunks on sm_80.
+  const bool Tma = reportsCopyKind(R, "tensor");
+  const bool Bulk = reportsCopyKind(R, "bulk");
+  const bool Wide = reportsCopyKind(R, "16-byte", /*CpAsync=*/true);
   std::string Dir = tempDir();
   writeFile(Dir + "/auto.cu", R.Rewritten);
   for (const char *Arch : {"sm_75", "sm_80", "sm_90"}) {
@@ -203,7 +201,7 @@ TEST(Nvcc, ThreeDimensionalTensorCopiesWhenAsked) {
   tilepipe::FileResult R = runOnFile(sourceDir() + "/testdata/brick_tiles.cu", Opts);
   ASSERT_TRUE(R.Ok) << R.Error;
   ASSERT_EQ(1u, R.Loops.size());
-  EXPECT_NE(R.Loops[0].message().find("s by tensor copy (TMA)"), std::string::npos) << R.Loops[0].message();
+  EXPECT_EQ("tensor", reportedCopyKinds(R)["s"]) << R.Loops[0].message();
   std::string Dir = tempDir();
   writeFile(Dir + "/brick.cu", R.Rewritten);
   ProcessResult Build =

@@ -271,7 +271,7 @@ TEST_P(RuntimeNvcc, RewriteBuildsWithoutWarnings) {
   EXPECT_EQ((B.Out + B.Err).find("warning"), npos) << B.Out << B.Err;
   std::string Nm = findTool("nm");
   if (Nm.empty())
-    return;
+    GTEST_SKIP() << "nm not found: built without warnings, but the runtime's symbol names are unchecked";
   ProcessResult Symbols = runProgram(Nm, {"-C", "rewritten.o"}, Dir);
   ASSERT_EQ(0, Symbols.ExitCode) << Symbols.Err;
   EXPECT_NE(Symbols.Out.find("tilepipe_rt::v" + std::to_string(runtimeVersion()) + "::encode("), npos)

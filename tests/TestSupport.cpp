@@ -1,5 +1,6 @@
 #include "TestSupport.h"
 #include "tilepipe/Parse.h"
+#include "tilepipe/Write.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -123,6 +124,43 @@ std::string findTool(const std::string &Name) {
       return P;
   }
   return "";
+}
+
+std::map<std::string, std::string> reportedCopyKinds(const FileResult &R, size_t I, bool CpAsync) {
+  std::map<std::string, std::string> Kinds;
+  llvm::json::Value Report = reportJson(llvm::ArrayRef<FileResult>(R));
+  const llvm::json::Array *Loops = Report.getAsObject()->getArray("loops");
+  if (!Loops || I >= Loops->size())
+    return Kinds;
+  const llvm::json::Object *Plan = (*Loops)[I].getAsObject()->getObject("plan");
+  if (!Plan)
+    return Kinds;
+  for (const llvm::json::Value &T : *Plan->getArray("tiles")) {
+    const llvm::json::Object &O = *T.getAsObject();
+    Kinds[O.getString("tile")->str()] = O.getString(CpAsync ? "cp_async" : "copy_kind")->str();
+  }
+  return Kinds;
+}
+
+bool reportsCopyKind(const FileResult &R, const std::string &Kind, bool CpAsync) {
+  for (size_t I = 0; I < R.Loops.size(); ++I)
+    for (const auto &[Tile, K] : R.Loops[I].transformed() ? reportedCopyKinds(R, I, CpAsync)
+                                                           : std::map<std::string, std::string>())
+      if (K == Kind)
+        return true;
+  return false;
+}
+
+std::string squeezed(const std::string &Text) {
+  std::string Out;
+  for (char C : Text) {
+    bool Space = C == ' ' || C == '\t' || C == '\n' || C == '\r';
+    if (!Space)
+      Out += C;
+    else if (Out.empty() || Out.back() != ' ')
+      Out += ' ';
+  }
+  return Out;
 }
 
 std::vector<std::string> testdataNames() {

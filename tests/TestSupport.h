@@ -1,6 +1,7 @@
 // Helpers shared by the tests: run the library on snippets and files, run the program, find tools.
 #pragma once
 #include "tilepipe/Driver.h"
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,19 @@ ProcessResult runProgram(const std::string &Program, const std::vector<std::stri
 ProcessResult runTilepipe(const std::vector<std::string> &Args, const std::string &Dir = "");
 /// Path of a program on PATH (or under the CUDA toolkit for nvcc/cuobjdump), or "".
 std::string findTool(const std::string &Name);
+
+/// Loop I's copy kinds by tile, read from the JSON report (`plan.tiles[]`): `copy_kind` (the
+/// fastest path's: "tensor", "bulk", "16-byte", "per-element"), or with CpAsync the cp.async
+/// loop's `cp_async`. Empty when the loop has no plan. Tests learn a copy kind here, never from a
+/// remark's words.
+std::map<std::string, std::string> reportedCopyKinds(const FileResult &R, size_t I = 0,
+                                                     bool CpAsync = false);
+/// Whether any tile of a rewritten loop of R is reported with copy kind Kind ("tensor", "bulk", ...).
+bool reportsCopyKind(const FileResult &R, const std::string &Kind, bool CpAsync = false);
+
+/// Text with every run of whitespace (newlines and indentation too) made one space: for finding
+/// emitted code whatever its layout.
+std::string squeezed(const std::string &Text);
 
 /// testdata/*.cu, by file name.
 std::vector<std::string> testdataNames();

@@ -47,7 +47,12 @@ for k in args:
 
 
 def main():
-    root = tempfile.mkdtemp(prefix='fuzz-selftest-')
+    # The folder goes with everything in it when the check ends, passed or failed.
+    with tempfile.TemporaryDirectory(prefix='fuzz-selftest-') as root:
+        return check(root)
+
+
+def check(root):
     bundle = os.path.join(root, 'bundle')
     out = os.path.join(root, 'out')
     ids = ['s0k%d' % i for i in range(8)]
