@@ -196,9 +196,11 @@ __global__ void brick_mix(float* out, const float* vol, int pitch, int plane, in
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
     for (; t < numTiles; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
       ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -211,7 +213,8 @@ __global__ void brick_mix(float* out, const float* vol, int pitch, int plane, in
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

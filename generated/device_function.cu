@@ -159,6 +159,7 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
       }
     };
     load_next_tile(); // prologue: the first tile
+    // Mainloop: store the loaded tile, then compute on it while the next one loads.
     for (; t < numTiles; ++t) {
       sa[threadIdx.x] = sa_next;
       sb[threadIdx.x] = sb_next;

@@ -214,11 +214,12 @@ __global__ void block_totals(float* out, const float* in, int numTiles) {
           }
           fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
         };
-        if (leader)
+        if (leader) // prologue: the copies of the first 2 tiles
           for (int prologue = 0; prologue < 2; ++prologue)
             issue_tile();
         unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage = 0;
+        // Mainloop: compute on one tile while the leader's copies of the next ones land.
         for (; t < numTiles; ++t) {
           ::tilepipe_rt::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
           parities ^= 1u << stage;
@@ -271,9 +272,11 @@ __global__ void block_totals(float* out, const float* in, int numTiles) {
         pipe.producer_commit();
         fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
       };
+      // Prologue: the copies of the first 2 tiles.
       for (int prologue = 0; prologue < 2; ++prologue)
         issue_tile();
       int stage = 0;
+      // Mainloop: compute on one tile while the next ones are copied.
       for (; t < numTiles; ++t) {
         // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
         ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -284,7 +287,8 @@ __global__ void block_totals(float* out, const float* in, int numTiles) {
         pipe.consumer_release();
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
-      ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      // Drain: only empty groups remain; wait for them anyway.
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe);
       __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
@@ -366,11 +370,12 @@ __global__ void own_totals(float* out, const float* in, int numTiles) {
           }
           fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
         };
-        if (leader)
+        if (leader) // prologue: the copies of the first 2 tiles
           for (int prologue = 0; prologue < 2; ++prologue)
             issue_tile();
         unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage = 0;
+        // Mainloop: compute on one tile while the leader's copies of the next ones land.
         for (; t < numTiles; ++t) {
           ::tilepipe_rt::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
           parities ^= 1u << stage;
@@ -423,9 +428,11 @@ __global__ void own_totals(float* out, const float* in, int numTiles) {
         pipe.producer_commit();
         fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
       };
+      // Prologue: the copies of the first 2 tiles.
       for (int prologue = 0; prologue < 2; ++prologue)
         issue_tile();
       int stage = 0;
+      // Mainloop: compute on one tile while the next ones are copied.
       for (; t < numTiles; ++t) {
         // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
         ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -436,7 +443,8 @@ __global__ void own_totals(float* out, const float* in, int numTiles) {
         pipe.consumer_release();
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
-      ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      // Drain: only empty groups remain; wait for them anyway.
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe);
       __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }
@@ -503,9 +511,11 @@ __global__ void neighbour_means(float* out, float* row, const float* in, int num
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
     for (; t < numTiles; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
       ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -516,7 +526,8 @@ __global__ void neighbour_means(float* out, float* row, const float* in, int num
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
     __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else

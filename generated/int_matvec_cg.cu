@@ -166,6 +166,7 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
       }
     };
     load_next_tile(); // prologue: the first tile
+    // Mainloop: store the loaded tile, then compute on it while the next one loads.
     for (; t < cols / TX; ++t) {
       as[threadIdx.y][threadIdx.x] = as_next;
       if (threadIdx.y == 0) xs[threadIdx.x] = xs_next;

@@ -206,9 +206,11 @@ __global__ void __launch_bounds__(1024) wide_block(int* __restrict__ out, const 
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
     __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the copies
+    // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
     for (; t < numTiles; t++) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
       ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -224,7 +226,8 @@ __global__ void __launch_bounds__(1024) wide_block(int* __restrict__ out, const 
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -333,9 +336,11 @@ __global__ void no_scratch(float* out, const float* g, int numTiles) {
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
     for (; t < numTiles; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
       ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -346,7 +351,8 @@ __global__ void no_scratch(float* out, const float* g, int numTiles) {
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

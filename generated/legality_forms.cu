@@ -213,9 +213,11 @@ __global__ void lambda_into_output(const float* __restrict__ A, float* __restric
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
     for (; t < nt; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
       ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -227,7 +229,8 @@ __global__ void lambda_into_output(const float* __restrict__ A, float* __restric
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
     __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
@@ -309,9 +312,11 @@ __global__ void pure_index(const float* A, float* C, int nt) {
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
     for (; t < nt; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
       ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -322,7 +327,8 @@ __global__ void pure_index(const float* A, float* C, int nt) {
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -368,9 +374,11 @@ __global__ void rows_after_early_exit(const float* A, float* C, int nt) {
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
     for (; t < nt; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
       ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -381,7 +389,8 @@ __global__ void rows_after_early_exit(const float* A, float* C, int nt) {
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -445,9 +454,11 @@ __global__ void shared_read_after_loop(const float* A, float* C, int nt) {
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
     for (; t < nt; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
       ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -458,7 +469,8 @@ __global__ void shared_read_after_loop(const float* A, float* C, int nt) {
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
     __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else
@@ -528,9 +540,11 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
     __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the copies
+    // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
     for (; t < nt; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
       ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -541,7 +555,8 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -623,11 +638,12 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
           }
           fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
         };
-        if (leader)
+        if (leader) // prologue: the copies of the first 2 tiles
           for (int prologue = 0; prologue < 2; ++prologue)
             issue_tile();
         unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage = 0;
+        // Mainloop: compute on one tile while the leader's copies of the next ones land.
         for (; t < nt; ++t) {
           ::tilepipe_rt::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
           parities ^= 1u << stage;
@@ -684,9 +700,11 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
         fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
       };
       __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the copies
+      // Prologue: the copies of the first 2 tiles.
       for (int prologue = 0; prologue < 2; ++prologue)
         issue_tile();
       int stage = 0;
+      // Mainloop: compute on one tile while the next ones are copied.
       for (; t < nt; ++t) {
         // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
         ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -697,7 +715,8 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
         pipe.consumer_release();
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
-      ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      // Drain: only empty groups remain; wait for them anyway.
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe);
     }
   }
 #else

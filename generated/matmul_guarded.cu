@@ -226,11 +226,12 @@ __global__ void matmul_guarded(float* C, const float* A, const float* B, int M, 
           }
           fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
         };
-        if (leader)
+        if (leader) // prologue: the copies of the first 2 tiles
           for (int prologue = 0; prologue < 2; ++prologue)
             issue_tile();
         unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage = 0;
+        // Mainloop: compute on one tile while the leader's copies of the next ones land.
         for (; t < (K + T - 1) / T; ++t) {
           ::tilepipe_rt::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
           parities ^= 1u << stage;
@@ -276,9 +277,11 @@ __global__ void matmul_guarded(float* C, const float* A, const float* B, int M, 
         pipe.producer_commit();
         fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
       };
+      // Prologue: the copies of the first 2 tiles.
       for (int prologue = 0; prologue < 2; ++prologue)
         issue_tile();
       int stage = 0;
+      // Mainloop: compute on one tile while the next ones are copied.
       for (; t < (K + T - 1) / T; ++t) {
         // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
         ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -291,7 +294,8 @@ __global__ void matmul_guarded(float* C, const float* A, const float* B, int M, 
         pipe.consumer_release();
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
-      ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      // Drain: only empty groups remain; wait for them anyway.
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe);
     }
   }
 #else

@@ -170,6 +170,7 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
     };
     __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the first loads
     load_next_tile(); // prologue: the first tile
+    // Mainloop: store the loaded tile, then compute on it while the next one loads.
     for (; t * T < K; ++t) {
       __syncthreads();
       if (row < M && t * T + tx < K)

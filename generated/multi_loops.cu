@@ -161,6 +161,7 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
       }
     };
     load_next_tile(); // prologue: the first tile
+    // Mainloop: store the loaded tile, then compute on it while the next one loads.
     for (; t < cols1 / T; ++t) {
       rs[threadIdx.x] = rs_next;
       __syncthreads(); // the tile is published
@@ -187,6 +188,7 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
       }
     };
     load_next_tile(); // prologue: the first tile
+    // Mainloop: store the loaded tile, then compute on it while the next one loads.
     for (; t < rows2 / T; ++t) {
       cs[threadIdx.x] = cs_next;
       __syncthreads(); // the tile is published
@@ -223,6 +225,7 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
       }
     };
     load_next_tile(); // prologue: the first tile
+    // Mainloop: store the loaded tile, then compute on it while the next one loads.
     for (; t < numTiles; ++t) {
       us[threadIdx.x] = us_next;
       ws[threadIdx.x] = ws_next;

@@ -220,11 +220,12 @@ __global__ void weighted_tiles(float* out, const float* A, int lda, int numTiles
           }
           fetch_stage_1 = fetch_stage_1 + 1 == 3 ? 0 : fetch_stage_1 + 1;
         };
-        if (leader_1)
+        if (leader_1) // prologue: the copies of the first 2 tiles
           for (int prologue_1 = 0; prologue_1 < 2; ++prologue_1)
             issue_tile_1();
         unsigned parities_1 = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage_1 = 0;
+        // Mainloop: compute on one tile while the leader's copies of the next ones land.
         for (; t < numTiles; ++t) {
           ::tilepipe_rt::wait_phase(stage_barriers_1[stage_1], parities_1 >> stage_1 & 1u); // the current tile has landed
           parities_1 ^= 1u << stage_1;
@@ -280,9 +281,11 @@ __global__ void weighted_tiles(float* out, const float* A, int lda, int numTiles
         pipe_1.producer_commit();
         fetch_stage_1 = fetch_stage_1 + 1 == 3 ? 0 : fetch_stage_1 + 1;
       };
+      // Prologue: the copies of the first 2 tiles.
       for (int prologue_1 = 0; prologue_1 < 2; ++prologue_1)
         issue_tile_1();
       int stage_1 = 0;
+      // Mainloop: compute on one tile while the next ones are copied.
       for (; t < numTiles; ++t) {
         // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
         ::cuda::pipeline_consumer_wait_prior<1>(pipe_1);
@@ -293,7 +296,8 @@ __global__ void weighted_tiles(float* out, const float* A, int lda, int numTiles
         pipe_1.consumer_release();
         stage_1 = stage_1 + 1 == 3 ? 0 : stage_1 + 1;
       }
-      ::cuda::pipeline_consumer_wait_prior<0>(pipe_1); // only empty groups remain; wait for them anyway
+      // Drain: only empty groups remain; wait for them anyway.
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe_1);
     }
   }
 #else
@@ -390,11 +394,12 @@ __global__ void shifted_dots(float* out, const float* x, const float* y, int num
           }
           fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
         };
-        if (leader)
+        if (leader) // prologue: the copies of the first 2 tiles
           for (int prologue = 0; prologue < 2; ++prologue)
             issue_tile();
         unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage_1 = 0;
+        // Mainloop: compute on one tile while the leader's copies of the next ones land.
         for (; t < numTiles; ++t) {
           ::tilepipe_rt::wait_phase(stage_barriers[stage_1], parities >> stage_1 & 1u); // the current tile has landed
           parities ^= 1u << stage_1;
@@ -446,9 +451,11 @@ __global__ void shifted_dots(float* out, const float* x, const float* y, int num
         pipe_1.producer_commit();
         fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
       };
+      // Prologue: the copies of the first 2 tiles.
       for (int prologue = 0; prologue < 2; ++prologue)
         issue_tile();
       int stage_1 = 0;
+      // Mainloop: compute on one tile while the next ones are copied.
       for (; t < numTiles; ++t) {
         // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
         ::cuda::pipeline_consumer_wait_prior<1>(pipe_1);
@@ -459,7 +466,8 @@ __global__ void shifted_dots(float* out, const float* x, const float* y, int num
         pipe_1.consumer_release();
         stage_1 = stage_1 + 1 == 3 ? 0 : stage_1 + 1;
       }
-      ::cuda::pipeline_consumer_wait_prior<0>(pipe_1); // only empty groups remain; wait for them anyway
+      // Drain: only empty groups remain; wait for them anyway.
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe_1);
       __syncthreads(); // the loop's writes to memory are seen by every thread after it
     }
   }

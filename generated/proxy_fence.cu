@@ -214,11 +214,12 @@ __global__ void staged_sums(float* out, float* work, const float* in, int numTil
           }
           fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
         };
-        if (leader)
+        if (leader) // prologue: the copies of the first 2 tiles
           for (int prologue = 0; prologue < 2; ++prologue)
             issue_tile();
         unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage = 0;
+        // Mainloop: compute on one tile while the leader's copies of the next ones land.
         for (; t < numTiles; ++t) {
           ::tilepipe_rt::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
           parities ^= 1u << stage;
@@ -270,9 +271,11 @@ __global__ void staged_sums(float* out, float* work, const float* in, int numTil
         pipe.producer_commit();
         fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
       };
+      // Prologue: the copies of the first 2 tiles.
       for (int prologue = 0; prologue < 2; ++prologue)
         issue_tile();
       int stage = 0;
+      // Mainloop: compute on one tile while the next ones are copied.
       for (; t < numTiles; ++t) {
         // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
         ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -283,7 +286,8 @@ __global__ void staged_sums(float* out, float* work, const float* in, int numTil
         pipe.consumer_release();
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
-      ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      // Drain: only empty groups remain; wait for them anyway.
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe);
     }
   }
 #else
@@ -362,11 +366,12 @@ __global__ void staged_rotated(float* out, float* work, const float* in, int num
           }
           fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
         };
-        if (leader)
+        if (leader) // prologue: the copies of the first 2 tiles
           for (int prologue = 0; prologue < 2; ++prologue)
             issue_tile();
         unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage = 0;
+        // Mainloop: compute on one tile while the leader's copies of the next ones land.
         for (; t < numTiles; ++t) {
           ::tilepipe_rt::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
           parities ^= 1u << stage;
@@ -419,9 +424,11 @@ __global__ void staged_rotated(float* out, float* work, const float* in, int num
         fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
       };
       __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the copies
+      // Prologue: the copies of the first 2 tiles.
       for (int prologue = 0; prologue < 2; ++prologue)
         issue_tile();
       int stage = 0;
+      // Mainloop: compute on one tile while the next ones are copied.
       for (; t < numTiles; ++t) {
         // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
         ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -432,7 +439,8 @@ __global__ void staged_rotated(float* out, float* work, const float* in, int num
         pipe.consumer_release();
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
-      ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      // Drain: only empty groups remain; wait for them anyway.
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe);
     }
   }
 #else
@@ -508,11 +516,12 @@ __global__ void direct_sums(float* out, const float* in, int numTiles) {
           }
           fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
         };
-        if (leader)
+        if (leader) // prologue: the copies of the first 2 tiles
           for (int prologue = 0; prologue < 2; ++prologue)
             issue_tile();
         unsigned parities = 0; // bit s: the parity of the next phase of stage s's barrier
         int stage = 0;
+        // Mainloop: compute on one tile while the leader's copies of the next ones land.
         for (; t < numTiles; ++t) {
           ::tilepipe_rt::wait_phase(stage_barriers[stage], parities >> stage & 1u); // the current tile has landed
           parities ^= 1u << stage;
@@ -564,9 +573,11 @@ __global__ void direct_sums(float* out, const float* in, int numTiles) {
         pipe.producer_commit();
         fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
       };
+      // Prologue: the copies of the first 2 tiles.
       for (int prologue = 0; prologue < 2; ++prologue)
         issue_tile();
       int stage = 0;
+      // Mainloop: compute on one tile while the next ones are copied.
       for (; t < numTiles; ++t) {
         // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
         ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -577,7 +588,8 @@ __global__ void direct_sums(float* out, const float* in, int numTiles) {
         pipe.consumer_release();
         stage = stage + 1 == 3 ? 0 : stage + 1;
       }
-      ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+      // Drain: only empty groups remain; wait for them anyway.
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe);
     }
   }
 #else

@@ -190,9 +190,11 @@ __global__ void reversed_scratch(float* out, float* scratch, const float* in, in
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
     __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the copies
+    // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
     for (; t < numTiles; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
       ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -203,7 +205,8 @@ __global__ void reversed_scratch(float* out, float* scratch, const float* in, in
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was
@@ -265,9 +268,11 @@ __global__ void plain_rotated(float* out, const float* in, int numTiles) {
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
     __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the copies
+    // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
     for (; t < numTiles; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
       ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -278,7 +283,8 @@ __global__ void plain_rotated(float* out, const float* in, int numTiles) {
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
   }
 #else
   { // tilepipe: below compute capability 8.0, the loop as it was

@@ -160,6 +160,7 @@ __global__ void stencil1d(float* out, const float* in, const float* w, int n) {
       }
     };
     load_next_tile(); // prologue: the first tile
+    // Mainloop: store the loaded tile, then compute on it while the next one loads.
     for (; base + TS + 2 * R <= n; base += gridDim.x * TS) {
       s[threadIdx.x] = s_next;
       if (threadIdx.x < 2 * R) s[TS + threadIdx.x] = s_next_1;

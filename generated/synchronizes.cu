@@ -216,9 +216,11 @@ __global__ void tile_histogram(const float* __restrict__ A, int* __restrict__ hi
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
     int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
     for (; t < nt; ++t) {
       // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
       ::cuda::pipeline_consumer_wait_prior<1>(pipe);
@@ -230,7 +232,8 @@ __global__ void tile_histogram(const float* __restrict__ A, int* __restrict__ hi
       pipe.consumer_release();
       stage = stage + 1 == 3 ? 0 : stage + 1;
     }
-    ::cuda::pipeline_consumer_wait_prior<0>(pipe); // only empty groups remain; wait for them anyway
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
     __syncthreads(); // the loop's writes to memory are seen by every thread after it
   }
 #else

@@ -159,6 +159,7 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
       }
     };
     load_next_tile(); // prologue: the first tile
+    // Mainloop: store the loaded tile, then compute on it while the next one loads.
     for (; t < numTiles; ++t) {
       s[0][ty][tx] = s_next;
       s[1][ty][tx] = s_next_1;

@@ -158,6 +158,7 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
       }
     };
     load_next_tile(); // prologue: the first tile
+    // Mainloop: store the loaded tile, then compute on it while the next one loads.
     for (; t < numTiles; ++t) {
       __shared__ float tile[T];
       __shared__ float vt[T];

@@ -159,6 +159,7 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int step, int n
       }
     };
     load_next_tile(); // prologue: the first tile
+    // Mainloop: store the loaded tile, then compute on it while the next one loads.
     for (; t < numTiles; ++t) {
       tile[ty][tx] = tile_next;
       __syncthreads(); // the tile is published
