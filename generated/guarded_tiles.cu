@@ -156,6 +156,8 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline; the copies of the next 2 tiles overlap the compute on this one. On compute
   // capability 9.0, launched with tensor maps: one tensor copy (TMA) per tile, issued by one thread; else cp.async copies.
+  // The compute phase stands once in each path, as written, so that each path compiles the loop body as the original
+  // did, with the tile names bound to its own stage buffers.
   {
     int t = 0;
 #if __CUDA_ARCH__ >= 900
@@ -313,6 +315,8 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline; the copies of the next 2 tiles overlap the compute on this one. On compute
   // capability 9.0, launched with tensor maps: one tensor copy (TMA) per tile, issued by one thread; else cp.async copies.
+  // The compute phase stands once in each path, as written, so that each path compiles the loop body as the original
+  // did, with the tile names bound to its own stage buffers.
   {
     int k0 = 0;
 #if __CUDA_ARCH__ >= 900

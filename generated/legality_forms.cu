@@ -583,6 +583,8 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline; the copies of the next 2 tiles overlap the compute on this one. On compute
   // capability 9.0, launched with tensor maps: one tensor copy (TMA) per tile, issued by one thread; else cp.async copies.
+  // The compute phase stands once in each path, as written, so that each path compiles the loop body as the original
+  // did, with the tile names bound to its own stage buffers.
   {
     int t = 0;
 #if __CUDA_ARCH__ >= 900

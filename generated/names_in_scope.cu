@@ -165,6 +165,8 @@ __global__ void weighted_tiles(float* out, const float* A, int lda, int numTiles
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline; the copies of the next 2 tiles overlap the compute on this one. On compute
   // capability 9.0, launched with tensor maps: one tensor copy (TMA) per tile, issued by one thread; else cp.async copies.
+  // The compute phase stands once in each path, as written, so that each path compiles the loop body as the original
+  // did, with the tile names bound to its own stage buffers.
   {
     int t = 0;
 #if __CUDA_ARCH__ >= 900
@@ -342,6 +344,8 @@ __global__ void shifted_dots(float* out, const float* x, const float* y, int num
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline; the copies of the next 2 tiles overlap the compute on this one. On compute
   // capability 9.0, however launched: one bulk copy (cp.async.bulk) per tile, issued by one thread; else cp.async copies.
+  // The compute phase stands once in each path, as written, so that each path compiles the loop body as the original
+  // did, with the tile names bound to its own stage buffers.
   {
     int t = 0;
 #if __CUDA_ARCH__ >= 900

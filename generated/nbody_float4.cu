@@ -156,6 +156,8 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline; the copies of the next 2 tiles overlap the compute on this one. On compute
   // capability 9.0, however launched: one bulk copy (cp.async.bulk) per tile, issued by one thread; else cp.async copies.
+  // The compute phase stands once in each path, as written, so that each path compiles the loop body as the original
+  // did, with the tile names bound to its own stage buffers.
   {
     int tile = 0;
 #if __CUDA_ARCH__ >= 900

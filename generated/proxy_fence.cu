@@ -162,6 +162,8 @@ __global__ void staged_sums(float* out, float* work, const float* in, int numTil
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline; the copies of the next 2 tiles overlap the compute on this one. On compute
   // capability 9.0, however launched: one bulk copy (cp.async.bulk) per tile, issued by one thread; else cp.async copies.
+  // The compute phase stands once in each path, as written, so that each path compiles the loop body as the original
+  // did, with the tile names bound to its own stage buffers.
   {
     int t = 0;
 #if __CUDA_ARCH__ >= 900
@@ -314,6 +316,8 @@ __global__ void staged_rotated(float* out, float* work, const float* in, int num
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline; the copies of the next 2 tiles overlap the compute on this one. On compute
   // capability 9.0, however launched: one bulk copy (cp.async.bulk) per tile, issued by one thread; else cp.async copies.
+  // The compute phase stands once in each path, as written, so that each path compiles the loop body as the original
+  // did, with the tile names bound to its own stage buffers.
   {
     int t = 0;
 #if __CUDA_ARCH__ >= 900
@@ -464,6 +468,8 @@ __global__ void direct_sums(float* out, const float* in, int numTiles) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   // tilepipe: 3-stage pipeline; the copies of the next 2 tiles overlap the compute on this one. On compute
   // capability 9.0, however launched: one bulk copy (cp.async.bulk) per tile, issued by one thread; else cp.async copies.
+  // The compute phase stands once in each path, as written, so that each path compiles the loop body as the original
+  // did, with the tile names bound to its own stage buffers.
   {
     int t = 0;
 #if __CUDA_ARCH__ >= 900
