@@ -194,6 +194,43 @@ TEST(Plan, RegistersStageTheNextTileAndKeepTheBuffer) {
   EXPECT_EQ(I.Original, I.Rewritten);
 }
 
+// Two instantiations of one loop: 2 x 1 KiB stages and 2 x 8 KiB stages. Six stages fit the first
+// (with its barriers) and not the second, so the loop's plans stop at five, and a plan of six is
+// refused for the loop, not emitted for both.
+const char *TwoSizes = R"(
+template <int TS>
+__global__ void mm(const float *A, const float *B, float *C, int n) {
+  __shared__ float As[TS][TS];
+  __shared__ float Bs[TS][TS];
+  int row = blockIdx.y * TS + threadIdx.y, col = blockIdx.x * TS + threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < n / TS; ++t) {
+    As[threadIdx.y][threadIdx.x] = A[row * n + t * TS + threadIdx.x];
+    Bs[threadIdx.y][threadIdx.x] = B[(t * TS + threadIdx.y) * n + col];
+    __syncthreads();
+    for (int k = 0; k < TS; ++k)
+      acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+    __syncthreads();
+  }
+  C[row * n + col] = acc;
+}
+template __global__ void mm<16>(const float *, const float *, float *, int);
+template __global__ void mm<32>(const float *, const float *, float *, int);
+)";
+
+TEST(Plan, EveryInstantiationFitsTheLoopsPlans) {
+  ToolOptions All = defaultOptions();
+  All.CheckLaunchResources = false;
+  std::vector<std::string> C = choices(onlyLoop(runOnCode(TwoSizes, All)));
+  EXPECT_TRUE(llvm::is_contained(C, "5:engine")) << llvm::join(C, " ");
+  EXPECT_FALSE(llvm::is_contained(C, "6:engine")) << llvm::join(C, " ");
+  FileResult R = runOnCode(TwoSizes, choosing("6:16-byte"));
+  const LoopRecord &L = onlyLoop(R);
+  EXPECT_EQ("plan-kept", reasonInfo(L.Code).Id.str()) << L.message();
+  EXPECT_NE(std::string::npos, L.message().find("mm<32>")) << L.message();
+  EXPECT_EQ(R.Original, R.Rewritten);
+}
+
 TEST(Plan, ModelPlanIsReportedToo) {
   ToolOptions O = defaultOptions();
   O.CheckLaunchResources = false;

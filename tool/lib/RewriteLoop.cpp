@@ -111,17 +111,21 @@ static const LoopResult *refusedOrStages(const std::vector<LoopResult> &Results,
   return nullptr;
 }
 
+/// The function of one instantiation, with its template arguments (`matmul<32>`).
+static std::string instantiationName(ASTContext &Ctx, const LoopResult &LR) {
+  std::string Name;
+  llvm::raw_string_ostream OS(Name);
+  LR.Function->getNameForDiagnostic(OS, Ctx.getPrintingPolicy(), true);
+  return Name;
+}
+
 /// Rec refused for the reason its instantiation Refused was, named where the loop has several.
 static void refuseAsInstantiation(ASTContext &Ctx, const std::vector<LoopResult> &Results,
                                   const LoopResult &Refused, LoopRecord &Rec) {
   Rec.Code = Refused.V.Code;
   Rec.Detail = Refused.V.Detail;
-  if (Results.size() > 1 && Refused.Function->getTemplateSpecializationArgs()) {
-    std::string Args;
-    llvm::raw_string_ostream OS(Args);
-    Refused.Function->getNameForDiagnostic(OS, Ctx.getPrintingPolicy(), true);
-    Rec.Detail += " (in " + Args + ")";
-  }
+  if (Results.size() > 1 && Refused.Function->getTemplateSpecializationArgs())
+    Rec.Detail += " (in " + instantiationName(Ctx, Refused) + ")";
 }
 
 /// Emit: every instantiation must ask for the same text. Where they differ, the block-wide copies
@@ -187,11 +191,30 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
   for (const LoopResult &LR : Results)
     Models.push_back(&LR.Model);
   Rec.Fingerprint = Front.Fingerprint;
-  Rec.Choices = enumeratePlans(Models, In, Front.MaxStages);
+  // The plans every instantiation can take: as many stages as the one with the largest tiles fits.
+  unsigned MaxStages = Front.MaxStages;
+  for (const LoopResult &LR : Results)
+    MaxStages = std::min(MaxStages, LR.MaxStages);
+  Rec.Choices = enumeratePlans(Models, In, MaxStages);
   for (const Tile &T : Front.Model.Tiles)
     Rec.Tiles.push_back(T.Var->getNameAsString());
   std::string TuningNote = Front.TuningNote;
-  if (Front.Forced) {
+  // A measured or chosen plan holds for the loop only where every instantiation fits it
+  // (shareStages drops it from one whose shared memory it would overflow).
+  const LoopResult *Unfit = nullptr;
+  for (const LoopResult &LR : Results)
+    if (Front.Forced && !LR.Forced && !Unfit)
+      Unfit = &LR;
+  if (Unfit) {
+    std::string Why = "it does not fit the shared memory of " + instantiationName(Ctx, *Unfit);
+    if (Opts.Choice) {
+      Rec.Code = Reason::PlanKept;
+      Rec.Detail = "--plan-choice=" + Opts.Choice->str() + " is not legal here: " + Why;
+      return Rec;
+    }
+    TuningNote = "the tuning file's plan " + Front.Forced->str() + " is not legal here (" + Why +
+                 "): planned by the cost model";
+  } else if (Front.Forced) {
     if (std::string Why = choiceProblem(Models, In, *Front.Forced); Why.empty())
       In.Forced = Front.Forced;
     else if (Opts.Choice) {
