@@ -1,7 +1,9 @@
 // Every rewritten testdata program builds with nvcc for sm_80 and sm_90, and its device code has
-// the asynchronous copies the rewrite promises (cp.async in the PTX nvcc keeps).
+// what its plans promise (read from the JSON report): cp.async in the PTX nvcc keeps where some
+// loop copies by cp.async, none where every rewritten loop prefetches through registers.
 #include "TestSupport.h"
 #include "llvm/Demangle/Demangle.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Regex.h"
 #include <gtest/gtest.h>
 #include <map>
@@ -21,57 +23,73 @@ std::vector<std::string> rewrittenNames() {
 /// -I for tilepipe/runtime.cuh, which rewrites with tensor or bulk copies include.
 std::string runtimeInclude() { return "-I" + sourceDir() + "/runtime/include"; }
 
-struct Case {
-  std::string Name, Arch;
-};
+/// A test name from a testdata file name: its stem, every other character than a letter or digit
+/// made '_'.
+std::string caseName(const std::string &File) {
+  std::string S = File.substr(0, File.size() - 3);
+  for (char &C : S)
+    if (!isalnum(static_cast<unsigned char>(C)))
+      C = '_';
+  return S;
+}
 
-void PrintTo(const Case &C, std::ostream *OS) { *OS << C.Name << " for " << C.Arch; }
+std::string fileCaseName(const ::testing::TestParamInfo<std::string> &I) { return caseName(I.param); }
 
-class Nvcc : public ::testing::TestWithParam<Case> {};
+/// Some rewritten loop of R has a cp.async loop (every plan but the register-staged prefetch: the
+/// copy engine's loops keep one beside their tensor or bulk copies).
+bool plansCpAsync(const tilepipe::FileResult &R) {
+  return reportsCopyKind(R, "per-element", /*CpAsync=*/true) || reportsCopyKind(R, "16-byte", /*CpAsync=*/true);
+}
 
-TEST_P(Nvcc, BuildsAndHasCpAsync) {
+class Nvcc : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Nvcc, BuildsWithTheCopiesItsPlansPromise) {
   std::string Nvcc = findTool("nvcc");
   if (Nvcc.empty())
     GTEST_SKIP() << "nvcc not found";
-  const Case &C = GetParam();
-  // A full build (host and device), keeping the intermediate PTX to look at.
-  std::string Dir = tempDir();
-  ProcessResult Build = runProgram(Nvcc, {"-std=c++17", "-arch=" + C.Arch, runtimeInclude(), "-c", "-o", "out.o",
-                                          "-keep", sourceDir() + "/generated/" + C.Name},
-                                   Dir);
-  ASSERT_EQ(0, Build.ExitCode) << Build.Out << Build.Err;
-  EXPECT_EQ(Build.Err.find("warning"), std::string::npos) << Build.Err;
-  std::string Stem = C.Name.substr(0, C.Name.size() - 3);
-  std::string Ptx = readFile(Dir + "/" + Stem + ".ptx");
-  ASSERT_EQ(Ptx.find("<unreadable"), std::string::npos) << "nvcc kept no PTX";
-  EXPECT_NE(Ptx.find("cp.async.c"), std::string::npos) << "no cp.async in the PTX";
-  EXPECT_NE(Ptx.find("cp.async.commit_group"), std::string::npos);
-  EXPECT_NE(Ptx.find("cp.async.wait_group"), std::string::npos);
+  const std::string &Name = GetParam();
+  // The plans generated/ was made with: as users run the tool, with the launch check.
+  tilepipe::ToolOptions Opts = defaultOptions();
+  Opts.Plan = tilepipe::PlanPolicy::Model;
+  Opts.CheckLaunchResources = true;
+  tilepipe::FileResult R = runOnFile(sourceDir() + "/testdata/" + Name, Opts);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  const std::string Generated = readFile(sourceDir() + "/generated/" + Name);
+  ASSERT_EQ(Generated, R.Rewritten) << "generated/" << Name << " is not what the tool writes: the report is not its";
+  const bool CpAsync = plansCpAsync(R), Registers = reportsCopyKind(R, "registers");
+  ASSERT_TRUE(CpAsync || Registers) << "a rewritten program with no cp.async loop and no register-staged prefetch";
+  if (!CpAsync)
+    EXPECT_EQ(Generated.find("cuda/pipeline"), std::string::npos) << "cuda/pipeline included with no cp.async loop";
+  const std::string Stem = Name.substr(0, Name.size() - 3);
+  for (const char *Arch : {"sm_80", "sm_90"}) {
+    // A full build (host and device), keeping the intermediate PTX to look at.
+    std::string Dir = tempDir();
+    ProcessResult Build = runProgram(Nvcc, {"-std=c++17", "-arch=" + std::string(Arch), runtimeInclude(), "-c", "-o",
+                                            "out.o", "-keep", sourceDir() + "/generated/" + Name},
+                                     Dir);
+    ASSERT_EQ(0, Build.ExitCode) << Arch << "\n" << Build.Out << Build.Err;
+    EXPECT_EQ(Build.Err.find("warning"), std::string::npos) << Arch << "\n" << Build.Err;
+    std::string Ptx = readFile(Dir + "/" + Stem + ".ptx");
+    ASSERT_EQ(Ptx.find("<unreadable"), std::string::npos) << "nvcc kept no PTX";
+    if (!CpAsync) {
+      // Every rewritten loop prefetches through registers: plain loads and stores.
+      EXPECT_EQ(Ptx.find("cp.async"), std::string::npos) << Arch << ": cp.async in the PTX of register plans";
+      continue;
+    }
+    EXPECT_NE(Ptx.find("cp.async.c"), std::string::npos) << Arch << ": no cp.async in the PTX";
+    EXPECT_NE(Ptx.find("cp.async.commit_group"), std::string::npos) << Arch;
+    EXPECT_NE(Ptx.find("cp.async.wait_group"), std::string::npos) << Arch;
+  }
 }
 
-std::vector<Case> cases() {
-  std::vector<Case> Out;
-  for (const std::string &N : rewrittenNames())
-    for (const char *Arch : {"sm_80", "sm_90"})
-      Out.push_back({N, Arch});
-  return Out;
-}
-
-INSTANTIATE_TEST_SUITE_P(Generated, Nvcc, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<Case> &I) {
-                           std::string S = I.param.Name.substr(0, I.param.Name.size() - 3) + "_" +
-                                           I.param.Arch;
-                           for (char &C : S)
-                             if (!isalnum(static_cast<unsigned char>(C)))
-                               C = '_';
-                           return S;
-                         });
+INSTANTIATE_TEST_SUITE_P(Generated, Nvcc, ::testing::ValuesIn(rewrittenNames()), fileCaseName);
 
 TEST(Nvcc, EnoughProgramsAreRewritten) { EXPECT_GE(rewrittenNames().size(), 12u); }
 
-// --mode=auto: one output for every GPU. Its PTX has, per target, the copies the remark promises:
+// --mode=auto: one output for every GPU. Its PTX has, per target, the copies the report promises:
 // tensor copies (cp.async.bulk.tensor) and bulk copies (cp.async.bulk) on sm_90, 16-byte cp.async
-// on sm_80 and later, and on sm_75 the original loop (no cp.async at all).
+// on sm_80 and later, and on sm_75 the original loop (no cp.async at all); a program whose loops
+// all prefetch through registers has no cp.async on any target.
 class NvccAuto : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(NvccAuto, EachTargetGetsItsCopies) {
@@ -86,6 +104,8 @@ TEST_P(NvccAuto, EachTargetGetsItsCopies) {
   const bool Tma = reportsCopyKind(R, "tensor");
   const bool Bulk = reportsCopyKind(R, "bulk");
   const bool Wide = reportsCopyKind(R, "16-byte", /*CpAsync=*/true);
+  const bool CpAsync = plansCpAsync(R);
+  ASSERT_TRUE(CpAsync || reportsCopyKind(R, "registers")) << "no loop rewritten";
   std::string Dir = tempDir();
   writeFile(Dir + "/auto.cu", R.Rewritten);
   for (const char *Arch : {"sm_75", "sm_80", "sm_90"}) {
@@ -98,6 +118,10 @@ TEST_P(NvccAuto, EachTargetGetsItsCopies) {
     std::string A = Arch;
     if (A == "sm_75") {
       EXPECT_EQ(Ptx.find("cp.async"), std::string::npos) << "cp.async below sm_80";
+      continue;
+    }
+    if (!CpAsync) {
+      EXPECT_EQ(Ptx.find("cp.async"), std::string::npos) << A << ": cp.async in the PTX of register plans";
       continue;
     }
     EXPECT_NE(Ptx.find("cp.async.commit_group"), std::string::npos) << A;
@@ -121,14 +145,7 @@ TEST_P(NvccAuto, EachTargetGetsItsCopies) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Testdata, NvccAuto, ::testing::ValuesIn(rewrittenNames()),
-                         [](const ::testing::TestParamInfo<std::string> &I) {
-                           std::string S = I.param.substr(0, I.param.size() - 3);
-                           for (char &C : S)
-                             if (!isalnum(static_cast<unsigned char>(C)))
-                               C = '_';
-                           return S;
-                         });
+INSTANTIATE_TEST_SUITE_P(Testdata, NvccAuto, ::testing::ValuesIn(rewrittenNames()), fileCaseName);
 
 /// Registers per thread of each kernel nvcc builds from File for sm_90, by demangled name without
 /// its parameters (the rewrite appends tensor-map parameters).
@@ -180,14 +197,7 @@ TEST_P(NvccRegisters, RewriteKeepsTheWarpsAnSmHolds) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Generated, NvccRegisters, ::testing::ValuesIn(rewrittenNames()),
-                         [](const ::testing::TestParamInfo<std::string> &I) {
-                           std::string S = I.param.substr(0, I.param.size() - 3);
-                           for (char &C : S)
-                             if (!isalnum(static_cast<unsigned char>(C)))
-                               C = '_';
-                           return S;
-                         });
+INSTANTIATE_TEST_SUITE_P(Generated, NvccRegisters, ::testing::ValuesIn(rewrittenNames()), fileCaseName);
 
 // With --tma-3d-tiles, the bricks of brick_tiles take tensor copies of three dimensions: the sm_90
 // PTX has them, and the kernel still fits as many warps on an SM as the original (the rolled
