@@ -1,12 +1,14 @@
 // Every rewritten testdata program builds with nvcc for sm_80 and sm_90, and its device code has
 // what its plans promise (read from the JSON report): cp.async in the PTX nvcc keeps where some
-// loop copies by cp.async, none where every rewritten loop prefetches through registers.
+// loop copies by cp.async, none where every rewritten loop prefetches through registers. Every
+// kind of plan each testdata loop may take builds for sm_80 and sm_90 (NvccPlans).
 #include "TestSupport.h"
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Regex.h"
 #include <gtest/gtest.h>
 #include <map>
+#include <set>
 
 using namespace tilepipe::test;
 
@@ -224,6 +226,101 @@ TEST(Nvcc, ThreeDimensionalTensorCopiesWhenAsked) {
   EXPECT_GE(warpsByRegisters(After["brick_mix"]), warpsByRegisters(Before["brick_mix"]))
       << Before["brick_mix"] << " registers before, " << After["brick_mix"] << " after";
 }
+
+/// The kind of a plan choice as the report writes it: "registers", or the copies of
+/// "<stages>:<copies>" ("per-element", "16-byte", "engine"); "" for "keep".
+std::string choiceKind(llvm::StringRef Choice) {
+  if (Choice == "keep")
+    return "";
+  return Choice.contains(':') ? Choice.split(':').second.str() : Choice.str();
+}
+
+/// Whether a plan decides what becomes of the loop: it was rewritten, or kept for its plan (the
+/// model's no-gain, or a chosen plan-kept). A loop refused after the analysis (its text cannot be
+/// cut, say) lists legal choices but takes none.
+bool takesPlans(const llvm::json::Object &Loop) {
+  std::optional<llvm::StringRef> Reason = Loop.getString("reason");
+  return Loop.getArray("choices") && (!Reason || *Reason == "no-gain" || *Reason == "plan-kept");
+}
+
+/// Per plan kind some loop of the report may take, the one choice to build it with: the largest
+/// stage count legal for every loop that offers the kind (each offers 2 up to its own largest;
+/// the count only changes a constant). --plan-choice gives a choice to each loop where it is
+/// legal, so with that count every loop that offers the kind takes it in the one build.
+std::map<std::string, std::string> choicesToBuild(const llvm::json::Value &Report) {
+  std::map<std::string, unsigned> Stages; // by kind, the least over loops of their largest count
+  for (const llvm::json::Value &L : *Report.getAsObject()->getArray("loops")) {
+    if (!takesPlans(*L.getAsObject()))
+      continue;
+    const llvm::json::Array *Choices = L.getAsObject()->getArray("choices");
+    std::map<std::string, unsigned> Largest;
+    for (const llvm::json::Value &C : *Choices) {
+      llvm::StringRef Choice = *C.getAsString();
+      std::string Kind = choiceKind(Choice);
+      unsigned Count = 0;
+      if (!Kind.empty() && Choice.contains(':'))
+        Choice.split(':').first.getAsInteger(10, Count);
+      if (!Kind.empty())
+        Largest[Kind] = std::max(Largest[Kind], Count);
+    }
+    for (const auto &[Kind, Count] : Largest)
+      Stages[Kind] = Stages.count(Kind) ? std::min(Stages[Kind], Count) : Count;
+  }
+  std::map<std::string, std::string> Out;
+  for (const auto &[Kind, Count] : Stages)
+    Out[Kind] = Kind == "registers" ? Kind : std::to_string(Count) + ":" + Kind;
+  return Out;
+}
+
+// The CI check of every plan: for each testdata program, each kind of plan its loops may take
+// (registers, per-element, 16-byte, engine; one stage count each) is written with --plan-choice
+// and its device code built by nvcc for sm_80 and sm_90 in one run (no host compile: what a plan
+// changes is device code). A plan that does not build fails with nvcc's output.
+class NvccPlans : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NvccPlans, EveryPlanKindBuildsForSm80AndSm90) {
+  std::string Nvcc = findTool("nvcc");
+  if (Nvcc.empty())
+    GTEST_SKIP() << "nvcc not found";
+  const std::string In = sourceDir() + "/testdata/" + GetParam();
+  std::string Dir = tempDir();
+  ProcessResult Listed = runTilepipe(
+      {"--quiet", "--check-launch-resources=false", "--report=choices.json", In, "-o", "default.cu"}, Dir);
+  ASSERT_EQ(0, Listed.ExitCode) << Listed.Out << Listed.Err;
+  llvm::Expected<llvm::json::Value> Report = llvm::json::parse(readFile(Dir + "/choices.json"));
+  ASSERT_TRUE(static_cast<bool>(Report)) << llvm::toString(Report.takeError());
+  std::map<std::string, std::string> ToBuild = choicesToBuild(*Report);
+  if (ToBuild.empty()) {
+    // No loop takes a plan: none to build, and the program stays as it is.
+    EXPECT_EQ(readFile(In), readFile(Dir + "/default.cu")) << "rewritten with no loop that takes a plan";
+    return;
+  }
+  for (const auto &[Kind, Choice] : ToBuild) {
+    ProcessResult Write = runTilepipe({"--quiet", "--check-launch-resources=false", "--plan-choice=" + Choice,
+                                       "--report=" + Kind + ".json", In, "-o", Kind + ".cu"},
+                                      Dir);
+    ASSERT_EQ(0, Write.ExitCode) << Choice << "\n" << Write.Out << Write.Err;
+    // The program built is the plan's: every loop that offers the choice took it.
+    llvm::Expected<llvm::json::Value> Written = llvm::json::parse(readFile(Dir + "/" + Kind + ".json"));
+    ASSERT_TRUE(static_cast<bool>(Written)) << llvm::toString(Written.takeError());
+    for (const llvm::json::Value &L : *Written->getAsObject()->getArray("loops")) {
+      const llvm::json::Object &Loop = *L.getAsObject();
+      const llvm::json::Array *Choices = Loop.getArray("choices");
+      if (!takesPlans(Loop) || llvm::none_of(*Choices, [&](const llvm::json::Value &C) { return C == Choice; }))
+        continue;
+      const llvm::json::Object *Plan = Loop.getObject("plan");
+      EXPECT_TRUE(Plan && Plan->getString("choice") == Choice && Loop.getBoolean("transformed") == true)
+          << Choice << ": the loop at line " << *Loop.getInteger("line") << " did not take it";
+    }
+    ProcessResult Build = runProgram(Nvcc,
+                                     {"-std=c++17", "-fatbin", "-gencode", "arch=compute_80,code=sm_80", "-gencode",
+                                      "arch=compute_90,code=sm_90", runtimeInclude(), "-o", Kind + ".fatbin", Kind + ".cu"},
+                                     Dir);
+    EXPECT_EQ(0, Build.ExitCode) << Choice << " does not build for sm_80 and sm_90:\n" << Build.Out << Build.Err;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Testdata, NvccPlans, ::testing::ValuesIn(testdataNames()), fileCaseName);
 
 } // namespace
 
