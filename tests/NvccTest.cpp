@@ -1,10 +1,14 @@
 // Every rewritten testdata program builds with nvcc for sm_80 and sm_90, and its device code has
-// the asynchronous copies the rewrite promises (cp.async in the PTX nvcc keeps).
+// what its plans promise (read from the JSON report): cp.async in the PTX nvcc keeps where some
+// loop copies by cp.async, none where every rewritten loop prefetches through registers. Every
+// kind of plan each testdata loop may take builds for sm_80 and sm_90 (NvccPlans).
 #include "TestSupport.h"
 #include "llvm/Demangle/Demangle.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Regex.h"
 #include <gtest/gtest.h>
 #include <map>
+#include <set>
 
 using namespace tilepipe::test;
 
@@ -21,57 +25,73 @@ std::vector<std::string> rewrittenNames() {
 /// -I for tilepipe/runtime.cuh, which rewrites with tensor or bulk copies include.
 std::string runtimeInclude() { return "-I" + sourceDir() + "/runtime/include"; }
 
-struct Case {
-  std::string Name, Arch;
-};
+/// A test name from a testdata file name: its stem, every other character than a letter or digit
+/// made '_'.
+std::string caseName(const std::string &File) {
+  std::string S = File.substr(0, File.size() - 3);
+  for (char &C : S)
+    if (!isalnum(static_cast<unsigned char>(C)))
+      C = '_';
+  return S;
+}
 
-void PrintTo(const Case &C, std::ostream *OS) { *OS << C.Name << " for " << C.Arch; }
+std::string fileCaseName(const ::testing::TestParamInfo<std::string> &I) { return caseName(I.param); }
 
-class Nvcc : public ::testing::TestWithParam<Case> {};
+/// Some rewritten loop of R has a cp.async loop (every plan but the register-staged prefetch: the
+/// copy engine's loops keep one beside their tensor or bulk copies).
+bool plansCpAsync(const tilepipe::FileResult &R) {
+  return reportsCopyKind(R, "per-element", /*CpAsync=*/true) || reportsCopyKind(R, "16-byte", /*CpAsync=*/true);
+}
 
-TEST_P(Nvcc, BuildsAndHasCpAsync) {
+class Nvcc : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Nvcc, BuildsWithTheCopiesItsPlansPromise) {
   std::string Nvcc = findTool("nvcc");
   if (Nvcc.empty())
     GTEST_SKIP() << "nvcc not found";
-  const Case &C = GetParam();
-  // A full build (host and device), keeping the intermediate PTX to look at.
-  std::string Dir = tempDir();
-  ProcessResult Build = runProgram(Nvcc, {"-std=c++17", "-arch=" + C.Arch, runtimeInclude(), "-c", "-o", "out.o",
-                                          "-keep", sourceDir() + "/generated/" + C.Name},
-                                   Dir);
-  ASSERT_EQ(0, Build.ExitCode) << Build.Out << Build.Err;
-  EXPECT_EQ(Build.Err.find("warning"), std::string::npos) << Build.Err;
-  std::string Stem = C.Name.substr(0, C.Name.size() - 3);
-  std::string Ptx = readFile(Dir + "/" + Stem + ".ptx");
-  ASSERT_EQ(Ptx.find("<unreadable"), std::string::npos) << "nvcc kept no PTX";
-  EXPECT_NE(Ptx.find("cp.async.c"), std::string::npos) << "no cp.async in the PTX";
-  EXPECT_NE(Ptx.find("cp.async.commit_group"), std::string::npos);
-  EXPECT_NE(Ptx.find("cp.async.wait_group"), std::string::npos);
+  const std::string &Name = GetParam();
+  // The plans generated/ was made with: as users run the tool, with the launch check.
+  tilepipe::ToolOptions Opts = defaultOptions();
+  Opts.Plan = tilepipe::PlanPolicy::Model;
+  Opts.CheckLaunchResources = true;
+  tilepipe::FileResult R = runOnFile(sourceDir() + "/testdata/" + Name, Opts);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  const std::string Generated = readFile(sourceDir() + "/generated/" + Name);
+  ASSERT_EQ(Generated, R.Rewritten) << "generated/" << Name << " is not what the tool writes: the report is not its";
+  const bool CpAsync = plansCpAsync(R), Registers = reportsCopyKind(R, "registers");
+  ASSERT_TRUE(CpAsync || Registers) << "a rewritten program with no cp.async loop and no register-staged prefetch";
+  if (!CpAsync)
+    EXPECT_EQ(Generated.find("cuda/pipeline"), std::string::npos) << "cuda/pipeline included with no cp.async loop";
+  const std::string Stem = Name.substr(0, Name.size() - 3);
+  for (const char *Arch : {"sm_80", "sm_90"}) {
+    // A full build (host and device), keeping the intermediate PTX to look at.
+    std::string Dir = tempDir();
+    ProcessResult Build = runProgram(Nvcc, {"-std=c++17", "-arch=" + std::string(Arch), runtimeInclude(), "-c", "-o",
+                                            "out.o", "-keep", sourceDir() + "/generated/" + Name},
+                                     Dir);
+    ASSERT_EQ(0, Build.ExitCode) << Arch << "\n" << Build.Out << Build.Err;
+    EXPECT_EQ(Build.Err.find("warning"), std::string::npos) << Arch << "\n" << Build.Err;
+    std::string Ptx = readFile(Dir + "/" + Stem + ".ptx");
+    ASSERT_EQ(Ptx.find("<unreadable"), std::string::npos) << "nvcc kept no PTX";
+    if (!CpAsync) {
+      // Every rewritten loop prefetches through registers: plain loads and stores.
+      EXPECT_EQ(Ptx.find("cp.async"), std::string::npos) << Arch << ": cp.async in the PTX of register plans";
+      continue;
+    }
+    EXPECT_NE(Ptx.find("cp.async.c"), std::string::npos) << Arch << ": no cp.async in the PTX";
+    EXPECT_NE(Ptx.find("cp.async.commit_group"), std::string::npos) << Arch;
+    EXPECT_NE(Ptx.find("cp.async.wait_group"), std::string::npos) << Arch;
+  }
 }
 
-std::vector<Case> cases() {
-  std::vector<Case> Out;
-  for (const std::string &N : rewrittenNames())
-    for (const char *Arch : {"sm_80", "sm_90"})
-      Out.push_back({N, Arch});
-  return Out;
-}
-
-INSTANTIATE_TEST_SUITE_P(Generated, Nvcc, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<Case> &I) {
-                           std::string S = I.param.Name.substr(0, I.param.Name.size() - 3) + "_" +
-                                           I.param.Arch;
-                           for (char &C : S)
-                             if (!isalnum(static_cast<unsigned char>(C)))
-                               C = '_';
-                           return S;
-                         });
+INSTANTIATE_TEST_SUITE_P(Generated, Nvcc, ::testing::ValuesIn(rewrittenNames()), fileCaseName);
 
 TEST(Nvcc, EnoughProgramsAreRewritten) { EXPECT_GE(rewrittenNames().size(), 12u); }
 
-// --mode=auto: one output for every GPU. Its PTX has, per target, the copies the remark promises:
+// --mode=auto: one output for every GPU. Its PTX has, per target, the copies the report promises:
 // tensor copies (cp.async.bulk.tensor) and bulk copies (cp.async.bulk) on sm_90, 16-byte cp.async
-// on sm_80 and later, and on sm_75 the original loop (no cp.async at all).
+// on sm_80 and later, and on sm_75 the original loop (no cp.async at all); a program whose loops
+// all prefetch through registers has no cp.async on any target.
 class NvccAuto : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(NvccAuto, EachTargetGetsItsCopies) {
@@ -86,6 +106,8 @@ TEST_P(NvccAuto, EachTargetGetsItsCopies) {
   const bool Tma = reportsCopyKind(R, "tensor");
   const bool Bulk = reportsCopyKind(R, "bulk");
   const bool Wide = reportsCopyKind(R, "16-byte", /*CpAsync=*/true);
+  const bool CpAsync = plansCpAsync(R);
+  ASSERT_TRUE(CpAsync || reportsCopyKind(R, "registers")) << "no loop rewritten";
   std::string Dir = tempDir();
   writeFile(Dir + "/auto.cu", R.Rewritten);
   for (const char *Arch : {"sm_75", "sm_80", "sm_90"}) {
@@ -98,6 +120,10 @@ TEST_P(NvccAuto, EachTargetGetsItsCopies) {
     std::string A = Arch;
     if (A == "sm_75") {
       EXPECT_EQ(Ptx.find("cp.async"), std::string::npos) << "cp.async below sm_80";
+      continue;
+    }
+    if (!CpAsync) {
+      EXPECT_EQ(Ptx.find("cp.async"), std::string::npos) << A << ": cp.async in the PTX of register plans";
       continue;
     }
     EXPECT_NE(Ptx.find("cp.async.commit_group"), std::string::npos) << A;
@@ -121,14 +147,7 @@ TEST_P(NvccAuto, EachTargetGetsItsCopies) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Testdata, NvccAuto, ::testing::ValuesIn(rewrittenNames()),
-                         [](const ::testing::TestParamInfo<std::string> &I) {
-                           std::string S = I.param.substr(0, I.param.size() - 3);
-                           for (char &C : S)
-                             if (!isalnum(static_cast<unsigned char>(C)))
-                               C = '_';
-                           return S;
-                         });
+INSTANTIATE_TEST_SUITE_P(Testdata, NvccAuto, ::testing::ValuesIn(rewrittenNames()), fileCaseName);
 
 /// Registers per thread of each kernel nvcc builds from File for sm_90, by demangled name without
 /// its parameters (the rewrite appends tensor-map parameters).
@@ -180,14 +199,7 @@ TEST_P(NvccRegisters, RewriteKeepsTheWarpsAnSmHolds) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Generated, NvccRegisters, ::testing::ValuesIn(rewrittenNames()),
-                         [](const ::testing::TestParamInfo<std::string> &I) {
-                           std::string S = I.param.substr(0, I.param.size() - 3);
-                           for (char &C : S)
-                             if (!isalnum(static_cast<unsigned char>(C)))
-                               C = '_';
-                           return S;
-                         });
+INSTANTIATE_TEST_SUITE_P(Generated, NvccRegisters, ::testing::ValuesIn(rewrittenNames()), fileCaseName);
 
 // With --tma-3d-tiles, the bricks of brick_tiles take tensor copies of three dimensions: the sm_90
 // PTX has them, and the kernel still fits as many warps on an SM as the original (the rolled
@@ -214,6 +226,101 @@ TEST(Nvcc, ThreeDimensionalTensorCopiesWhenAsked) {
   EXPECT_GE(warpsByRegisters(After["brick_mix"]), warpsByRegisters(Before["brick_mix"]))
       << Before["brick_mix"] << " registers before, " << After["brick_mix"] << " after";
 }
+
+/// The kind of a plan choice as the report writes it: "registers", or the copies of
+/// "<stages>:<copies>" ("per-element", "16-byte", "engine"); "" for "keep".
+std::string choiceKind(llvm::StringRef Choice) {
+  if (Choice == "keep")
+    return "";
+  return Choice.contains(':') ? Choice.split(':').second.str() : Choice.str();
+}
+
+/// Whether a plan decides what becomes of the loop: it was rewritten, or kept for its plan (the
+/// model's no-gain, or a chosen plan-kept). A loop refused after the analysis (its text cannot be
+/// cut, say) lists legal choices but takes none.
+bool takesPlans(const llvm::json::Object &Loop) {
+  std::optional<llvm::StringRef> Reason = Loop.getString("reason");
+  return Loop.getArray("choices") && (!Reason || *Reason == "no-gain" || *Reason == "plan-kept");
+}
+
+/// Per plan kind some loop of the report may take, the one choice to build it with: the largest
+/// stage count legal for every loop that offers the kind (each offers 2 up to its own largest;
+/// the count only changes a constant). --plan-choice gives a choice to each loop where it is
+/// legal, so with that count every loop that offers the kind takes it in the one build.
+std::map<std::string, std::string> choicesToBuild(const llvm::json::Value &Report) {
+  std::map<std::string, unsigned> Stages; // by kind, the least over loops of their largest count
+  for (const llvm::json::Value &L : *Report.getAsObject()->getArray("loops")) {
+    if (!takesPlans(*L.getAsObject()))
+      continue;
+    const llvm::json::Array *Choices = L.getAsObject()->getArray("choices");
+    std::map<std::string, unsigned> Largest;
+    for (const llvm::json::Value &C : *Choices) {
+      llvm::StringRef Choice = *C.getAsString();
+      std::string Kind = choiceKind(Choice);
+      unsigned Count = 0;
+      if (!Kind.empty() && Choice.contains(':'))
+        Choice.split(':').first.getAsInteger(10, Count);
+      if (!Kind.empty())
+        Largest[Kind] = std::max(Largest[Kind], Count);
+    }
+    for (const auto &[Kind, Count] : Largest)
+      Stages[Kind] = Stages.count(Kind) ? std::min(Stages[Kind], Count) : Count;
+  }
+  std::map<std::string, std::string> Out;
+  for (const auto &[Kind, Count] : Stages)
+    Out[Kind] = Kind == "registers" ? Kind : std::to_string(Count) + ":" + Kind;
+  return Out;
+}
+
+// The CI check of every plan: for each testdata program, each kind of plan its loops may take
+// (registers, per-element, 16-byte, engine; one stage count each) is written with --plan-choice
+// and its device code built by nvcc for sm_80 and sm_90 in one run (no host compile: what a plan
+// changes is device code). A plan that does not build fails with nvcc's output.
+class NvccPlans : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NvccPlans, EveryPlanKindBuildsForSm80AndSm90) {
+  std::string Nvcc = findTool("nvcc");
+  if (Nvcc.empty())
+    GTEST_SKIP() << "nvcc not found";
+  const std::string In = sourceDir() + "/testdata/" + GetParam();
+  std::string Dir = tempDir();
+  ProcessResult Listed = runTilepipe(
+      {"--quiet", "--check-launch-resources=false", "--report=choices.json", In, "-o", "default.cu"}, Dir);
+  ASSERT_EQ(0, Listed.ExitCode) << Listed.Out << Listed.Err;
+  llvm::Expected<llvm::json::Value> Report = llvm::json::parse(readFile(Dir + "/choices.json"));
+  ASSERT_TRUE(static_cast<bool>(Report)) << llvm::toString(Report.takeError());
+  std::map<std::string, std::string> ToBuild = choicesToBuild(*Report);
+  if (ToBuild.empty()) {
+    // No loop takes a plan: none to build, and the program stays as it is.
+    EXPECT_EQ(readFile(In), readFile(Dir + "/default.cu")) << "rewritten with no loop that takes a plan";
+    return;
+  }
+  for (const auto &[Kind, Choice] : ToBuild) {
+    ProcessResult Write = runTilepipe({"--quiet", "--check-launch-resources=false", "--plan-choice=" + Choice,
+                                       "--report=" + Kind + ".json", In, "-o", Kind + ".cu"},
+                                      Dir);
+    ASSERT_EQ(0, Write.ExitCode) << Choice << "\n" << Write.Out << Write.Err;
+    // The program built is the plan's: every loop that offers the choice took it.
+    llvm::Expected<llvm::json::Value> Written = llvm::json::parse(readFile(Dir + "/" + Kind + ".json"));
+    ASSERT_TRUE(static_cast<bool>(Written)) << llvm::toString(Written.takeError());
+    for (const llvm::json::Value &L : *Written->getAsObject()->getArray("loops")) {
+      const llvm::json::Object &Loop = *L.getAsObject();
+      const llvm::json::Array *Choices = Loop.getArray("choices");
+      if (!takesPlans(Loop) || llvm::none_of(*Choices, [&](const llvm::json::Value &C) { return C == Choice; }))
+        continue;
+      const llvm::json::Object *Plan = Loop.getObject("plan");
+      EXPECT_TRUE(Plan && Plan->getString("choice") == Choice && Loop.getBoolean("transformed") == true)
+          << Choice << ": the loop at line " << *Loop.getInteger("line") << " did not take it";
+    }
+    ProcessResult Build = runProgram(Nvcc,
+                                     {"-std=c++17", "-fatbin", "-gencode", "arch=compute_80,code=sm_80", "-gencode",
+                                      "arch=compute_90,code=sm_90", runtimeInclude(), "-o", Kind + ".fatbin", Kind + ".cu"},
+                                     Dir);
+    EXPECT_EQ(0, Build.ExitCode) << Choice << " does not build for sm_80 and sm_90:\n" << Build.Out << Build.Err;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Testdata, NvccPlans, ::testing::ValuesIn(testdataNames()), fileCaseName);
 
 } // namespace
 
