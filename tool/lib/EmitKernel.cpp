@@ -7,6 +7,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringExtras.h"
+#include <optional>
 #include <set>
 
 using namespace clang;
@@ -40,17 +41,16 @@ std::vector<const CUDAKernelCallExpr *> hostLaunches(ASTContext &Ctx) {
   return Found.Calls;
 }
 
-llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps &K, FreshNames &Names,
-                                              llvm::ArrayRef<const CUDAKernelCallExpr *> Launches) {
+/// The end of the token at L, in the file.
+static SourceLocation endOfToken(ASTContext &Ctx, SourceLocation L) {
   const SourceManager &SM = Ctx.getSourceManager();
+  return Lexer::getLocForEndOfToken(SM.getExpansionRange(L).getEnd(), 0, SM, Ctx.getLangOpts());
+}
+
+/// The kernel's new parameters, each map and the flag, defaulted so that launches tilepipe does
+/// not see still compile: the text and where it goes (after the last parameter).
+static std::pair<SourceLocation, std::string> mapParameters(ASTContext &Ctx, const KernelMaps &K) {
   const FunctionDecl *P = K.Pattern;
-  std::string Name = P->getNameAsString();
-  std::string Launcher = "tilepipe_launch_" + Name;
-  const LangOptions &LO = Ctx.getLangOpts();
-  auto EndOf = [&](SourceLocation L) {
-    return Lexer::getLocForEndOfToken(SM.getExpansionRange(L).getEnd(), 0, SM, LO);
-  };
-  // 1. The parameters, defaulted so that launches tilepipe does not see still compile.
   std::vector<std::string> NewParams;
   for (const auto &[T, MapName] : K.Tiles)
     NewParams.push_back("const __grid_constant__ ::tilepipe_rt::TileMap " + MapName +
@@ -59,14 +59,19 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
   SourceLocation At;
   std::string Lead = ", ";
   if (P->getNumParams())
-    At = EndOf(P->getParamDecl(P->getNumParams() - 1)->getEndLoc());
+    At = endOfToken(Ctx, P->getParamDecl(P->getNumParams() - 1)->getEndLoc());
   else if (auto FTL = P->getFunctionTypeLoc())
-    At = SM.getExpansionLoc(FTL.getRParenLoc()), Lead = "";
-  // 2. The launcher, after the kernel (after the template, for a template).
-  const Decl *Outer = P;
+    At = Ctx.getSourceManager().getExpansionLoc(FTL.getRParenLoc()), Lead = "";
+  return {At, Lead + llvm::join(NewParams, ", ")};
+}
+
+/// What the launcher repeats of the kernel (its name, template header, parameters) and the names
+/// it takes.
+static LauncherParts launcherParts(ASTContext &Ctx, const KernelMaps &K, FreshNames &Names) {
+  const FunctionDecl *P = K.Pattern;
+  std::string Name = P->getNameAsString();
   std::string Header, TemplateArgs;
   if (const FunctionTemplateDecl *FTD = P->getDescribedFunctionTemplate()) {
-    Outer = FTD;
     Header = sourceText(Ctx, FTD->getTemplateParameters()->getSourceRange());
     std::vector<std::string> Args;
     for (const NamedDecl *TP : *FTD->getTemplateParameters())
@@ -91,7 +96,7 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
   LP.Kernel = Name + TemplateArgs;
   LP.Qualifier = Qualifier;
   LP.TemplateHeader = Header;
-  LP.Launcher = Launcher;
+  LP.Launcher = "tilepipe_launch_" + Name;
   auto Fresh = [&](const char *Base) { return Names.get(Base); };
   LP.Grid = Fresh("grid");
   LP.Block = Fresh("block");
@@ -104,8 +109,66 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
     LP.Args.push_back(Parm->getNameAsString());
   }
   LP.Tiles = K.Tiles;
+  return LP;
+}
+
+/// A launch site `kernel<<<grid, block[, shared[, stream]]>>>(args)` rewritten to call Launcher
+/// (grid, block, shared, stream, args), or nullopt where its text cannot be taken (a macro).
+static std::optional<tooling::Replacement> launchThrough(ASTContext &Ctx, const CUDAKernelCallExpr *Call,
+                                                         const std::string &Launcher) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  const auto *Ref = dyn_cast<DeclRefExpr>(Call->getCallee()->IgnoreParenImpCasts());
+  const CallExpr *Config = Call->getConfig();
+  std::vector<std::string> Cfg;
+  bool Ok2 = Ref && Config && Config->getNumArgs() >= 2;
+  for (unsigned I = 0; Ok2 && I < 4; ++I) {
+    const Expr *A = I < Config->getNumArgs() ? Config->getArg(I) : nullptr;
+    if (!A || isa<CXXDefaultArgExpr>(A)) {
+      Cfg.push_back("0");
+      continue;
+    }
+    std::string T = sourceText(Ctx, A->getSourceRange());
+    Ok2 &= !T.empty();
+    Cfg.push_back(T);
+  }
+  std::vector<std::string> Args;
+  for (const Expr *A : Call->arguments()) {
+    if (!Ok2 || isa<CXXDefaultArgExpr>(A))
+      break;
+    std::string T = sourceText(Ctx, A->getSourceRange());
+    Ok2 &= !T.empty();
+    Args.push_back(T);
+  }
+  std::string TArgs;
+  if (Ok2 && Ref->hasExplicitTemplateArgs()) {
+    TArgs = sourceText(Ctx, SourceRange(Ref->getLAngleLoc(), Ref->getRAngleLoc()));
+    Ok2 &= !TArgs.empty();
+  }
+  std::string Qualifier = Ok2 && Ref->getQualifierLoc()
+                              ? sourceText(Ctx, Ref->getQualifierLoc().getSourceRange())
+                              : "";
+  CharSourceRange Whole = Lexer::makeFileCharRange(
+      CharSourceRange::getTokenRange(Call->getSourceRange()), SM, Ctx.getLangOpts());
+  if (!Ok2 || Whole.isInvalid())
+    return std::nullopt;
+  std::string New = Qualifier + Launcher + TArgs + "(" + llvm::join(Cfg, ", ");
+  for (const std::string &A : Args)
+    New += ", " + A;
+  return tooling::Replacement(SM, Whole, New + ")", Ctx.getLangOpts());
+}
+
+llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps &K, FreshNames &Names,
+                                              llvm::ArrayRef<const CUDAKernelCallExpr *> Launches) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  const FunctionDecl *P = K.Pattern;
+  std::string Name = P->getNameAsString();
+  // 1. The parameters; 2. the launcher, after the kernel (after the template, for a template).
+  auto [At, Params] = mapParameters(Ctx, K);
+  LauncherParts LP = launcherParts(Ctx, K, Names);
+  const std::string Launcher = LP.Launcher;
   std::string LauncherText = emitLauncher(LP);
-  SourceLocation After = EndOf(Outer->getEndLoc());
+  const Decl *Outer = P->getDescribedFunctionTemplate() ? static_cast<const Decl *>(P->getDescribedFunctionTemplate()) : P;
+  SourceLocation After = endOfToken(Ctx, Outer->getEndLoc());
   std::string LauncherProblem;
   tooling::Replacements KEdits;
   auto AddEdit = [&](const tooling::Replacement &R) {
@@ -115,10 +178,10 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
   if (At.isInvalid() || After.isInvalid())
     LauncherProblem = "the end of the kernel's parameters or body is not in the file";
   else {
-    AddEdit(tooling::Replacement(SM, At, 0, Lead + llvm::join(NewParams, ", ")));
+    AddEdit(tooling::Replacement(SM, At, 0, Params));
     AddEdit(tooling::Replacement(SM, After, 0, "\n" + StringRef(LauncherText).rtrim('\n').str()));
   }
-  // 3. Launch sites in this file: kernel<<<grid, block[, shared[, stream]]>>>(args).
+  // 3. Launch sites in this file.
   std::set<unsigned> Done;
   unsigned Rewritten = 0, Left = 0;
   for (const CUDAKernelCallExpr *Call : Launches) {
@@ -130,47 +193,12 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
       continue;
     if (!Done.insert(SM.getFileOffset(B)).second)
       continue;
-    const auto *Ref = dyn_cast<DeclRefExpr>(Call->getCallee()->IgnoreParenImpCasts());
-    const CallExpr *Config = Call->getConfig();
-    std::vector<std::string> Cfg;
-    bool Ok2 = Ref && Config && Config->getNumArgs() >= 2;
-    for (unsigned I = 0; Ok2 && I < 4; ++I) {
-      const Expr *A = I < Config->getNumArgs() ? Config->getArg(I) : nullptr;
-      if (!A || isa<CXXDefaultArgExpr>(A)) {
-        Cfg.push_back("0");
-        continue;
-      }
-      std::string T = sourceText(Ctx, A->getSourceRange());
-      Ok2 &= !T.empty();
-      Cfg.push_back(T);
-    }
-    std::vector<std::string> Args;
-    for (const Expr *A : Call->arguments()) {
-      if (!Ok2 || isa<CXXDefaultArgExpr>(A))
-        break;
-      std::string T = sourceText(Ctx, A->getSourceRange());
-      Ok2 &= !T.empty();
-      Args.push_back(T);
-    }
-    std::string TArgs;
-    if (Ok2 && Ref->hasExplicitTemplateArgs()) {
-      TArgs = sourceText(Ctx, SourceRange(Ref->getLAngleLoc(), Ref->getRAngleLoc()));
-      Ok2 &= !TArgs.empty();
-    }
-    std::string Qualifier = Ok2 && Ref->getQualifierLoc()
-                                ? sourceText(Ctx, Ref->getQualifierLoc().getSourceRange())
-                                : "";
-    CharSourceRange Whole = Lexer::makeFileCharRange(
-        CharSourceRange::getTokenRange(Call->getSourceRange()), SM, LO);
-    if (!Ok2 || Whole.isInvalid()) {
+    if (std::optional<tooling::Replacement> R = launchThrough(Ctx, Call, Launcher)) {
+      AddEdit(*R);
+      ++Rewritten;
+    } else {
       ++Left;
-      continue;
     }
-    std::string New = Qualifier + Launcher + TArgs + "(" + llvm::join(Cfg, ", ");
-    for (const std::string &A : Args)
-      New += ", " + A;
-    AddEdit(tooling::Replacement(SM, Whole, New + ")", LO));
-    ++Rewritten;
   }
   std::string Sites = Rewritten
                           ? std::to_string(Rewritten) + " launch site(s) in this file now call " +

@@ -232,12 +232,71 @@ static std::string lineOf(ASTContext &Ctx, const Stmt *S) {
          std::to_string(Ctx.getSourceManager().getExpansionLineNumber(S->getBeginLoc()));
 }
 
-bool allThreadsReach(ASTContext &Ctx, const TranslationUnitIndex &Index, EffectsAnalyzer &Effects,
-                     const FunctionDecl *F, const Stmt *S, std::string &Why, unsigned Depth) {
-  if (Depth > 4) {
-    Why = "its callers nest too deeply to follow";
+/// Whether P, the statement around Cur, lets every thread that reaches P reach Cur. Else false,
+/// with Why.
+static bool parentLetsAllThrough(ASTContext &Ctx, EffectsAnalyzer &Effects, const FunctionDecl *F,
+                                 const Stmt *P, const Stmt *Cur, std::string &Why) {
+  if (const auto *CS = dyn_cast<CompoundStmt>(P)) {
+    for (const Stmt *Before : CS->body()) {
+      if (Before == Cur)
+        break;
+      ExitFinder Ex(Ctx, Effects, F, false, 0);
+      Ex.TraverseStmt(const_cast<Stmt *>(Before));
+      if (!Ex.Found.empty()) {
+        Why = Ex.Found + lineOf(Ctx, Ex.At) + " may let threads leave before it";
+        return false;
+      }
+    }
+  } else if (const auto *If = dyn_cast<IfStmt>(P)) {
+    if (Cur == If->getCond() || If->getInit() || If->getConditionVariable()) {
+      Why = "the loop is part of an if's condition";
+      return false;
+    }
+    if (mayDifferAcrossThreads(Ctx, Effects, F, If->getCond())) {
+      Why = "it sits under 'if' with a condition that may differ between threads" +
+            lineOf(Ctx, If);
+      return false;
+    }
+  } else if (isa<ForStmt, WhileStmt, DoStmt>(P)) {
+    const Expr *Cond = nullptr;
+    const Stmt *Body = nullptr;
+    if (const auto *For = dyn_cast<ForStmt>(P)) {
+      Cond = For->getCond();
+      Body = For->getBody();
+    } else if (const auto *W = dyn_cast<WhileStmt>(P)) {
+      Cond = W->getCond();
+      Body = W->getBody();
+    } else {
+      Cond = cast<DoStmt>(P)->getCond();
+      Body = cast<DoStmt>(P)->getBody();
+    }
+    if (Cur != Body) {
+      Why = "the loop is part of another loop's header";
+      return false;
+    }
+    if (Cond && mayDifferAcrossThreads(Ctx, Effects, F, Cond)) {
+      Why = "an enclosing loop's condition may differ between threads" + lineOf(Ctx, P);
+      return false;
+    }
+    // A thread that leaves one iteration of the outer loop misses the next one.
+    ExitFinder Ex(Ctx, Effects, F, false, 0);
+    Ex.TraverseStmt(const_cast<Stmt *>(Body));
+    if (!Ex.Found.empty()) {
+      Why = Ex.Found + lineOf(Ctx, Ex.At) + " in an enclosing loop may let threads skip it";
+      return false;
+    }
+  } else if (!isa<AttributedStmt>(P)) {
+    Why = std::string("the loop is nested in a '") + P->getStmtClassName() + "'";
     return false;
   }
+  return true;
+}
+
+/// Whether every thread that enters F's body reaches S within F: no goto anywhere, nothing that
+/// may let threads leave before S in the blocks around it, no thread-dependent if or loop
+/// condition around it, no exit from an enclosing loop's body. Else false, with Why.
+static bool reachesWithin(ASTContext &Ctx, EffectsAnalyzer &Effects, const FunctionDecl *F,
+                          const Stmt *S, std::string &Why) {
   // A goto anywhere could jump over the statement or into a loop around it.
   struct Gotos : RecursiveASTVisitor<Gotos> {
     const Stmt *At = nullptr;
@@ -262,63 +321,17 @@ bool allThreadsReach(ASTContext &Ctx, const TranslationUnitIndex &Index, Effects
       Why = "the loop is not a statement of " + quoted(F) + "'s body";
       return false;
     }
-    if (const auto *CS = dyn_cast<CompoundStmt>(P)) {
-      for (const Stmt *Before : CS->body()) {
-        if (Before == Cur)
-          break;
-        ExitFinder Ex(Ctx, Effects, F, false, 0);
-        Ex.TraverseStmt(const_cast<Stmt *>(Before));
-        if (!Ex.Found.empty()) {
-          Why = Ex.Found + lineOf(Ctx, Ex.At) + " may let threads leave before it";
-          return false;
-        }
-      }
-    } else if (const auto *If = dyn_cast<IfStmt>(P)) {
-      if (Cur == If->getCond() || If->getInit() || If->getConditionVariable()) {
-        Why = "the loop is part of an if's condition";
-        return false;
-      }
-      if (mayDifferAcrossThreads(Ctx, Effects, F, If->getCond())) {
-        Why = "it sits under 'if' with a condition that may differ between threads" +
-              lineOf(Ctx, If);
-        return false;
-      }
-    } else if (isa<ForStmt, WhileStmt, DoStmt>(P)) {
-      const Expr *Cond = nullptr;
-      const Stmt *Body = nullptr;
-      if (const auto *For = dyn_cast<ForStmt>(P)) {
-        Cond = For->getCond();
-        Body = For->getBody();
-      } else if (const auto *W = dyn_cast<WhileStmt>(P)) {
-        Cond = W->getCond();
-        Body = W->getBody();
-      } else {
-        Cond = cast<DoStmt>(P)->getCond();
-        Body = cast<DoStmt>(P)->getBody();
-      }
-      if (Cur != Body) {
-        Why = "the loop is part of another loop's header";
-        return false;
-      }
-      if (Cond && mayDifferAcrossThreads(Ctx, Effects, F, Cond)) {
-        Why = "an enclosing loop's condition may differ between threads" + lineOf(Ctx, P);
-        return false;
-      }
-      // A thread that leaves one iteration of the outer loop misses the next one.
-      ExitFinder Ex(Ctx, Effects, F, false, 0);
-      Ex.TraverseStmt(const_cast<Stmt *>(Body));
-      if (!Ex.Found.empty()) {
-        Why = Ex.Found + lineOf(Ctx, Ex.At) + " in an enclosing loop may let threads skip it";
-        return false;
-      }
-    } else if (!isa<AttributedStmt>(P)) {
-      Why = std::string("the loop is nested in a '") + P->getStmtClassName() + "'";
+    if (!parentLetsAllThrough(Ctx, Effects, F, P, Cur, Why))
       return false;
-    }
     Cur = P;
   }
-  if (F->hasAttr<CUDAGlobalAttr>())
-    return true;
+  return true;
+}
+
+/// Whether every call of F, a __device__ function, is reached by every thread of its caller, and
+/// each caller likewise up to a kernel (Depth levels so far). Else false, with Why.
+static bool everyCallReached(ASTContext &Ctx, const TranslationUnitIndex &Index, EffectsAnalyzer &Effects,
+                             const FunctionDecl *F, std::string &Why, unsigned Depth) {
   auto Calls = Index.callersOf(F);
   if (Calls.empty()) {
     Why = quoted(F) + " is not called in this file";
@@ -359,6 +372,19 @@ bool allThreadsReach(ASTContext &Ctx, const TranslationUnitIndex &Index, Effects
     }
   }
   return true;
+}
+
+bool allThreadsReach(ASTContext &Ctx, const TranslationUnitIndex &Index, EffectsAnalyzer &Effects,
+                     const FunctionDecl *F, const Stmt *S, std::string &Why, unsigned Depth) {
+  if (Depth > 4) {
+    Why = "its callers nest too deeply to follow";
+    return false;
+  }
+  if (!reachesWithin(Ctx, Effects, F, S, Why))
+    return false;
+  if (F->hasAttr<CUDAGlobalAttr>())
+    return true;
+  return everyCallReached(Ctx, Index, Effects, F, Why, Depth);
 }
 
 } // namespace tilepipe
