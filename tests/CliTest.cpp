@@ -42,7 +42,7 @@ TEST(Cli, OutputFileAndRemarks) {
   ProcessResult R = runTilepipe({example(), "-o", Out});
   ASSERT_EQ(0, R.ExitCode) << R.Err;
   EXPECT_EQ(readFile(sourceDir() + "/generated/matmul_guarded.cu"), readFile(Out));
-  llvm::Regex Remark("^[^ ]*matmul_guarded.cu:[0-9]+:[0-9]+: remark: \\[pipelined\\] rewritten into a "
+  llvm::Regex Remark("^.*matmul_guarded\\.cu:[0-9]+:[0-9]+: remark: \\[pipelined\\] rewritten into a "
                      "3-stage cp.async pipeline",
                      llvm::Regex::Newline);
   EXPECT_TRUE(Remark.match(R.Err)) << R.Err;

@@ -1,7 +1,7 @@
 // The text the analysis read must be the text every architecture compiles (P1): the parse is
 // for sm_90, the rewrite's cp.async path runs from sm_80.
 //
-// RUN: %check_tilepipe %s %t
+// RUN: %check_tilepipe "%s" "%t"
 
 #include <nv/target>
 

@@ -1,7 +1,7 @@
 // A macro named like a CUDA builtin: the rewrite's own code would read the macro. tilepipe
 // refuses every loop of a file that defines one, so this case has a file of its own.
 //
-// RUN: %check_tilepipe %s %t
+// RUN: %check_tilepipe "%s" "%t"
 
 // CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [unsupported]
 namespace MacroNamedBlockDim {

@@ -1,7 +1,7 @@
 // The rewrite's own code reads threadIdx and blockDim by name: a declaration of the user's of
 // such a name, in the function or an enclosing namespace, would be what it reads.
 //
-// RUN: %check_tilepipe %s %t
+// RUN: %check_tilepipe "%s" "%t"
 
 // CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [unsupported]
 namespace LocalNamedBlockDim {

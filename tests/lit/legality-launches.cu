@@ -1,6 +1,6 @@
 // Launches: more static shared memory must not crowd out a launch's dynamic shared memory.
 //
-// RUN: %check_tilepipe %s %t
+// RUN: %check_tilepipe "%s" "%t"
 
 // CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [launch-resources]
 namespace KernelUsesDynamicSharedMemory {

@@ -2,7 +2,7 @@
 // copy, a device function, a reference, an atomic, a global pointer, a function defined elsewhere,
 // a virtual call, a struct's reference member; beside the close safe forms that are rewritten.
 //
-// RUN: %check_tilepipe %s %t
+// RUN: %check_tilepipe "%s" "%t"
 
 #include <cuda/std/functional>
 

@@ -1,6 +1,6 @@
 // Other blocks' writes that the compute phase waits for (C7): a copy may not pass an acquire.
 //
-// RUN: %check_tilepipe %s %t
+// RUN: %check_tilepipe "%s" "%t"
 
 #include <cuda/semaphore>
 #include <cuda/atomic>

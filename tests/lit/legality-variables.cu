@@ -2,7 +2,7 @@
 // a lambda, a device function taking int&, a const member that is not const), and functions in an
 // index that read memory; beside the safe forms that are rewritten.
 //
-// RUN: %check_tilepipe %s %t
+// RUN: %check_tilepipe "%s" "%t"
 
 // CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [induction-step]
 namespace InductionThroughReference {

@@ -1,6 +1,6 @@
 // One construct per reason ID: each loop gets its reason and is left byte for byte.
 //
-// RUN: %check_tilepipe %s %t
+// RUN: %check_tilepipe "%s" "%t"
 
 #include <cuda_pipeline.h>
 #define T 64

@@ -3,7 +3,7 @@
 // preprocessor conditional leaves the loop alone (source-text), byte for byte. Comments of several
 // lines, line comments that end their line and whole conditionals move with their slices.
 //
-// RUN: %check_tilepipe %s %t
+// RUN: %check_tilepipe "%s" "%t"
 
 #define T 64
 

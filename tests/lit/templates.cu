@@ -4,7 +4,7 @@
 // its rewrite needs a barrier after the loop and the other's does not. One bad instantiation
 // refuses the whole template; one never instantiated cannot be sized.
 //
-// RUN: %check_tilepipe %s %t
+// RUN: %check_tilepipe "%s" "%t"
 
 // CHECK-MESSAGES: :[[@LINE+10]]:3: remark: [instantiations-disagree]
 namespace InstantiationsDisagree {

@@ -3,7 +3,7 @@
 // bytes, an index that does not step evenly, and each guard or fill a guarded tensor copy refuses.
 // The plan (CHECK-PLAN) has no copy-engine path, and no tensor map is written.
 //
-// RUN: %check_tilepipe %s %t -- --mode=tma --tma-min-stage-bytes=0
+// RUN: %check_tilepipe "%s" "%t" -- --mode=tma --tma-min-stage-bytes=0
 
 // CHECK-FIXES-NOT: CUtensorMap
 

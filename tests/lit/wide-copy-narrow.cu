@@ -1,7 +1,7 @@
 // Tiles that stay per element (no block-wide 16-byte chunks), each with the reason the remark
 // gives; the copy kind itself is read from the report's plan (CHECK-PLAN).
 //
-// RUN: %check_tilepipe %s %t
+// RUN: %check_tilepipe "%s" "%t"
 
 #define T 64
 

@@ -9,6 +9,14 @@
 
 namespace tilepipe {
 
+/// S as one word of bash, whatever it holds (a folder with spaces or quotes in its name).
+static std::string shellQuoted(llvm::StringRef S) {
+  std::string Out = "'";
+  for (char C : S)
+    Out += C == '\'' ? std::string("'\\''") : std::string(1, C);
+  return Out + "'";
+}
+
 static const char DriverTemplate[] =
 #include "VerifyDriverTemplate.inc"
     ;
@@ -148,8 +156,8 @@ nvcc=${{NVCC:-nvcc}
 command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
 # include/: tilepipe's runtime (tilepipe/runtime.cuh), which a rewrite with tensor or bulk copies
 # includes; then the original's own folder, for headers it includes by relative path.
-inc="-Iinclude -I{2}"
-build() {{ "$nvcc" -O3 -std=c++17 -arch="$arch" $inc -w ${{TP_NVCC_FLAGS:-} -DTP_SOURCE="\"$1.cu\"" -o "$1" driver.cu; }
+inc=(-Iinclude -I{2})
+build() {{ "$nvcc" -O3 -std=c++17 -arch="$arch" "${{inc[@]}" -w ${{TP_NVCC_FLAGS:-} -DTP_SOURCE="\"$1.cu\"" -o "$1" driver.cu; }
 variants=("$@")
 [ $# -gt 0 ] || variants=(original rewritten compute_only)
 pids=()
@@ -181,7 +189,7 @@ for i in "${{!pids[@]}"; do
 done
 exit $status
 )sh",
-                                    Source, Arch, AbsSourceDir.str());
+                                    Source, Arch, shellQuoted(AbsSourceDir.str()));
   std::string Run = llvm::formatv(R"sh(#!/usr/bin/env bash
 # Runs the original and the rewritten {0} on the spec's cases, {1} times each, and compares
 # every output; times both, and the floors: the compute-only variant's time and the bytes the case
