@@ -364,7 +364,7 @@ TEST(VerifyCli, BundleCarriesTheRuntimeHeader) {
   EXPECT_NE(readFile(Dir + "/rewritten.cu").find("\n#include <tilepipe/runtime.cuh>\n"), std::string::npos);
   EXPECT_EQ(readFile(sourceDir() + "/runtime/include/tilepipe/runtime.cuh"),
             readFile(Dir + "/include/tilepipe/runtime.cuh"));
-  EXPECT_NE(readFile(Dir + "/build.sh").find("inc=\"-Iinclude -I"), std::string::npos) << readFile(Dir + "/build.sh");
+  EXPECT_NE(readFile(Dir + "/build.sh").find("inc=(-Iinclude -I'"), std::string::npos) << readFile(Dir + "/build.sh");
 }
 
 TEST(VerifyCli, BadSpecIsAnError) {
