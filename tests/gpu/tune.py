@@ -14,9 +14,13 @@ record and writes the tuning file that `tilepipe --tuning` reads.
       on the GPU machine
   tests/gpu/tune.py select --benchmark DIR/result/benchmark.json [--margin 0.02] -o tuning.json
       where tilepipe is built: per loop, the plan of the fastest variant of its kernel's timed
-      cases, where it beats the original by more than the margin and more than the two medians'
-      spreads (their interquartile ranges over the median); otherwise keep. Loops are keyed by file,
-      function, line and a fingerprint of their text, for the GPU's architecture.
+      cases (the geomean over the instantiations and cases that share the loop's text), where
+      that geomean beats the original by more than the margin and more than the medians' spreads
+      (their interquartile ranges over the median), and no case runs slower than the original by
+      more than its spread; otherwise keep. Where the fastest is `default`, the cost model's own
+      plan (which may differ per launch), the loop gets no entry, so that the model plans it.
+      Loops are keyed by file, function, line and a fingerprint of their text, for the GPU's
+      architecture.
 
 A variant whose outputs differ from the original's is never chosen: it is a bug, and `select`
 says so loudly and exits 1 after writing the rest.
@@ -101,9 +105,11 @@ def select(args):
     gpu = (bench.get('gpu') or {}).get('name', '') if isinstance(bench.get('gpu'), dict) else str(bench.get('gpu') or '')
     names = [v['name'] if isinstance(v, dict) else v for v in bench['variants']]
     plans = [n for n in names if plan_of_variant(n)]
+    # The cost model's plan competes too: where it wins, the loop is left to the model.
+    candidates = plans + [n for n in names if n == 'default']
     bugs = []
-    # Per spec and function (the kernel without template arguments): each plan's speedups on the
-    # timed cases, where it ran, matched the original, and beat it by more than the noise.
+    # Per spec and function (the kernel without template arguments): each candidate's speedups on
+    # the timed cases, where it ran and matched the original, with the noise of each.
     by_function = {}
     for k in bench['kernels']:
         fn = k['kernel'].split('<')[0].strip()
@@ -111,11 +117,11 @@ def select(args):
         o = k['variants'].get('original', {})
         entry = by_function.setdefault(key, {'cases': [], 'scores': {}})
         entry['cases'].append(k['case'])
-        for name in plans:
+        for name in candidates:
             v = k['variants'].get(name, {})
             st = v.get('status')
             if st in ('differs', 'failed', 'build failed'):
-                bugs.append('%s %s (%s): the %s plan %s' % (k['spec'], k['kernel'], k['case'], plan_of_variant(name), st))
+                bugs.append('%s %s (%s): the %s plan %s' % (k['spec'], k['kernel'], k['case'], plan_of_variant(name) or name, st))
             ok = st == 'ok' and o.get('status') == 'ok' and v.get('median_ms') and o.get('median_ms')
             s = entry['scores'].setdefault(name, [])
             if not ok:
@@ -129,15 +135,19 @@ def select(args):
         best, best_speed = None, None
         for name, scores in e['scores'].items():
             if any(s is None for s in scores):
-                continue  # a plan must run, and match, on every timed case of the function
+                continue  # a candidate must run, and match, on every timed case of the function
             speeds = [s for s, _ in scores]
-            if any(s <= 1 + n for s, n in scores):
-                continue  # it must win on every case by more than the noise
+            if any(s < 1 - n for s, n in scores):
+                continue  # it may lose on no case by more than the noise
             g = geomean(speeds)
+            if g <= 1 + max(n for _, n in scores):
+                continue  # and must win, over the cases together, by more than the noise
             if best_speed is None or g > best_speed:
                 best, best_speed = name, g
-        choice = plan_of_variant(best) if best else 'keep'
+        choice = 'model' if best == 'default' else plan_of_variant(best) if best else 'keep'
         table.append((spec, fn, choice, best_speed))
+        if choice == 'model':
+            continue
         source = os.path.join(ROOT, 'testdata', spec + '.cu')
         for loop in loops_of(tilepipe, source):
             if loop['kernel'] != fn or 'fingerprint' not in loop:
@@ -157,7 +167,7 @@ def select(args):
         with open(tmp, 'w') as f:
             f.write(text)
         os.replace(tmp, args.output)
-    print('| spec | function | chosen plan | geomean speedup of its timed cases |', file=sys.stderr)
+    print('| spec | function | chosen plan (model: no entry, the cost model plans it) | geomean speedup of its timed cases |', file=sys.stderr)
     print('|---|---|---|---:|', file=sys.stderr)
     for spec, fn, choice, speed in table:
         print('| %s | %s | %s | %s |' % (spec, fn, choice, '%.2fx' % speed if speed else '-'), file=sys.stderr)

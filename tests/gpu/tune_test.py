@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""tune.py select on a made-up benchmark record: the fastest plan that beats the original on every
-timed case by more than the noise is chosen, per function; a close one is not; a plan whose outputs
-differ is a bug (exit 1) and never chosen. Needs tilepipe (for the loops' fingerprints), no GPU.
+"""tune.py select on a made-up benchmark record: per function, the fastest plan whose geomean over
+the timed cases beats the original by more than the noise, and which loses on no case past the
+noise, is chosen; a close one is not; where the cost model's own plan is fastest the loop gets no
+entry; a plan whose outputs differ is a bug (exit 1) and never chosen. Needs tilepipe (for the loops' fingerprints), no GPU.
 
   tune_test.py --tilepipe PATH
 """
@@ -74,6 +75,27 @@ def main():
         mm = [e for e in tuning['entries'] if e['kernel'] == 'matmul']
         check(rc == 1 and 'BUG' in err, 'a differing plan is reported: %d %s' % (rc, err))
         check(mm and all(e['plan'] == '2:16-byte' for e in mm), 'the differing plan is not chosen: %s' % mm)
+
+        # The loop's cases together: a plan 1.4x faster on one instantiation and 1 % slower, within
+        # the noise, on the other wins; 5 % slower on the other, past the noise, does not.
+        kernels[0]['variants'] = {'original': variant(10.0), 'p2e': variant(7.0)}
+        kernels[1]['variants'] = {'original': variant(10.0), 'p2e': variant(10.1)}
+        rc, tuning, err = select(tilepipe, record(kernels), tmp)
+        mm = [e for e in tuning['entries'] if e['kernel'] == 'matmul']
+        check(rc == 0 and mm and all(e['plan'] == '2:per-element' for e in mm),
+              'a win on one case and a tie within the noise on the other: %s' % mm)
+        kernels[1]['variants'] = {'original': variant(10.0), 'p2e': variant(10.5)}
+        rc, tuning, err = select(tilepipe, record(kernels), tmp)
+        mm = [e for e in tuning['entries'] if e['kernel'] == 'matmul']
+        check(rc == 0 and mm and all(e['plan'] == 'keep' for e in mm),
+              'a loss past the noise on one case keeps the loop: %s' % mm)
+
+        # The cost model's own plan (`default`) fastest: the loop gets no entry, the model plans it.
+        kernels[0]['variants'] = {'original': variant(10.0), 'default': variant(6.0), 'p2c': variant(8.0)}
+        kernels[1]['variants'] = {'original': variant(10.0), 'default': variant(10.0), 'p2c': variant(10.0)}
+        rc, tuning, err = select(tilepipe, record(kernels), tmp)
+        mm = [e for e in tuning['entries'] if e['kernel'] == 'matmul']
+        check(rc == 0 and not mm and 'model' in err, 'the model wins: no entry: %s %s' % (mm, err))
 
     for f in failures:
         print('FAIL: ' + f)
