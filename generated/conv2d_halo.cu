@@ -1,6 +1,7 @@
 // conv2d_halo.cu: multi-channel 2-D convolution (radius R = 2) summed over channels.
 // The tiled loop walks the channels; each trip copies a (TH+2R) x (TW+2R) halo tile
 // with nested strided copy loops and in-bounds `?:` zero fill.
+#include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -141,24 +142,79 @@ static void closeOutput(FILE* f) {
 // in: C planes of H x W; filt: C x FW x FW; out: H x W.
 __global__ void conv2d_channels(float* out, const float* in, const float* filt, int W, int H,
                                 int channels) {
-  __shared__ float tile[TH + 2 * R][TW + 2 * R];
+  __shared__ float tile_stages[2][TH + 2 * R][TW + 2 * R];
   const int x0 = blockIdx.x * TW - R;  // global coordinates of tile[0][0]
   const int y0 = blockIdx.y * TH - R;
   const int ox = blockIdx.x * TW + threadIdx.x;
   const int oy = blockIdx.y * TH + threadIdx.y;
   float acc = 0.0f;
-  // EXPECT: no-gain
-  for (int c = 0; c < channels; ++c) {
-    for (int y = threadIdx.y; y < TH + 2 * R; y += blockDim.y)
-      for (int x = threadIdx.x; x < TW + 2 * R; x += blockDim.x)
-        tile[y][x] = (y0 + y >= 0 && y0 + y < H && x0 + x >= 0 && x0 + x < W)
-                         ? in[(c * H + y0 + y) * W + x0 + x]
-                         : 0.0f;
-    __syncthreads();
-    for (int dy = 0; dy < FW; ++dy)
-      for (int dx = 0; dx < FW; ++dx)
-        acc += filt[(c * FW + dy) * FW + dx] * tile[threadIdx.y + dy][threadIdx.x + dx];
-    __syncthreads();
+  // EXPECT: pipelined
+  { // tilepipe: the pipeline where the launch leaves the SMs mostly idle (at most 16 warps per SM)
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  if ((unsigned long long)gridDim.x * gridDim.y * gridDim.z * ((blockDim.x * blockDim.y * blockDim.z + 31) / 32) <= 16ull * [] { unsigned sms; asm("mov.u32 %0, %%nsmid;" : "=r"(sms)); return sms; }())
+  // tilepipe: 2-stage pipeline of cp.async copies; the copies of the next 1 tiles overlap the compute on this one.
+  {
+    int c = 0;
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
+    auto c_fetch = c;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto c = c_fetch;
+      if (c < channels) {
+        auto &tile = tile_stages[fetch_stage];
+        for (int y = threadIdx.y; y < TH + 2 * R; y += blockDim.y)
+          for (int x = threadIdx.x; x < TW + 2 * R; x += blockDim.x)
+            if (y0 + y >= 0 && y0 + y < H && x0 + x >= 0 && x0 + x < W)
+              ::cuda::memcpy_async(&tile[y][x], &in[(c * H + y0 + y) * W + x0 + x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            else
+              tile[y][x] = 0.0f;
+        ++c;
+        c_fetch = c;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 2 ? 0 : fetch_stage + 1;
+    };
+    // Prologue: the copies of the first 1 tiles.
+    for (int prologue = 0; prologue < 1; ++prologue)
+      issue_tile();
+    int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
+    for (; c < channels; ++c) {
+      // This thread's copies of this tile have landed (one group per tile; 0 newer may be in flight).
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe);
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &tile = tile_stages[stage];
+      for (int dy = 0; dy < FW; ++dy)
+        for (int dx = 0; dx < FW; ++dx)
+          acc += filt[(c * FW + dy) * FW + dx] * tile[threadIdx.y + dy][threadIdx.x + dx];
+      pipe.consumer_release();
+      stage = stage + 1 == 2 ? 0 : stage + 1;
+    }
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
+  }
+  else
+#endif
+  { // tilepipe: below compute capability 8.0 and in launches that fill the GPU, the loop as it was
+    auto &tile = tile_stages[0];
+    for (int c = 0; c < channels; ++c) {
+      for (int y = threadIdx.y; y < TH + 2 * R; y += blockDim.y)
+        for (int x = threadIdx.x; x < TW + 2 * R; x += blockDim.x)
+          tile[y][x] = (y0 + y >= 0 && y0 + y < H && x0 + x >= 0 && x0 + x < W)
+                           ? in[(c * H + y0 + y) * W + x0 + x]
+                           : 0.0f;
+      __syncthreads();
+      for (int dy = 0; dy < FW; ++dy)
+        for (int dx = 0; dx < FW; ++dx)
+          acc += filt[(c * FW + dy) * FW + dx] * tile[threadIdx.y + dy][threadIdx.x + dx];
+      __syncthreads();
+    }
+  }
   }
   if (ox < W && oy < H) out[oy * W + ox] = acc;
 }

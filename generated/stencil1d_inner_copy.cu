@@ -1,6 +1,7 @@
 // stencil1d_inner_copy.cu: templated 1-D stencil (TS, R) whose tile copy is an
 // inner strided loop over TS + 2R elements; blockDim.x < TS + 2R so the copy loop
 // (and the compute loop) iterate several times per thread. Grid-stride over tiles.
+#include <cuda/pipeline>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -136,21 +137,75 @@ static void closeOutput(FILE* f) {
 // out[i] = sum_j w[j] * in[i + j], j = 0..2R.
 template <int TS, int R>
 __global__ void stencil_tiles(float* out, const float* in, const float* w, int numTiles) {
-  __shared__ float s[TS + 2 * R];
+  __shared__ float s_stages[2][TS + 2 * R];
   // The launches below never pass overlapping buffers: say so, since nothing in the code does.
   // tilepipe: assume-noalias=true
-  // EXPECT: no-gain
-  for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
-    for (int i = threadIdx.x; i < TS + 2 * R; i += blockDim.x)
-      s[i] = in[tile * TS + i];
-    __syncthreads();
-    for (int i = threadIdx.x; i < TS; i += blockDim.x) {
-      float acc = 0.0f;
-      for (int j = 0; j <= 2 * R; ++j)
-        acc += w[j] * s[i + j];
-      out[tile * TS + i] = acc;
+  // EXPECT: pipelined
+  { // tilepipe: the pipeline where the launch leaves the SMs mostly idle (at most 16 warps per SM)
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  if ((unsigned long long)gridDim.x * gridDim.y * gridDim.z * ((blockDim.x * blockDim.y * blockDim.z + 31) / 32) <= 16ull * [] { unsigned sms; asm("mov.u32 %0, %%nsmid;" : "=r"(sms)); return sms; }())
+  // tilepipe: 2-stage pipeline of cp.async copies; the copies of the next 1 tiles overlap the compute on this one.
+  {
+    int tile = blockIdx.x;
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
+    auto tile_fetch = tile;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto tile = tile_fetch;
+      if (tile < numTiles) {
+        auto &s = s_stages[fetch_stage];
+        for (int i = threadIdx.x; i < TS + 2 * R; i += blockDim.x)
+          ::cuda::memcpy_async(&s[i], &in[tile * TS + i],
+                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        tile += gridDim.x;
+        tile_fetch = tile;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 2 ? 0 : fetch_stage + 1;
+    };
+    // Prologue: the copies of the first 1 tiles.
+    for (int prologue = 0; prologue < 1; ++prologue)
+      issue_tile();
+    int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
+    for (; tile < numTiles; tile += gridDim.x) {
+      // This thread's copies of this tile have landed (one group per tile; 0 newer may be in flight).
+      ::cuda::pipeline_consumer_wait_prior<0>(pipe);
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &s = s_stages[stage];
+      for (int i = threadIdx.x; i < TS; i += blockDim.x) {
+        float acc = 0.0f;
+        for (int j = 0; j <= 2 * R; ++j)
+          acc += w[j] * s[i + j];
+        out[tile * TS + i] = acc;
+      }
+      pipe.consumer_release();
+      stage = stage + 1 == 2 ? 0 : stage + 1;
     }
-    __syncthreads();
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
+    __syncthreads(); // the loop's writes to memory are seen by every thread after it
+  }
+  else
+#endif
+  { // tilepipe: below compute capability 8.0 and in launches that fill the GPU, the loop as it was
+    auto &s = s_stages[0];
+    for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
+      for (int i = threadIdx.x; i < TS + 2 * R; i += blockDim.x)
+        s[i] = in[tile * TS + i];
+      __syncthreads();
+      for (int i = threadIdx.x; i < TS; i += blockDim.x) {
+        float acc = 0.0f;
+        for (int j = 0; j <= 2 * R; ++j)
+          acc += w[j] * s[i + j];
+        out[tile * TS + i] = acc;
+      }
+      __syncthreads();
+    }
+  }
   }
 }
 
@@ -187,6 +242,7 @@ int main(int argc, char** argv) {
   runCase<128, 3>(f, seed, 4, 11, 4, 32, false);       // 2 or 3 tiles per block
   runCase<256, 8>(f, seed, 5, 100 * 70, 100, 128, false); // 70 tiles per block
   runCase<128, 3>(f, seed, 6, 4096 * 64, 4096, 64, true); // 4096 blocks x 64 tiles (timed)
+  runCase<128, 3>(f, seed, 7, 2048 * 40, 2048, 32, false); // 2048 one-warp blocks x 40 tiles
   closeOutput(f);
   return 0;
 }

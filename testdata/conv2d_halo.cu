@@ -147,7 +147,7 @@ __global__ void conv2d_channels(float* out, const float* in, const float* filt, 
   const int ox = blockIdx.x * TW + threadIdx.x;
   const int oy = blockIdx.y * TH + threadIdx.y;
   float acc = 0.0f;
-  // EXPECT: no-gain
+  // EXPECT: pipelined
   for (int c = 0; c < channels; ++c) {
     for (int y = threadIdx.y; y < TH + 2 * R; y += blockDim.y)
       for (int x = threadIdx.x; x < TW + 2 * R; x += blockDim.x)

@@ -139,7 +139,7 @@ __global__ void stencil_tiles(float* out, const float* in, const float* w, int n
   __shared__ float s[TS + 2 * R];
   // The launches below never pass overlapping buffers: say so, since nothing in the code does.
   // tilepipe: assume-noalias=true
-  // EXPECT: no-gain
+  // EXPECT: pipelined
   for (int tile = blockIdx.x; tile < numTiles; tile += gridDim.x) {
     for (int i = threadIdx.x; i < TS + 2 * R; i += blockDim.x)
       s[i] = in[tile * TS + i];
@@ -187,6 +187,7 @@ int main(int argc, char** argv) {
   runCase<128, 3>(f, seed, 4, 11, 4, 32, false);       // 2 or 3 tiles per block
   runCase<256, 8>(f, seed, 5, 100 * 70, 100, 128, false); // 70 tiles per block
   runCase<128, 3>(f, seed, 6, 4096 * 64, 4096, 64, true); // 4096 blocks x 64 tiles (timed)
+  runCase<128, 3>(f, seed, 7, 2048 * 40, 2048, 32, false); // 2048 one-warp blocks x 40 tiles
   closeOutput(f);
   return 0;
 }

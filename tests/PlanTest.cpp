@@ -246,7 +246,8 @@ TEST(Plan, ModelPlanIsReportedToo) {
   EXPECT_EQ("pipelined", reasonInfo(L.Code).Id.str());
   EXPECT_NE(std::string::npos, L.message().find("planned by the cost model")) << L.message();
 
-  // Where that is not legal either (an inner copy loop), the loop stays as it is: no-gain.
+  // Where that is not legal either (an inner copy loop) and a second stage would add more than
+  // 2 KiB, the loop stays as it is: no-gain.
   FileResult I = runOnCode(InnerCopy, O);
   const LoopRecord &LI = onlyLoop(I);
   ASSERT_TRUE(LI.Plan);
@@ -254,6 +255,61 @@ TEST(Plan, ModelPlanIsReportedToo) {
   EXPECT_EQ("no-gain", reasonInfo(LI.Code).Id.str());
   EXPECT_EQ(CopyKind::PerElement, LI.Plan->Tiles.at(0).Kind);
   EXPECT_EQ(I.Original, I.Rewritten);
+}
+
+// An inner copy loop (no register-staged prefetch) of 1 KiB stages, under an if without braces.
+const char *SmallInnerCopy = R"(
+__global__ void h(const float *A, float *C, int nt) {
+  __shared__ float s[256];
+  float acc = 0;
+  if (nt > 0)
+    for (int t = 0; t < nt; ++t) {
+      for (int j = 0; j < 2; ++j)
+        s[j * 128 + threadIdx.x] = A[t * 256 + j * 128 + threadIdx.x];
+      __syncthreads();
+      acc += s[255 - threadIdx.x];
+      __syncthreads();
+    }
+  C[blockIdx.x * 128 + threadIdx.x] = acc;
+}
+)";
+
+TEST(Plan, ModelPipelinesOnlySmallLaunchesWhereNothingElsePays) {
+  ToolOptions O = defaultOptions();
+  O.CheckLaunchResources = false;
+  O.Plan = PlanPolicy::Model;
+  FileResult R = runOnCode(SmallInnerCopy, O);
+  const LoopRecord &L = onlyLoop(R);
+  ASSERT_TRUE(L.transformed()) << L.message();
+  ASSERT_TRUE(L.Plan);
+  EXPECT_TRUE(L.Plan->SmallLaunches);
+  EXPECT_FALSE(L.Plan->Registers);
+  EXPECT_EQ(2u, L.Stages);
+  EXPECT_NE(std::string::npos, L.message().find("at most 16 warps per SM")) << L.message();
+  EXPECT_NE(std::string::npos, L.message().find("per element")) << L.message();
+  // The launch test, the pipeline, and the loop as it was for the rest, as one statement (the
+  // loop is the body of an if without braces): the output parses, and its loop is the original's.
+  const std::string &T = R.Rewritten;
+  size_t If = T.find("%%nsmid"), Pipe = T.find("cuda::pipeline"), Else = T.find("\n    else\n"),
+         Kept = T.find("in launches that fill the GPU, the loop as it was");
+  ASSERT_NE(std::string::npos, If) << T;
+  EXPECT_TRUE(If < Pipe && Pipe < Else && Else < Kept && Kept != std::string::npos) << T;
+  EXPECT_NE(std::string::npos, T.find("auto &s = s_stages[0];")) << T;
+  EXPECT_NE(std::string::npos, T.find("__shared__ float s_stages[2][256];")) << T;
+  // The output parses, and draws no warning of Clang's about the else it adds.
+  std::string Dir = tempDir();
+  writeFile(Dir + "/rewritten.cu", T);
+  ProcessResult Again = runTilepipe({"--quiet", Dir + "/rewritten.cu", "-o", Dir + "/again.cu"});
+  EXPECT_EQ(0, Again.ExitCode) << Again.Err;
+  EXPECT_EQ(std::string::npos, Again.Err.find("dangling")) << Again.Err;
+  EXPECT_EQ(std::string::npos, Again.Err.find("error")) << Again.Err;
+
+  // --plan=always: the pipeline in every launch.
+  O.Plan = PlanPolicy::Always;
+  FileResult A = runOnCode(SmallInnerCopy, O);
+  ASSERT_TRUE(onlyLoop(A).Plan);
+  EXPECT_FALSE(onlyLoop(A).Plan->SmallLaunches);
+  EXPECT_EQ(std::string::npos, A.Rewritten.find("%%nsmid"));
 }
 
 TEST(Tuning, RoundTrip) {

@@ -171,7 +171,7 @@ llvm::Error PipelineEmitter::checkCuts(const SourceTokens &Toks) const {
   for (const auto *E : {&Edits, &TmaEdits, &ProbeEdits})
     for (const auto &[Off, Len, New] : *E)
       Cuts.insert(Cuts.end(), {Off, Off + Len});
-  if (std::string Why = Cut.problem(F, M, Toks, Cuts, Pipelined && Plan.ArchGuard); !Why.empty())
+  if (std::string Why = Cut.problem(F, M, Toks, Cuts, Pipelined && (Plan.ArchGuard || Plan.SmallLaunches)); !Why.empty())
     return cannotCut(Why);
   return llvm::Error::success();
 }
@@ -291,13 +291,24 @@ llvm::Expected<std::string> PipelineEmitter::renderLoop() const {
   return render(section(TmaLoop ? "dispatch" : "cp_async"), Inline, Blocks, Cut.Base, Cut.Unit);
 }
 
-/// Below compute capability 8.0 the loop stays as it was, reading stage 0 of each tile: NewText
-/// under `#if __CUDA_ARCH__ >= 800`, the original under `#else`, replacing [ReplaceFrom, ReplaceTo).
-llvm::Error PipelineEmitter::guardArch(std::string &NewText, unsigned &ReplaceFrom, unsigned &ReplaceTo,
-                                       const SourceTokens &Toks) const {
+/// The launch leaves most of each SM idle (LoopPlan::SmallLaunches): the grid's warps, at most
+/// SmallLaunchWarpsPerSM for each SM the device reports (%nsmid, which counts at least the SMs).
+/// The same in every thread of the block, so the barriers of either path are reached by all.
+static std::string smallLaunchCondition() {
+  return "if ((unsigned long long)gridDim.x * gridDim.y * gridDim.z * ((blockDim.x * blockDim.y * blockDim.z + 31) / 32) <= " +
+         std::to_string(SmallLaunchWarpsPerSM) +
+         "ull * [] { unsigned sms; asm(\"mov.u32 %0, %%nsmid;\" : \"=r\"(sms)); return sms; }())";
+}
+
+/// The loop as it was, reading buffer 0 of each stage array, where the pipeline does not run: below
+/// compute capability 8.0 (NewText under `#if __CUDA_ARCH__ >= 800`, the original under `#else`),
+/// and in launches that fill the GPU (NewText under `if (small launch)`, the original under
+/// `else`). Replaces [ReplaceFrom, ReplaceTo); one statement in every configuration, as the loop was.
+llvm::Error PipelineEmitter::keepOriginal(std::string &NewText, unsigned &ReplaceFrom, unsigned &ReplaceTo,
+                                          const SourceTokens &Toks) const {
   const std::string &Base = Cut.Base, &Unit = Cut.Unit;
   if (!F.firstOnLine(Cut.LoopOff))
-    return fail("the loop does not begin its line, so it cannot be put under #if");
+    return fail("the loop does not begin its line, so it cannot stand beside the pipeline as it was");
   ReplaceFrom = F.lineStart(Cut.LoopOff);
   Lines Original;
   for (const Tile &T : M.Tiles)
@@ -305,12 +316,32 @@ llvm::Error PipelineEmitter::guardArch(std::string &NewText, unsigned &ReplaceFr
       Original.push_back(mark("auto &" + T.Var->getName().str() + " = " + StageArray.at(T.Var) + "[0];"));
   for (const std::string &L : chunk(F.slice(Cut.LoopOff, Cut.LoopEnd), Base))
     Original.push_back(L);
-  std::string Text = mark("#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800") + "\n" + Base + NewText + "\n" +
-                     mark("#else") + "\n" + Base +
-                     mark("{ // tilepipe: below compute capability 8.0, the loop as it was") + "\n";
+  std::string Text, Where;
+  // In braces, so that the else binds where it is meant to whatever encloses the loop (an if without
+  // braces would draw -Wdangling-else).
+  if (Plan.SmallLaunches)
+    Text += Base + mark("{ // tilepipe: the pipeline where the launch leaves the SMs mostly idle (at most " +
+                        std::to_string(SmallLaunchWarpsPerSM) + " warps per SM)") + "\n";
+  if (Plan.ArchGuard)
+    Text += mark("#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800") + "\n";
+  if (Plan.SmallLaunches)
+    Text += Base + mark(smallLaunchCondition()) + "\n";
+  Text += Base + NewText + "\n";
+  if (Plan.SmallLaunches)
+    Text += Base + mark("else") + "\n";
+  if (Plan.ArchGuard)
+    Text += mark(Plan.SmallLaunches ? "#endif" : "#else") + "\n";
+  Where = Plan.ArchGuard && Plan.SmallLaunches ? "below compute capability 8.0 and in launches that fill the GPU"
+          : Plan.ArchGuard                     ? "below compute capability 8.0"
+                                               : "in launches that fill the GPU";
+  Text += Base + mark("{ // tilepipe: " + Where + ", the loop as it was") + "\n";
   for (const std::string &L : Original)
     Text += L.empty() ? "\n" : L.front() == Verbatim ? L.substr(1) + "\n" : Base + Unit + L + "\n";
-  NewText = Text + Base + mark("}") + "\n" + mark("#endif");
+  NewText = Text + Base + mark("}");
+  if (Plan.ArchGuard && !Plan.SmallLaunches)
+    NewText += "\n" + mark("#endif");
+  if (Plan.SmallLaunches)
+    NewText += "\n" + Base + mark("}");
   // Code after the loop on its last line would otherwise become part of the #endif line: it
   // goes to a line of its own.
   if (Toks.codeFollowsOnLine(Cut.LoopEnd)) {
@@ -353,8 +384,8 @@ llvm::Expected<std::vector<Replacement>> PipelineEmitter::emit() {
   if (!NewText)
     return NewText.takeError();
   unsigned ReplaceFrom = Cut.LoopOff, ReplaceTo = Cut.LoopEnd;
-  if (Pipelined && Plan.ArchGuard)
-    if (llvm::Error E = guardArch(*NewText, ReplaceFrom, ReplaceTo, Toks))
+  if (Pipelined && (Plan.ArchGuard || Plan.SmallLaunches))
+    if (llvm::Error E = keepOriginal(*NewText, ReplaceFrom, ReplaceTo, Toks))
       return E;
   // The last line of defence: every line Emit wrote begins with a token of its own.
   if (std::string Why = unmark(*NewText, F.LO); !Why.empty())

@@ -29,7 +29,7 @@ struct LoopCut {
   /// Why the pieces cannot be moved, or "": each slice that moves must begin and end between
   /// tokens and carry its comments and conditionals whole (SourceTokens). Cuts are the offsets
   /// where an emission replaces the user's statements inside a slice; WholeLoop, that the whole
-  /// loop moves too (kept below compute capability 8.0).
+  /// loop moves too (kept below compute capability 8.0, or for launches that fill the GPU).
   std::string problem(const FileText &F, const LoopModel &M, const SourceTokens &Toks,
                       llvm::ArrayRef<unsigned> Cuts, bool WholeLoop) const;
 };

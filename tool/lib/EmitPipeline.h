@@ -86,8 +86,8 @@ private:
   std::string engineLaunch() const;
   llvm::Error addEngineLoop(std::map<std::string, std::string> &Inline, std::map<std::string, Lines> &Blocks) const;
   llvm::Expected<std::string> renderLoop() const;
-  llvm::Error guardArch(std::string &NewText, unsigned &ReplaceFrom, unsigned &ReplaceTo,
-                        const SourceTokens &Toks) const;
+  llvm::Error keepOriginal(std::string &NewText, unsigned &ReplaceFrom, unsigned &ReplaceTo,
+                           const SourceTokens &Toks) const;
   void tileDeclEdits(std::vector<Replacement> &Out) const;
 };
 

@@ -228,6 +228,17 @@ void planKeep(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In, LoopPl
                          "), and the register-staged prefetch adds no shared memory");
     return;
   }
+  // Where neither pays in a full launch, a launch too small to fill the GPU still gains from a
+  // pipeline (its latency is not hidden by other blocks): two stages for those launches, the loop
+  // as it was for the rest. Only where the second stage adds little shared memory, which the full
+  // launches carry too.
+  if (uint64_t Extra = F.StageBytes + StageOverheadBytes; Extra <= SmallLaunchMaxExtraBytes && In.Stages >= 2) {
+    P.SmallLaunches = true;
+    P.SmallLaunchWhy = Why;
+    P.Stages = 2;
+    P.StageNote.clear();
+    return;
+  }
   P.Keep = Why;
 }
 
@@ -408,6 +419,10 @@ std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, l
                     " by bulk copy (cp.async.bulk) on compute capability 9.0, however launched");
   for (const std::string &W : NoTma)
     Parts.push_back(W);
+  if (P.SmallLaunches)
+    Parts.push_back("the pipeline only in launches of at most " + std::to_string(SmallLaunchWarpsPerSM) +
+                    " warps per SM, whose copy latency no other block hides; larger launches run the "
+                    "original loop, since there " + P.SmallLaunchWhy);
   if (P.ArchGuard)
     Parts.push_back("the original loop below compute capability 8.0");
   if (!Wide.empty())

@@ -259,6 +259,7 @@ static llvm::json::Object planJson(const LoopPlan &P, llvm::ArrayRef<std::string
                             {"stages", P.Stages},
                             {"engine", P.Engine},
                             {"original_below_sm80", P.ArchGuard},
+                            {"original_in_full_launches", P.SmallLaunches},
                             {"tiles", std::move(Tiles)}};
 }
 

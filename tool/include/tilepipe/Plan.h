@@ -22,6 +22,18 @@ enum class CopyMode { Pipeline, Tma, Auto };
 /// or every one.
 enum class PlanPolicy { Model, Always };
 
+/// A launch of at most this many warps per SM leaves most of the SM's 64 warp slots empty, so the
+/// latency of the copy phase is not hidden by other blocks: there a pipeline pays even where it
+/// does not in a full launch. Measured on the H200: a 1-D stencil of per-element copies ran 1.25x
+/// (2 stages) and 1.54x (4) at 16 warps per SM, 0.97x and 1.07x at 32 (docs/measurements.md);
+/// stencil_tiles<256, 8> at 3 warps per SM ran 2.36x with 2 stages of per-element copies
+/// (docs/benchmark/2026-12-02-h200-registers-sweep.md), 2.6x at fewer still.
+constexpr unsigned SmallLaunchWarpsPerSM = 16;
+
+/// The most shared memory a small-launch pipeline may add to a block (its second stage): the
+/// large launches, which run the loop as it was, carry it too.
+constexpr uint64_t SmallLaunchMaxExtraBytes = 2048;
+
 /// Static shared memory a block may declare without opting in to more.
 constexpr uint64_t StaticSharedLimit = 48 * 1024;
 
@@ -103,6 +115,12 @@ struct LoopPlan {
   /// the copy barrier and stores them where the original's copy phase did (Stages is 1; every
   /// tile's Kind is CopyKind::Registers).
   bool Registers = false;
+  /// The pipeline runs only in launches too small to fill the GPU (at most SmallLaunchWarpsPerSM
+  /// warps per SM, counted from the launch's grid and block and the SMs the device reports);
+  /// larger launches run the loop as it was, from buffer 0 of each stage array. The cost model's
+  /// plan where a pipeline would not pay in a full launch (SmallLaunchWhy says why it would not).
+  bool SmallLaunches = false;
+  std::string SmallLaunchWhy;
   std::vector<TilePlan> Tiles; ///< by LoopModel::Tiles
   /// The point of the plan space this plan is (Keep, or its stages and copies).
   PlanChoice choice() const;
