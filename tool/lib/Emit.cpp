@@ -232,13 +232,10 @@ std::map<std::string, std::string> PipelineEmitter::inlineValues() const {
 
 /// The template's blocks: the user's text, cut and edited, and the declarations Emit adds.
 std::map<std::string, Lines> PipelineEmitter::blocks() const {
-  Lines Cursors, Shadows, Stores;
-  for (const VarDecl *V : M.Inductions) {
-    const std::string &C = Cursor.at(V);
-    Cursors.push_back(mark("auto " + C + " = " + V->getName().str() + ";"));
-    Shadows.push_back(mark("auto " + V->getName().str() + " = " + C + ";"));
-    Stores.push_back(mark(C + " = " + V->getName().str() + ";"));
-  }
+  std::vector<std::pair<std::string, std::string>> VarAndCursor;
+  for (const VarDecl *V : M.Inductions)
+    VarAndCursor.emplace_back(V->getName().str(), Cursor.at(V));
+  CursorLines C = cursorLines(VarAndCursor);
   Lines TmaCopyLines, ProbeLines, WideSetup;
   if (TmaLoop) {
     TmaCopyLines = copyPhase(TmaEdits);
@@ -250,15 +247,15 @@ std::map<std::string, Lines> PipelineEmitter::blocks() const {
                            "const unsigned " + Threads + " = blockDim.x * blockDim.y * blockDim.z;"});
   return {{"hoisted_tiles", hoistedTiles()},
           {"init", single(Cut.InitText)},
-          {"cursors", Cursors},
-          {"shadow_inductions", Shadows},
+          {"cursors", C.Declare},
+          {"shadow_inductions", C.Shadow},
           {"fetch_views", views(FetchStage)},
           {"copy_phase", copyPhase(Edits)},
           {"tma_copy_phase", TmaCopyLines},
           {"probe_phase", ProbeLines},
           {"probe_state", ProbeState},
           {"increment", single(Cut.Increment)},
-          {"store_cursors", Stores},
+          {"store_cursors", C.Store},
           {"views", views(Stage)},
           {"index_decls", indexDecls(F, M, Cut.BodyIndent)},
           {"compute_phase", chunk(F.slice(Cut.ComputeBegin, Cut.ComputeEnd), Cut.BodyIndent)},

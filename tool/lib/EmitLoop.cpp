@@ -94,4 +94,14 @@ std::string LoopCut::problem(const FileText &F, const LoopModel &M, const Source
   return "";
 }
 
+CursorLines cursorLines(llvm::ArrayRef<std::pair<std::string, std::string>> VarAndCursor) {
+  CursorLines Out;
+  for (const auto &[V, C] : VarAndCursor) {
+    Out.Declare.push_back(mark("auto " + C + " = " + V + ";"));
+    Out.Shadow.push_back(mark("auto " + V + " = " + C + ";"));
+    Out.Store.push_back(mark(C + " = " + V + ";"));
+  }
+  return Out;
+}
+
 } // namespace tilepipe::emit

@@ -34,6 +34,14 @@ struct LoopCut {
                       llvm::ArrayRef<unsigned> Cuts, bool WholeLoop) const;
 };
 
+/// The fetch cursors of a loop's induction variables, as lines of the emitted code: for each
+/// (variable V, cursor C), `auto C = V;` (Declare, before the prologue), `auto V = C;` (Shadow,
+/// where a tile is fetched) and `C = V;` (Store, after the fetch has stepped V).
+struct CursorLines {
+  Lines Declare, Shadow, Store;
+};
+CursorLines cursorLines(llvm::ArrayRef<std::pair<std::string, std::string>> VarAndCursor);
+
 /// The edit that removes statement S (a tile declared in the body), with its line where S is all
 /// of it.
 std::tuple<unsigned, unsigned, std::string> dropStatement(const FileText &F, const Stmt *S);

@@ -73,13 +73,10 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
   if (std::string Why = Cut.problem(F, M, Toks, Cuts, /*WholeLoop=*/false); !Why.empty())
     return llvm::make_error<EmitError>(Reason::SourceText, Why);
 
-  Lines Cursors, Shadows, StoreCursors;
-  for (const VarDecl *V : M.Inductions) {
-    std::string Name = V->getName().str(), C = Names.get(Name + "_fetch");
-    Cursors.push_back(mark("auto " + C + " = " + Name + ";"));
-    Shadows.push_back(mark("auto " + Name + " = " + C + ";"));
-    StoreCursors.push_back(mark(C + " = " + Name + ";"));
-  }
+  std::vector<std::pair<std::string, std::string>> VarAndCursor;
+  for (const VarDecl *V : M.Inductions)
+    VarAndCursor.emplace_back(V->getName().str(), Names.get(V->getName().str() + "_fetch"));
+  CursorLines Cur = cursorLines(VarAndCursor);
   // The original's barriers, where they were: a loop of the rotated form begins its body with one
   // (and the first loads, before the loop, come after one too, as the first copies did); a loop
   // of the trailing form ends its compute phase with one.
@@ -96,11 +93,11 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
   std::map<std::string, Lines> Blocks = {
       {"init", single(Cut.InitText)},
       {"registers", Registers},
-      {"cursors", Cursors},
-      {"shadow_inductions", Shadows},
+      {"cursors", Cur.Declare},
+      {"shadow_inductions", Cur.Shadow},
       {"load_phase", chunk(editSpan(F, Cut.CopyBegin, Cut.CopyEnd, LoadEdits), Cut.BodyIndent)},
       {"increment", single(Cut.Increment)},
-      {"store_cursors", StoreCursors},
+      {"store_cursors", Cur.Store},
       {"leading_barrier", Leading},
       {"first_barrier", First},
       {"store_phase", chunk(editSpan(F, Cut.CopyBegin, Cut.CopyEnd, StoreEdits), Cut.BodyIndent)},
