@@ -16,7 +16,9 @@ import sys
 import time
 from collections import defaultdict
 
-MODES = ['auto', 'pipeline', 'tma', 'registers']
+# Every mode run_cpu.py knows; a bundle's outcomes say which of them it has (MODES, after reading).
+ALL_MODES = ['auto', 'pipeline', 'tma', 'registers', 'model']
+MODES = list(ALL_MODES)
 # Seconds a program may run (a batch normally takes a few); the self-test shortens it.
 PROGRAM_TIMEOUT = int(os.environ.get('FZ_PROGRAM_TIMEOUT', '90'))
 
@@ -166,6 +168,7 @@ def main():
         for kid, mode, oc, fname in read_tsv(os.path.join(a.bundle, 'batches', b, 'outcomes.tsv')):
             outcome[(kid, mode)] = oc
             vfile[(b, mode)] = None if fname == '-' else fname[:-3]
+    MODES[:] = [m for m in ALL_MODES if any(mode == m for _, mode in vfile)] or MODES
 
     if a.gpu != 'yes':
         built = sum(1 for f in os.listdir(os.path.join(a.out, 'bin')))

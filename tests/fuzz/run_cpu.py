@@ -40,6 +40,9 @@ import reduce as red  # noqa: E402
 
 # 'registers' is the register-staged prefetch (--plan-choice=registers, one buffer, any device).
 MODES = ['auto', 'pipeline', 'tma', 'registers']
+# 'model' is the default plan policy in the auto mode: the cost model's plans, the small-launch
+# pipeline among them (its launch test and both of its paths). Asked for with --modes.
+KNOWN_MODES = MODES + ['model']
 
 
 def parse_seeds(s):
@@ -105,8 +108,10 @@ def kernel_of_function(name):
 def tool_cmd(a, mode, src, dst, report):
     # --plan=always: the fuzzer tests what the emission does to every legal loop, also those the
     # cost model would keep as they are.
-    how = ['--mode=pipeline', '--plan-choice=registers'] if mode == 'registers' else ['--mode=' + mode]
-    return [a.tilepipe] + how + ['--plan=always', '--quiet', src, '-o', dst, '--report=' + report]
+    how = (['--mode=pipeline', '--plan-choice=registers', '--plan=always'] if mode == 'registers'
+           else ['--mode=auto', '--plan=model'] if mode == 'model'
+           else ['--mode=' + mode, '--plan=always'])
+    return [a.tilepipe] + how + ['--quiet', src, '-o', dst, '--report=' + report]
 
 
 def tool_step(ctx, seed, bdir, mode, kernels):
@@ -311,11 +316,12 @@ def main():
     ap.add_argument('--bundle', help='write the GPU harness input here')
     ap.add_argument('--keep', action='store_true', help='keep the work files of passing batches')
     ap.add_argument('--modes', default=','.join(MODES),
-                    help='the modes to rewrite in, comma-separated (default: %s)' % ','.join(MODES))
+                    help='the modes to rewrite in, comma-separated, of %s (default: %s)' % (
+                        ','.join(KNOWN_MODES), ','.join(MODES)))
     a = ap.parse_args()
     chosen = [m for m in a.modes.split(',') if m]
-    if not chosen or any(m not in MODES for m in chosen):
-        ap.error('--modes takes some of %s' % ','.join(MODES))
+    if not chosen or any(m not in KNOWN_MODES for m in chosen):
+        ap.error('--modes takes some of %s' % ','.join(KNOWN_MODES))
     MODES[:] = chosen
     a.out = os.path.abspath(a.out)
     a.tilepipe = os.path.abspath(a.tilepipe)
