@@ -35,6 +35,29 @@ struct ControlFlowWalker : RecursiveASTVisitor<ControlFlowWalker> {
   bool VisitIndirectGotoStmt(IndirectGotoStmt *) { return Found = "goto", false; }
 };
 
+/// What the body declares that must stand once in a function: a label (the rewrite holds the body,
+/// or its compute phase, in two paths, each of which would declare it), or a static local (each
+/// path would have its own, and launches that take different paths would not share it; a
+/// __shared__ one is the block's, which runs one path).
+struct OnceOnlyWalker : RecursiveASTVisitor<OnceOnlyWalker> {
+  std::string Found;
+  bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+  bool VisitLabelStmt(LabelStmt *S) {
+    return Found = "declares the label '" + S->getDecl()->getName().str() +
+                   "', which the rewrite's paths would each declare again",
+           false;
+  }
+  bool VisitVarDecl(VarDecl *V) {
+    // A __shared__ variable lives as long as its block, which runs one path: only a static that
+    // outlives the launch is shared between launches.
+    if (V->getStorageClass() != SC_Static || V->hasAttr<CUDASharedAttr>())
+      return true;
+    return Found = "declares the static variable '" + V->getName().str() +
+                   "', which the rewrite's paths would each have a copy of",
+           false;
+  }
+};
+
 } // namespace
 
 Verdict LoopChecker::checkControlFlow(const Stmt *Body) {
@@ -42,6 +65,10 @@ Verdict LoopChecker::checkControlFlow(const Stmt *Body) {
   W.TraverseStmt(const_cast<Stmt *>(Body));
   if (!W.Found.empty())
     return Verdict::refuse(Reason::ControlFlow, "the body has a '" + W.Found + "'");
+  OnceOnlyWalker O;
+  O.TraverseStmt(const_cast<Stmt *>(Body));
+  if (!O.Found.empty())
+    return Verdict::refuse(Reason::Unsupported, "the body " + O.Found);
   return {};
 }
 
