@@ -171,7 +171,7 @@ llvm::Error PipelineEmitter::checkCuts(const SourceTokens &Toks) const {
   for (const auto *E : {&Edits, &TmaEdits, &ProbeEdits})
     for (const auto &[Off, Len, New] : *E)
       Cuts.insert(Cuts.end(), {Off, Off + Len});
-  if (std::string Why = Cut.problem(F, M, Toks, Cuts, Pipelined && (Plan.ArchGuard || Plan.SmallLaunches)); !Why.empty())
+  if (std::string Why = Cut.problem(F, M, Toks, Cuts, keepsOriginal()); !Why.empty())
     return cannotCut(Why);
   return llvm::Error::success();
 }
@@ -381,7 +381,7 @@ llvm::Expected<std::vector<Replacement>> PipelineEmitter::emit() {
   if (!NewText)
     return NewText.takeError();
   unsigned ReplaceFrom = Cut.LoopOff, ReplaceTo = Cut.LoopEnd;
-  if (Pipelined && (Plan.ArchGuard || Plan.SmallLaunches))
+  if (keepsOriginal())
     if (llvm::Error E = keepOriginal(*NewText, ReplaceFrom, ReplaceTo, Toks))
       return E;
   // The last line of defence: every line Emit wrote begins with a token of its own.

@@ -86,6 +86,9 @@ private:
   std::string engineLaunch() const;
   llvm::Error addEngineLoop(std::map<std::string, std::string> &Inline, std::map<std::string, Lines> &Blocks) const;
   llvm::Expected<std::string> renderLoop() const;
+  /// The loop as it was stands beside the pipeline (below compute capability 8.0, or for launches
+  /// that fill the GPU): keepOriginal writes it, and the cut must let the whole loop move.
+  bool keepsOriginal() const { return Pipelined && (Plan.ArchGuard || Plan.SmallLaunches); }
   llvm::Error keepOriginal(std::string &NewText, unsigned &ReplaceFrom, unsigned &ReplaceTo,
                            const SourceTokens &Toks) const;
   void tileDeclEdits(std::vector<Replacement> &Out) const;

@@ -27,7 +27,9 @@ enum class PlanPolicy { Model, Always };
 /// does not in a full launch. Measured on the H200: a 1-D stencil of per-element copies ran 1.25x
 /// (2 stages) and 1.54x (4) at 16 warps per SM, 0.97x and 1.07x at 32 (docs/measurements.md);
 /// stencil_tiles<256, 8> at 3 warps per SM ran 2.36x with 2 stages of per-element copies
-/// (docs/benchmark/2026-12-02-h200-registers-sweep.md), 2.6x at fewer still.
+/// (docs/benchmark/2026-12-02-h200-registers-sweep.md); stencil_tiles at 2 to 16 warps per SM
+/// 1.57x to 3.14x, and at 64 warps per SM (one full wave of 2- or 4-warp blocks) as low as 0.93x
+/// (docs/benchmark/2026-12-02-h200-small-launches.md).
 constexpr unsigned SmallLaunchWarpsPerSM = 16;
 
 /// The most shared memory a small-launch pipeline may add to a block (its second stage): the
