@@ -264,6 +264,7 @@ const FunctionDecl *enclosingFunction(ASTContext &Ctx, const Stmt *S) {
 
 struct Callees : RecursiveASTVisitor<Callees> {
   std::vector<const FunctionDecl *> Found;
+  bool shouldVisitImplicitCode() const { return true; }
   bool VisitCallExpr(CallExpr *E) {
     if (const FunctionDecl *F = E->getDirectCallee())
       Found.push_back(F);

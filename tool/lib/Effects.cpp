@@ -47,6 +47,7 @@ static void assignmentsTo(const VarDecl *V, const Stmt *Body,
     const VarDecl *V;
     llvm::SmallVectorImpl<const Expr *> *Out;
     bool shouldVisitLambdaBody() const { return true; }
+    bool shouldVisitImplicitCode() const { return true; }
     bool VisitBinaryOperator(BinaryOperator *BO) {
       if (BO->getOpcode() == BO_Assign)
         if (const auto *DRE = dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts());
@@ -373,6 +374,7 @@ bool EffectsAnalyzer::pureBody(const FunctionDecl *FD, unsigned Depth) {
     Frame Top;
     Top.F = Def;
     struct Calls : RecursiveASTVisitor<Calls> {
+      bool shouldVisitImplicitCode() const { return true; }
       std::vector<const FunctionDecl *> Callees;
       bool Indirect = false;
       bool VisitCallExpr(CallExpr *CE) {
@@ -400,6 +402,7 @@ bool EffectsAnalyzer::pureBody(const FunctionDecl *FD, unsigned Depth) {
         return false;
     // Its own locals only: no memory read or written, nothing unknown.
     struct Mem : RecursiveASTVisitor<Mem> {
+      bool shouldVisitImplicitCode() const { return true; }
       bool Touches = false;
       bool VisitDeclRefExpr(DeclRefExpr *DRE) {
         if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()))

@@ -21,6 +21,9 @@ class EffectsAnalyzer::Walker : public RecursiveASTVisitor<Walker> {
 public:
   Walker(EffectsAnalyzer &A, const Frame &Fr, RegionEffects &Out, unsigned Depth)
       : A(A), Fr(Fr), Out(Out), Depth(Depth) {}
+  // Implicit code runs too: default arguments and member initializers, a range-for's begin(),
+  // end(), operator!= and operator++, the semantic form of an initializer list.
+  bool shouldVisitImplicitCode() const { return true; }
   EffectsAnalyzer &A;
   const Frame &Fr;
   RegionEffects &Out;
@@ -117,9 +120,19 @@ public:
     unknown(E, "an atomic builtin");
     return true;
   }
+  bool VisitCXXBindTemporaryExpr(CXXBindTemporaryExpr *E) {
+    // A temporary of a class with a destructor of its own: the destructor runs at the end of the
+    // full expression, called from nowhere in the text.
+    unknown(E, "the destructor of a temporary '" + E->getType().getAsString() + "'");
+    return true;
+  }
+  bool VisitCXXInheritedCtorInitExpr(CXXInheritedCtorInitExpr *E) {
+    unknown(E, "an inherited constructor");
+    return true;
+  }
   bool VisitVarDecl(VarDecl *V) {
     if (V->needsDestruction(A.Ctx) == QualType::DK_cxx_destructor)
-      if (const CXXRecordDecl *RD = V->getType()->getAsCXXRecordDecl();
+      if (const CXXRecordDecl *RD = A.Ctx.getBaseElementType(V->getType())->getAsCXXRecordDecl();
           RD && !RD->hasTrivialDestructor())
         unknown(V->getInit() ? static_cast<const Stmt *>(V->getInit()) : nullptr,
                 "the destructor of " + quoted(V));

@@ -64,6 +64,7 @@ bool mayCastAwayConst(const FunctionDecl *FD, unsigned Depth) {
     unsigned Depth;
     bool May = false;
     bool shouldVisitLambdaBody() const { return true; }
+    bool shouldVisitImplicitCode() const { return true; }
     bool VisitExplicitCastExpr(ExplicitCastExpr *E) {
       QualType To = E->getTypeAsWritten(), From = E->getSubExpr()->getType();
       if (isa<CXXConstCastExpr>(E))
@@ -100,6 +101,9 @@ public:
   explicit LocalScanner(LocalFacts &F) : F(F) {}
   LocalFacts &F;
   bool shouldVisitLambdaBody() const { return true; }
+  // Implicit code binds and changes variables too: a range-for binds its range to a reference
+  // and calls begin() on it, a default argument or member initializer may take an address.
+  bool shouldVisitImplicitCode() const { return true; }
 
   /// The variable whose storage the lvalue E names (through members and array elements of
   /// variables, not through pointers).
@@ -179,6 +183,26 @@ public:
     bindNonConst(CE->getSubExpr());
     return true;
   }
+  /// `static_cast<T &>(v) = x`, `(T &)v`, `reinterpret_cast<U &>(v)`: a reference cast names v's
+  /// storage as an lvalue of another type, through which it may be changed unseen. Only one to a
+  /// const type without mutable members leaves it as it was.
+  bool VisitExplicitCastExpr(ExplicitCastExpr *CE) {
+    QualType To = CE->getTypeAsWritten();
+    if (To->isReferenceType() &&
+        !(To.getNonReferenceType().isConstQualified() && constKeeps(To.getNonReferenceType())))
+      bindNonConst(CE->getSubExpr());
+    return true;
+  }
+  /// Inline assembly writes its outputs, and may write through any lvalue operand (an "m"
+  /// constraint hands it the address): every lvalue it is given is as good as escaped.
+  bool VisitGCCAsmStmt(GCCAsmStmt *S) {
+    for (const Expr *E : S->outputs())
+      bindNonConst(E);
+    for (const Expr *E : S->inputs())
+      if (E->isGLValue())
+        bindNonConst(E);
+    return true;
+  }
   void args(const FunctionDecl *FD, llvm::ArrayRef<const Expr *> Args, unsigned Skip) {
     for (unsigned I = 0; I < Args.size(); ++I) {
       QualType PT;
@@ -233,6 +257,14 @@ public:
   bool VisitCXXConstructExpr(CXXConstructExpr *CE) {
     llvm::SmallVector<const Expr *, 4> A(CE->arguments());
     args(CE->getConstructor(), A, 0);
+    return true;
+  }
+  /// `return v;` from a function (or lambda) that returns a reference hands v's storage to the
+  /// caller, which may change it: `[&]() -> float *& { return w; }() = p`. A return by value
+  /// reads v (an lvalue-to-rvalue conversion or a copy); a glvalue returned as it is is bound.
+  bool VisitReturnStmt(ReturnStmt *RS) {
+    if (const Expr *E = RS->getRetValue(); E && E->IgnoreParens()->isGLValue())
+      bindNonConst(E);
     return true;
   }
   bool VisitVarDecl(VarDecl *V) {

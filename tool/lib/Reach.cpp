@@ -155,6 +155,7 @@ struct ExitFinder : RecursiveASTVisitor<ExitFinder> {
              unsigned CallDepth)
       : Ctx(Ctx), Fx(Fx), F(F), InCallee(InCallee), CallDepth(CallDepth) {}
   bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+  bool shouldVisitImplicitCode() const { return true; }
   bool differs(const Expr *Cond) {
     return !Cond || mayDifferAcrossThreads(Ctx, Fx, F, Cond);
   }
@@ -187,7 +188,15 @@ struct ExitFinder : RecursiveASTVisitor<ExitFinder> {
   bool TraverseSwitchStmt(SwitchStmt *S) {
     return TraverseStmt(S->getCond()) && nested(S, S->getCond());
   }
-  bool TraverseCXXForRangeStmt(CXXForRangeStmt *S) { return nested(S, nullptr); }
+  bool TraverseCXXForRangeStmt(CXXForRangeStmt *S) {
+    // Its header runs calls of its own: begin(), end(), operator!=, operator++, operator*.
+    Stmt *Header[] = {S->getInit(),    S->getRangeStmt(), S->getBeginStmt(), S->getEndStmt(),
+                      S->getCond(),    S->getInc(),       S->getLoopVarStmt()};
+    for (Stmt *Part : Header)
+      if (!TraverseStmt(Part))
+        return false;
+    return nested(S, nullptr);
+  }
   bool found(const Stmt *S, std::string What) {
     Found = std::move(What);
     At = S;
@@ -210,16 +219,53 @@ struct ExitFinder : RecursiveASTVisitor<ExitFinder> {
     const FunctionDecl *FD = CE->getDirectCallee();
     if (!FD)
       return found(CE, "an indirect call");
+    return follow(CE, FD);
+  }
+  /// Constructors and destructors run code of the user's as calls do, the latter from nowhere in
+  /// the text: at the end of a full expression (a temporary) or of a scope (a variable).
+  bool VisitCXXConstructExpr(CXXConstructExpr *CE) { return follow(CE, CE->getConstructor()); }
+  bool VisitCXXInheritedCtorInitExpr(CXXInheritedCtorInitExpr *E) {
+    return follow(E, E->getConstructor());
+  }
+  bool VisitCXXBindTemporaryExpr(CXXBindTemporaryExpr *E) {
+    return follow(E, E->getTemporary()->getDestructor());
+  }
+  bool VisitVarDecl(VarDecl *V) {
+    if (V->needsDestruction(Ctx) == QualType::DK_cxx_destructor)
+      if (const CXXRecordDecl *RD = Ctx.getBaseElementType(V->getType())->getAsCXXRecordDecl())
+        return follow(V->getInit(), RD->getDestructor());
+    return true;
+  }
+  /// A call of FD from At: whatever in FD (and what it calls) leaves the kernel.
+  bool follow(const Stmt *At, const FunctionDecl *FD) {
+    if (!FD)
+      return found(At, "a call that cannot be followed");
     const FunctionDecl *Def = nullptr;
     if (!FD->hasBody(Def) || !Def->getBody() ||
         Ctx.getSourceManager().isInSystemHeader(Def->getLocation()))
       return true; // the toolkit's functions return to their caller
     if (CallDepth >= MaxDepth)
-      return found(CE, "calls nested too deeply");
+      return found(At, "calls nested too deeply");
     ExitFinder Inner(Ctx, Fx, Def, /*InCallee=*/true, CallDepth + 1);
     Inner.TraverseStmt(Def->getBody());
+    if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(Def))
+      for (const CXXCtorInitializer *I : Ctor->inits())
+        if (Inner.Found.empty() && I->getInit())
+          Inner.TraverseStmt(I->getInit());
+    if (const auto *Dtor = dyn_cast<CXXDestructorDecl>(Def)) {
+      // A destructor then destroys the members and bases, each with its own destructor.
+      const CXXRecordDecl *RD = Dtor->getParent();
+      for (const FieldDecl *Field : RD->fields())
+        if (const CXXRecordDecl *M = Ctx.getBaseElementType(Field->getType())->getAsCXXRecordDecl();
+            M && M->hasDefinition() && !M->hasTrivialDestructor() && Inner.Found.empty())
+          Inner.follow(At, M->getDestructor());
+      for (const CXXBaseSpecifier &B : RD->bases())
+        if (const CXXRecordDecl *Base = B.getType()->getAsCXXRecordDecl();
+            Base && Base->hasDefinition() && !Base->hasTrivialDestructor() && Inner.Found.empty())
+          Inner.follow(At, Base->getDestructor());
+    }
     if (!Inner.Found.empty())
-      return found(CE, Inner.Found + " in " + quoted(FD));
+      return found(At, Inner.Found + " in " + quoted(FD));
     return true;
   }
 };

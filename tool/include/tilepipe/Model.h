@@ -103,7 +103,7 @@ struct LoopModel {
 
   std::vector<std::string> NoAliasAssumed; ///< pointers stored to that are assumed not to overlap sources
   std::vector<std::string> SourcePointers;  ///< the pointers the copies read, for messages
-  bool NestedInLoop = false;                ///< the loop may run again (outer loop, or a __device__ function)
+  bool NestedInLoop = false;                ///< the loop may run again (an outer loop, a __device__ function, a lambda, a label for a goto)
   /// The compute phase may write memory that another thread can read after the loop (shared or
   /// global memory, or a local whose address escapes). The original's last trailing barrier
   /// ordered those writes before the code after the loop; the rewrite then keeps a barrier there.

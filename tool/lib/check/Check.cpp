@@ -21,6 +21,8 @@ public:
   explicit CallIndexer(llvm::DenseMap<const FunctionDecl *, std::vector<const CallExpr *>> &C)
       : Calls(C) {}
   bool shouldVisitTemplateInstantiations() const { return true; }
+  // Calls in default arguments, member initializers and a range-for's header are calls too.
+  bool shouldVisitImplicitCode() const { return true; }
   bool VisitCallExpr(CallExpr *CE) {
     if (const FunctionDecl *FD = CE->getDirectCallee())
       Calls[FD->getCanonicalDecl()].push_back(CE);
@@ -153,11 +155,25 @@ Verdict LoopChecker::checkBuiltinNames() {
 void LoopChecker::describeSurroundings() {
   M.NestedInLoop = !M.Function->hasAttr<CUDAGlobalAttr>();
   for (DynTypedNodeList P = Ctx.getParents(*M.Loop); !P.empty(); P = Ctx.getParents(P[0])) {
-    if (const Stmt *S = P[0].get<Stmt>(); S && isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S))
+    // A loop statement around it, or a lambda (which may be called more than once).
+    if (const Stmt *S = P[0].get<Stmt>();
+        S && isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt, LambdaExpr>(S))
       M.NestedInLoop = true;
-    if (P[0].get<FunctionDecl>())
+    if (const auto *FD = P[0].get<FunctionDecl>()) {
+      if (const auto *MD = dyn_cast<CXXMethodDecl>(FD); MD && MD->getParent()->isLambda())
+        M.NestedInLoop = true;
       break;
+    }
   }
+  // A label anywhere in the function: a goto may run the loop again without a loop statement.
+  struct Labels : RecursiveASTVisitor<Labels> {
+    bool Found = false;
+    bool shouldVisitLambdaBody() const { return true; }
+    bool VisitLabelStmt(LabelStmt *) { return !(Found = true); }
+    bool VisitIndirectGotoStmt(IndirectGotoStmt *) { return !(Found = true); }
+  } L;
+  L.TraverseStmt(M.Function->getBody());
+  M.NestedInLoop |= L.Found;
   M.OtherSharedBytes = sharedBytesOutside(Ctx, M.Function, M.Tiles);
 }
 
