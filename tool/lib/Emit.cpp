@@ -465,12 +465,53 @@ FreshNames::FreshNames(ASTContext &Ctx, const FunctionDecl *FD)
 FreshNames::~FreshNames() = default;
 std::string FreshNames::get(StringRef Base) { return P->N.get(Base); }
 
-std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID,
-                                           std::optional<RuntimeMode> Runtime) {
+/// The file's #include directives that every compilation of it sees: outside comments, outside
+/// every preprocessor conditional and outside braces (`extern "C" {`, a namespace), each with its
+/// offset and the header it names as written (`<cuda/pipeline>`, `"x.h"`).
+static std::vector<std::pair<unsigned, std::string>> topLevelIncludes(const SourceManager &SM, FileID FID) {
+  std::vector<std::pair<unsigned, std::string>> Out;
   StringRef Buffer = SM.getBufferData(FID);
+  LangOptions LO;
+  LO.CPlusPlus = true;
+  Lexer Raw(SM.getLocForStartOfFile(FID), LO, Buffer.begin(), Buffer.begin(), Buffer.end());
+  Raw.SetCommentRetentionState(false);
+  Token Tok;
+  int Cond = 0, Braces = 0;
+  Raw.LexFromRawLexer(Tok);
+  while (Tok.isNot(tok::eof)) {
+    if (Tok.is(tok::hash) && Tok.isAtStartOfLine()) {
+      unsigned Off = SM.getFileOffset(Tok.getLocation());
+      Raw.LexFromRawLexer(Tok);
+      StringRef D = Tok.is(tok::raw_identifier) ? Tok.getRawIdentifier() : "";
+      if (D == "if" || D == "ifdef" || D == "ifndef")
+        ++Cond;
+      else if (D == "endif")
+        --Cond;
+      std::string Rest;
+      // The rest of the directive's line.
+      while (!Raw.LexFromRawLexer(Tok) && !Tok.isAtStartOfLine())
+        Rest += Lexer::getSpelling(Tok, SM, LO);
+      if (Tok.isNot(tok::eof) && !Tok.isAtStartOfLine())
+        Rest += Lexer::getSpelling(Tok, SM, LO);
+      if (D == "include" && Cond == 0 && Braces == 0)
+        Out.push_back({Off, Rest});
+      continue; // Tok is the first token of the next line
+    }
+    if (Tok.is(tok::l_brace))
+      ++Braces;
+    else if (Tok.is(tok::r_brace))
+      --Braces;
+    Raw.LexFromRawLexer(Tok);
+  }
+  return Out;
+}
+
+std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID,
+                                           std::optional<RuntimeMode> Runtime, unsigned FirstEdit) {
+  StringRef Buffer = SM.getBufferData(FID);
+  auto Includes = topLevelIncludes(SM, FID);
   auto Has = [&](StringRef Header) {
-    return llvm::Regex(("^[ \t]*#[ \t]*include[ \t]*<" + Header + ">").str(), llvm::Regex::Newline)
-        .match(Buffer);
+    return llvm::any_of(Includes, [&](const auto &I) { return I.second == "<" + Header.str() + ">"; });
   };
   std::string Text;
   for (StringRef H : {"cuda/pipeline", "cuda/barrier", "cuda/ptx", "cuda.h"})
@@ -482,11 +523,12 @@ std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID,
     Text += runtimeUse(*Runtime);
   if (Text.empty())
     return std::nullopt;
-  llvm::Regex First("^[ \t]*#[ \t]*include", llvm::Regex::Newline);
-  SmallVector<StringRef, 1> Match;
-  unsigned Off = 0;
-  if (First.match(Buffer, &Match))
-    Off = Match[0].data() - Buffer.data();
+  // Before the first include that every compilation sees (so that macros the file defines for
+  // the headers before it still come first), else at the top, after a byte order mark; never
+  // inside a conditional, a comment or braces.
+  unsigned Off = Buffer.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  if (!Includes.empty() && Includes.front().first <= FirstEdit)
+    Off = Includes.front().first;
   StringRef Path = SM.getFileEntryRefForID(FID)->getName();
   return Replacement(Path, Off, 0, Text);
 }

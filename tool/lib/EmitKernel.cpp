@@ -105,7 +105,17 @@ static LauncherParts launcherParts(ASTContext &Ctx, const KernelMaps &K, FreshNa
   LP.Ok = Fresh("tma");
   LP.Traced = Fresh("traced");
   for (const ParmVarDecl *Parm : P->parameters()) {
-    LP.Params += ", " + sourceText(Ctx, Parm->getSourceRange());
+    std::string Text = sourceText(Ctx, Parm->getSourceRange());
+    // The launcher is a host function: __grid_constant__ belongs to a kernel's parameters only.
+    for (size_t At = Text.find("__grid_constant__"); At != std::string::npos;
+         At = Text.find("__grid_constant__", At)) {
+      auto Ident = [&](size_t I) { return I < Text.size() && (isalnum((unsigned char)Text[I]) || Text[I] == '_'); };
+      if ((At == 0 || !Ident(At - 1)) && !Ident(At + 17))
+        Text.erase(At, 17);
+      else
+        At += 17;
+    }
+    LP.Params += ", " + Text;
     LP.Args.push_back(Parm->getNameAsString());
   }
   LP.Tiles = K.Tiles;
@@ -114,9 +124,41 @@ static LauncherParts launcherParts(ASTContext &Ctx, const KernelMaps &K, FreshNa
 
 /// A launch site `kernel<<<grid, block[, shared[, stream]]>>>(args)` rewritten to call Launcher
 /// (grid, block, shared, stream, args), or nullopt where its text cannot be taken (a macro).
+/// Whether evaluating E may change something or call code that may: an assignment, an
+/// increment, a call of a function that is not constexpr, new, delete, a throw.
+static bool mayHaveEffects(const Expr *E) {
+  struct Effects : RecursiveASTVisitor<Effects> {
+    bool Found = false;
+    bool shouldVisitImplicitCode() const { return true; }
+    bool VisitBinaryOperator(BinaryOperator *BO) { return !(Found |= BO->isAssignmentOp()); }
+    bool VisitUnaryOperator(UnaryOperator *UO) { return !(Found |= UO->isIncrementDecrementOp()); }
+    bool VisitCallExpr(CallExpr *CE) {
+      const FunctionDecl *FD = CE->getDirectCallee();
+      return !(Found |= !FD || !(FD->isConstexpr() || FD->getBuiltinID()));
+    }
+    bool VisitCXXConstructExpr(CXXConstructExpr *CE) {
+      const CXXConstructorDecl *C = CE->getConstructor();
+      return !(Found |= !(C->isTrivial() || C->isConstexpr()));
+    }
+    bool VisitCXXNewExpr(CXXNewExpr *) { return !(Found = true); }
+    bool VisitCXXDeleteExpr(CXXDeleteExpr *) { return !(Found = true); }
+    bool VisitCXXThrowExpr(CXXThrowExpr *) { return !(Found = true); }
+    bool VisitStmtExpr(StmtExpr *) { return !(Found = true); }
+    bool VisitLambdaExpr(LambdaExpr *) { return !(Found = true); }
+  } V;
+  V.TraverseStmt(const_cast<Expr *>(E));
+  return V.Found;
+}
+
 static std::optional<tooling::Replacement> launchThrough(ASTContext &Ctx, const CUDAKernelCallExpr *Call,
                                                          const std::string &Launcher) {
   const SourceManager &SM = Ctx.getSourceManager();
+  // `k<<<cfg>>>(args)` evaluates its configuration before its arguments; a call of the launcher
+  // evaluates them in no set order. Where any of them may have effects, the launch stays.
+  auto Effects = [](const Expr *A) { return mayHaveEffects(A); };
+  if (!Call->getConfig() || llvm::any_of(Call->getConfig()->arguments(), Effects) ||
+      llvm::any_of(Call->arguments(), Effects))
+    return std::nullopt;
   const auto *Ref = dyn_cast<DeclRefExpr>(Call->getCallee()->IgnoreParenImpCasts());
   const CallExpr *Config = Call->getConfig();
   std::vector<std::string> Cfg;
@@ -207,7 +249,9 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
                                 Launcher + "(grid, block, shared_bytes, stream, <kernel arguments>)"
                                 " to use them";
   if (Left)
-    Sites += "; " + std::to_string(Left) + " launch site(s) left as they are (macros)";
+    Sites += "; " + std::to_string(Left) +
+             " launch site(s) left as they are (written in a macro, or with a configuration or"
+             " arguments that may have effects, whose order a call would not keep)";
   if (!LauncherProblem.empty())
     return llvm::createStringError(LauncherProblem);
   return KernelMapEdits{std::move(KEdits), std::move(Sites)};

@@ -1,8 +1,42 @@
 // Emit's text tools (EmitText.h).
 #include "EmitText.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace tilepipe::emit {
+
+void namesInAst(const FunctionDecl *FD, std::set<std::string> &Out) {
+  struct Names : RecursiveASTVisitor<Names> {
+    std::set<std::string> &Out;
+    explicit Names(std::set<std::string> &Out) : Out(Out) {}
+    bool shouldVisitImplicitCode() const { return true; }
+    bool shouldVisitLambdaBody() const { return true; }
+    void add(const DeclarationName &N) {
+      if (N.isIdentifier() && N.getAsIdentifierInfo())
+        Out.insert(N.getAsIdentifierInfo()->getName().str());
+    }
+    void add(const NamedDecl *D) {
+      if (D)
+        add(D->getDeclName());
+    }
+    bool VisitNamedDecl(NamedDecl *D) { return add(D), true; }
+    bool VisitDeclRefExpr(DeclRefExpr *E) { return add(E->getNameInfo().getName()), add(E->getDecl()), true; }
+    bool VisitMemberExpr(MemberExpr *E) { return add(E->getMemberNameInfo().getName()), true; }
+    bool VisitOverloadExpr(OverloadExpr *E) { return add(E->getName()), true; }
+    bool VisitDependentScopeDeclRefExpr(DependentScopeDeclRefExpr *E) { return add(E->getDeclName()), true; }
+    bool VisitCXXDependentScopeMemberExpr(CXXDependentScopeMemberExpr *E) { return add(E->getMember()), true; }
+    bool VisitTypedefTypeLoc(TypedefTypeLoc TL) { return add(TL.getDecl()), true; }
+    bool VisitTagTypeLoc(TagTypeLoc TL) { return add(TL.getDecl()), true; }
+    bool VisitTemplateTypeParmTypeLoc(TemplateTypeParmTypeLoc TL) { return add(TL.getDecl()), true; }
+    bool VisitTemplateSpecializationTypeLoc(TemplateSpecializationTypeLoc TL) {
+      if (TemplateDecl *T = TL.getTypePtr()->getTemplateName().getAsTemplateDecl())
+        add(T);
+      return true;
+    }
+  } N(Out);
+  N.TraverseDecl(const_cast<FunctionDecl *>(FD));
+}
 
 /// S marked as Emit's own.
 std::string mark(std::string S) { return Own + S; }

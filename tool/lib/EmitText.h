@@ -198,6 +198,10 @@ Lines chunk(StringRef Text, StringRef Base);
 std::string editSpan(const FileText &F, unsigned B, unsigned E,
                      std::vector<std::tuple<unsigned, unsigned, std::string>> Edits);
 
+/// Adds to Out the name of every declaration FD declares or refers to, as the parser saw them:
+/// names a macro pastes together (`CAT(sta, ge)`) are in no token of the text.
+void namesInAst(const FunctionDecl *FD, std::set<std::string> &Out);
+
 /// Picks names for the generated variables that nothing in the function or any macro uses.
 class Namer {
 public:
@@ -210,6 +214,7 @@ public:
     while (!Raw.LexFromRawLexer(Tok) && F.SM.getFileOffset(Tok.getLocation()) < E)
       if (Tok.is(tok::raw_identifier))
         Used.insert(Tok.getRawIdentifier().str());
+    namesInAst(FD, Used);
   }
   std::string get(StringRef Base) {
     std::string Name = Base.str();

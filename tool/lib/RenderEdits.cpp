@@ -35,8 +35,12 @@ static llvm::Error addIncludes(const SourceManager &SM, const ToolOptions &Opts,
   for (auto &[FID, Edits] : F.Edits) {
     if (Edits.empty() || (!F.CpAsyncUsed.count(FID) && !(FID == Main && F.EngineUsed)))
       continue; // no cuda::pipeline in this file: the register-staged prefetch needs no header
-    auto Inc = pipelineInclude(SM, FID, FID == Main && F.EngineUsed ? std::optional(Opts.Runtime)
-                                                                    : std::nullopt);
+    unsigned FirstEdit = ~0u;
+    for (const tooling::Replacement &R : Edits)
+      FirstEdit = std::min(FirstEdit, R.getOffset());
+    auto Inc = pipelineInclude(SM, FID,
+                               FID == Main && F.EngineUsed ? std::optional(Opts.Runtime) : std::nullopt,
+                               FirstEdit);
     if (!Inc)
       continue;
     if (llvm::Error Err = Edits.add(*Inc))

@@ -87,12 +87,15 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(clang::ASTContext &Ctx, const Kern
 /// The kernel launches (`k<<<...>>>(...)`) of host code in the translation unit.
 std::vector<const clang::CUDAKernelCallExpr *> hostLaunches(clang::ASTContext &Ctx);
 
-/// `#include <cuda/pipeline>` in front of the file's first include, unless it is there.
-/// With Runtime (a file with tensor or bulk copies), also the headers they use and the runtime
-/// (runtimeUse: its include or its text, and the check of its version), unless the file has them.
+/// `#include <cuda/pipeline>` in front of the file's first include that every compilation sees
+/// (outside conditionals, comments and braces) and that comes before FirstEdit, else at the top
+/// of the file, unless it is there. With Runtime (a file with tensor or bulk copies), also the
+/// headers they use and the runtime (runtimeUse: its include or its text, and the check of its
+/// version), unless the file has them.
 std::optional<clang::tooling::Replacement> pipelineInclude(const clang::SourceManager &SM,
                                                            clang::FileID FID,
-                                                           std::optional<RuntimeMode> Runtime = std::nullopt);
+                                                           std::optional<RuntimeMode> Runtime = std::nullopt,
+                                                           unsigned FirstEdit = ~0u);
 
 /// The section '@Name' of a template of several (templates/pipeline.cu.in): its lines up to the
 /// next '@' line. A section that is missing is a fatal error that names TemplateName and Name.

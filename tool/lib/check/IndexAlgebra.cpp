@@ -236,6 +236,27 @@ bool LoopChecker::visibleAtLoop(const Expr *E) {
 /// Whether E means the same in a host function beside the kernel that takes the kernel's
 /// parameters: it names only unchanged parameters and compile-time constants.
 bool LoopChecker::hostVisible(const Expr *E) {
+  // The host function stands beside the kernel, at namespace scope: a constant it names by the
+  // same text must be found there by the same lookup. One declared in the kernel (a local
+  // `static constexpr`, a local enum), in a class around it, or named through a using-declaration
+  // may be another one there, or none: `LD` of the kernel's `static constexpr int LD = 1024` is
+  // the global `LD` in the launcher.
+  if (!M.Function->getDeclContext()->getRedeclContext()->isFileContext())
+    return false;
+  struct Refs : RecursiveASTVisitor<Refs> {
+    bool Ok = true;
+    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
+      const ValueDecl *D = DRE->getDecl();
+      if (isa<ParmVarDecl, NonTypeTemplateParmDecl>(D))
+        return true;
+      if (DRE->getFoundDecl() != D || !D->getDeclContext()->getRedeclContext()->isFileContext())
+        Ok = false;
+      return Ok;
+    }
+  } R;
+  R.TraverseStmt(const_cast<Expr *>(E));
+  if (!R.Ok)
+    return false;
   for (const ValueDecl *D : declsIn(E)) {
     if (isa<EnumConstantDecl, NonTypeTemplateParmDecl>(D))
       continue;

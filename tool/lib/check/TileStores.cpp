@@ -3,6 +3,9 @@
 #include "LoopChecker.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Lex/Lexer.h"
+#include <set>
 
 using namespace clang;
 
@@ -105,11 +108,52 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
   T.Bytes = Ctx.getTypeSizeInChars(V->getType()).getQuantity();
   // The element type as written, so templated tiles keep their parameter names.
   TypeLoc TL = V->getTypeSourceInfo()->getTypeLoc();
+  TL = TL.IgnoreParens(); // `float (As)[T]`
   while (auto ATL = TL.getAs<ArrayTypeLoc>())
-    TL = ATL.getElementLoc();
+    TL = ATL.getElementLoc().IgnoreParens();
   if (fileRange(Ctx, TL.getSourceRange()).isInvalid())
     return Verdict::refuse(Reason::Macro, "the element type of " + quoted(V) + " is in a macro");
   T.ElementTypeText = sourceText(Ctx, TL.getSourceRange());
+  // The rewrite spells the type where it declares registers and sizes copies, inside the
+  // function: a name of it that the function also declares (`const double real` beside
+  // `typedef float real`) may mean something else there.
+  {
+    struct Referenced : RecursiveASTVisitor<Referenced> {
+      std::set<const NamedDecl *> Decls;
+      bool VisitTypedefTypeLoc(TypedefTypeLoc L) { return Decls.insert(L.getDecl()), true; }
+      bool VisitTagTypeLoc(TagTypeLoc L) { return Decls.insert(L.getDecl()), true; }
+      bool VisitTemplateTypeParmTypeLoc(TemplateTypeParmTypeLoc L) { return Decls.insert(L.getDecl()), true; }
+    } R;
+    R.TraverseTypeLoc(TL);
+    struct Declared : RecursiveASTVisitor<Declared> {
+      const FunctionDecl *F;
+      const std::set<const NamedDecl *> *Keep;
+      std::set<std::string> Names; ///< declared in the function, other than what the type names
+      bool shouldVisitLambdaBody() const { return true; }
+      bool VisitNamedDecl(NamedDecl *D) {
+        if (D != F && D->getIdentifier() && !Keep->count(D) &&
+            !Keep->count(dyn_cast<NamedDecl>(D->getCanonicalDecl())))
+          Names.insert(D->getName().str());
+        return true;
+      }
+    } D;
+    D.F = M.Function;
+    D.Keep = &R.Decls;
+    D.TraverseDecl(const_cast<FunctionDecl *>(M.Function));
+    Lexer Raw(SourceLocation(), Ctx.getLangOpts(), T.ElementTypeText.data(), T.ElementTypeText.data(),
+              T.ElementTypeText.data() + T.ElementTypeText.size());
+    Token Tok;
+    while (!Raw.LexFromRawLexer(Tok) || Tok.isNot(tok::eof)) {
+      if (Tok.is(tok::raw_identifier) && D.Names.count(Tok.getRawIdentifier().str()) &&
+          Tok.getRawIdentifier() != V->getName())
+        return Verdict::refuse(Reason::Unsupported,
+                               "the element type of " + quoted(V) + " ('" + T.ElementTypeText +
+                                   "') names '" + Tok.getRawIdentifier().str() +
+                                   "', which the function also declares");
+      if (Tok.is(tok::eof))
+        break;
+    }
+  }
   TileIndex[V] = M.Tiles.size();
   M.Tiles.push_back(T);
   return {};

@@ -1,0 +1,187 @@
+// What the rewrite writes must mean what the original meant where it is written: a loop that a
+// block runs again without a loop statement around it (a lambda called twice, a backward goto)
+// keeps a barrier after it; the rewrite's own names capture no name of the program, not even one
+// a macro pastes together; a launcher at namespace scope repeats no name the kernel declares
+// for itself, nor an attribute only a kernel may have; a launch keeps the order in which its configuration and arguments are evaluated;
+// the element type is spelled only where it names the same type; the includes go where every
+// compilation sees them.
+//
+// RUN: %check_tilepipe "%s" "%t"
+
+// The first include stands under a conditional: the pipeline's include goes above it.
+// CHECK-FIXES: {{^}}#include <cuda/pipeline>
+// CHECK-FIXES-NOT: {{^}}#endif
+// CHECK-FIXES: {{^}}#ifdef __CUDA_ARCH__
+#ifdef __CUDA_ARCH__
+#include <cuda_fp16.h>
+#endif
+
+#define T 32
+#define CAT(a, b) a##b
+
+namespace RunTwiceByALambda {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  auto run = [&](int base) {
+    // CHECK-MESSAGES: :[[@LINE+1]]:5: remark: [pipelined]
+    for (int t = 0; t < nt; ++t) {
+      s[threadIdx.x] = A[(base + t) * 64 + threadIdx.x];
+      __syncthreads();
+      acc += s[(threadIdx.x + 1) % 64];
+      __syncthreads();
+    }
+  };
+  run(0);
+  run(nt);
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+// CHECK-FIXES: __syncthreads(); // the buffers may be refilled when this block {{runs}} again
+} // namespace RunTwiceByALambda
+
+namespace RunTwiceByAGoto {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  int base = 0;
+again:
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined]
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(base + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64];
+    __syncthreads();
+  }
+  if (base == 0) {
+    base = nt;
+    goto again;
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+// CHECK-FIXES: __syncthreads(); // the buffers may be refilled when this block {{runs}} again
+} // namespace RunTwiceByAGoto
+
+namespace PastedNames {
+__constant__ int stage = 5;
+__constant__ float As_next = 0.25f;
+__device__ float As_stages[3][T];
+__global__ void k(const float *in, float *out, int nt) {
+  __shared__ float As[T];
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined]
+  for (int t = 0; t < nt; ++t) {
+    As[threadIdx.x] = in[t * T + threadIdx.x];
+    __syncthreads();
+    acc += As[(threadIdx.x + 1) % T] * CAT(As, _next) + CAT(sta, ge) + CAT(As, _stages)[1][threadIdx.x];
+    __syncthreads();
+  }
+  out[blockIdx.x * T + threadIdx.x] = acc;
+}
+// CHECK-FIXES: __shared__ float As_stages{{_1}}[
+} // namespace PastedNames
+
+namespace LocalConstantHidesAGlobal {
+constexpr int LD = 512;
+__global__ void mm(float *C, const float *A, const float *B) {
+  static constexpr int LD = 1024;
+  __shared__ float As[T][T];
+  __shared__ float Bs[T][T];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+  float acc = 0.0f;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined] {{.*}}As without tensor or bulk copies: the row stride 'LD'
+  for (int t = 0; t < LD / T; ++t) {
+    As[ty][tx] = A[row * LD + t * T + tx];
+    Bs[ty][tx] = B[(t * T + ty) * LD + col];
+    __syncthreads();
+    for (int k = 0; k < T; ++k)
+      acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[row * LD + col] = acc;
+}
+} // namespace LocalConstantHidesAGlobal
+
+namespace LaunchArgumentWithAnEffect {
+__global__ void mm(float *C, const float *A, const float *B, int K) {
+  __shared__ float As[T][T];
+  __shared__ float Bs[T][T];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+  float acc = 0.0f;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined] {{.*}}1 launch site(s) in this file now call tilepipe_launch_mm; 1 launch site(s) left as they are (written in a macro, or with a configuration or arguments that may have effects
+  for (int t = 0; t < K / T; ++t) {
+    As[ty][tx] = A[row * K + t * T + tx];
+    Bs[ty][tx] = B[(t * T + ty) * K + col];
+    __syncthreads();
+    for (int k = 0; k < T; ++k)
+      acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[row * K + col] = acc;
+}
+void launch(float *C, const float *A, const float *B, int K) {
+  mm<<<dim3(K / T, K / T), dim3(T, T)>>>(C, A, B, K);
+  mm<<<dim3(K / T, K / T), dim3(T, T)>>>(C, A, B, K *= 2);
+}
+} // namespace LaunchArgumentWithAnEffect
+
+namespace GridConstantParameter {
+struct Params {
+  int K;
+  float scale;
+};
+__global__ void gc(float *C, const float *A, const float *B, const __grid_constant__ Params p) {
+  __shared__ float As[T][T];
+  __shared__ float Bs[T][T];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+  float acc = 0.0f;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined]
+  for (int t = 0; t < p.K / T; ++t) {
+    As[ty][tx] = A[row * p.K + t * T + tx];
+    Bs[ty][tx] = B[(t * T + ty) * p.K + col];
+    __syncthreads();
+    for (int k = 0; k < T; ++k)
+      acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[row * p.K + col] = acc * p.scale;
+}
+// The launcher, a host function, repeats the parameter without the kernel-only attribute.
+// CHECK-FIXES: static void tilepipe_launch_gc({{.*}}, const {{ *}}Params p) {
+} // namespace GridConstantParameter
+
+namespace ElementTypeNameHidden {
+typedef float real;
+__global__ void k(const real *in, float *out, int nt) {
+  __shared__ real As[T];
+  const double real = 1.0;
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [unsupported] {{.*}}the element type of 'As' ('real') names 'real', which the function also declares
+  for (int t = 0; t < nt; ++t) {
+    As[threadIdx.x] = in[t * T + threadIdx.x];
+    __syncthreads();
+    acc += As[(threadIdx.x + 1) % T] * (float)real;
+    __syncthreads();
+  }
+  out[blockIdx.x * T + threadIdx.x] = acc;
+}
+} // namespace ElementTypeNameHidden
+
+namespace ParenthesizedDeclarator {
+__global__ void k(const float *in, float *out, int nt) {
+  __shared__ float (Bs)[T];
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined]
+  for (int t = 0; t < nt; ++t) {
+    Bs[threadIdx.x] = in[t * T + threadIdx.x];
+    __syncthreads();
+    acc += Bs[(threadIdx.x + 1) % T];
+    __syncthreads();
+  }
+  out[blockIdx.x * T + threadIdx.x] = acc;
+}
+// CHECK-FIXES: __shared__ float (Bs_stages{{\[}}3])[T];
+// CHECK-FIXES-NOT: float {{\(}}Bs)[T]
+} // namespace ParenthesizedDeclarator
