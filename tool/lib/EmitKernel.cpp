@@ -107,13 +107,13 @@ static LauncherParts launcherParts(ASTContext &Ctx, const KernelMaps &K, FreshNa
   for (const ParmVarDecl *Parm : P->parameters()) {
     std::string Text = sourceText(Ctx, Parm->getSourceRange());
     // The launcher is a host function: __grid_constant__ belongs to a kernel's parameters only.
-    for (size_t At = Text.find("__grid_constant__"); At != std::string::npos;
-         At = Text.find("__grid_constant__", At)) {
-      auto Ident = [&](size_t I) { return I < Text.size() && (isalnum((unsigned char)Text[I]) || Text[I] == '_'); };
-      if ((At == 0 || !Ident(At - 1)) && !Ident(At + 17))
-        Text.erase(At, 17);
+    const StringRef Attr = "__grid_constant__";
+    auto Ident = [&](size_t I) { return I < Text.size() && (isalnum((unsigned char)Text[I]) || Text[I] == '_'); };
+    for (size_t At = Text.find(Attr); At != std::string::npos; At = Text.find(Attr, At)) {
+      if ((At == 0 || !Ident(At - 1)) && !Ident(At + Attr.size()))
+        Text.erase(At, Attr.size());
       else
-        At += 17;
+        At += Attr.size();
     }
     LP.Params += ", " + Text;
     LP.Args.push_back(Parm->getNameAsString());
