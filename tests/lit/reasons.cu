@@ -268,6 +268,40 @@ __global__ void k(const float *A, float *C, int nt) {
 }
 } // namespace TilePassedOn
 
+// A tile element as a braced initializer's element: read when the element is a value, bound
+// (and here written) when it is a reference.
+struct TwoValues { float a, b; };
+struct OneRef { float &r; };
+// CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [pipelined]
+namespace TileReadInBracedInit {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += TwoValues{s[(threadIdx.x + 1) % T], s[threadIdx.x]}.a;
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+} // namespace TileReadInBracedInit
+
+// CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [tile-escapes] {{.*}}'s' is used as 's[threadIdx.x]'
+namespace TileBoundInBracedInit {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    OneRef o{s[threadIdx.x]};
+    acc += o.r;
+    o.r = acc;
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+} // namespace TileBoundInBracedInit
+
 // CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [tile-used-outside]
 namespace TileReadAfterLoop {
 __global__ void k(const float *A, float *C, int nt) {

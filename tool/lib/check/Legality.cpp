@@ -81,8 +81,17 @@ Verdict LoopChecker::checkTileUse(const DeclRefExpr *DRE) {
   const Expr *Cur = DRE;
   unsigned Seen = 0;
   while (true) {
-    DynTypedNodeList Parents = Ctx.getParents(*Cur);
-    if (Parents.empty())
+    // The parent map gives an element of a braced initializer as written two parents: the
+    // conversion that says how it is used, and the initializer itself, reached through its
+    // syntactic form. Only the semantic form's own elements tell how they are used.
+    llvm::SmallVector<DynTypedNode, 2> Parents;
+    for (const DynTypedNode &N : Ctx.getParents(*Cur)) {
+      const auto *ILE = N.get<InitListExpr>();
+      if (ILE && (ILE->getSemanticForm() || !llvm::is_contained(ILE->inits(), Cur)))
+        continue;
+      Parents.push_back(N);
+    }
+    if (Parents.size() != 1)
       return Verdict::refuse(Reason::TileEscapes, quoted(V) + " is used in an unknown context");
     const Expr *P = Parents[0].get<Expr>();
     if (!P)
