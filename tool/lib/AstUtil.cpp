@@ -2,7 +2,10 @@
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 using namespace clang;
 
@@ -23,6 +26,39 @@ bool isCudaBuiltinVar(const VarDecl *V) {
   if (const auto *RD = V->getType()->getAsCXXRecordDecl())
     return RD->getName().starts_with("__cuda_builtin_");
   return false;
+}
+
+bool isToolkitRuntime(const SourceManager &SM, const FunctionDecl *FD) {
+  if (!FD)
+    return false;
+  if (FD->getBuiltinID())
+    return true;
+  SourceLocation L = SM.getExpansionLoc(FD->getLocation());
+  if (!SM.isInSystemHeader(L))
+    return false;
+  OptionalFileEntryRef File = SM.getFileEntryRefForID(SM.getFileID(L));
+  if (!File)
+    return false;
+  llvm::StringRef Path = File->getName();
+  llvm::StringRef Base = llvm::sys::path::filename(Path);
+  if (Base.starts_with("__clang_cuda_"))
+    return true;
+  // CUDA's include directory (the one that holds cuda_runtime_api.h), its crt/ and
+  // cooperative_groups/: sm_*_intrinsics, sm_*_atomic_functions, the device and math function
+  // headers, the half, bfloat and fp8 types, cooperative groups.
+  llvm::StringRef Dir = llvm::sys::path::parent_path(Path);
+  llvm::StringRef DirName = llvm::sys::path::filename(Dir);
+  if (DirName == "crt" || DirName == "cooperative_groups" || DirName == "details")
+    Dir = llvm::sys::path::parent_path(DirName == "details" ? llvm::sys::path::parent_path(Dir) : Dir);
+  if (llvm::sys::fs::exists(Dir + "/cuda_runtime_api.h") &&
+      (DirName == "crt" || DirName == "cooperative_groups" || DirName == "details" ||
+       Base == "cooperative_groups.h" || Base.starts_with("sm_") || Base.starts_with("device_") ||
+       Base.starts_with("cuda_fp") || Base.starts_with("cuda_bf16") ||
+       Base.starts_with("math_functions") || Base.starts_with("vector_functions") ||
+       Base.starts_with("texture_") || Base.starts_with("surface_")))
+    return true;
+  return Base == "cmath" || Base == "math.h" || Base == "std_abs.h" || Base == "mathcalls.h" ||
+         Base == "cstdlib" || Base == "stdlib.h";
 }
 
 bool isBuiltinIndexRead(const Expr *E, std::string *Name) {

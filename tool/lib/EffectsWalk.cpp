@@ -143,8 +143,14 @@ public:
   void enter(const Stmt *Call, const FunctionDecl *FD, llvm::ArrayRef<const Expr *> Args,
              const Expr *Object, bool ObjectIsPointer, bool Constructing) {
     const FunctionDecl *Def = nullptr;
-    if (FD->hasBody(Def) && Def->getBody() && !A.Ctx.getSourceManager().isInSystemHeader(
-                                                  Def->getLocation())) {
+    const SourceManager &SM = A.Ctx.getSourceManager();
+    // A library's atomics, barriers and semaphores are known by name before their bodies.
+    if (SM.isInSystemHeader(FD->getLocation()))
+      if (std::string Why = synchronizing(Call, FD); !Why.empty()) {
+        sync(Call, Why);
+        return;
+      }
+    if (FD->hasBody(Def) && Def->getBody() && !isToolkitRuntime(SM, Def) && !isToolkitRuntime(SM, FD)) {
       if (Depth >= MaxDepth) {
         unknown(Call, "calls nest too deeply to follow");
         return;
@@ -163,12 +169,10 @@ public:
             A.walk(Callee, I->getInit(), Out, Depth + 1);
       return;
     }
-    if (!A.Ctx.getSourceManager().isInSystemHeader(FD->getLocation()) && !FD->getBuiltinID()) {
+    if (!isToolkitRuntime(SM, FD) && !(Def && isToolkitRuntime(SM, Def))) {
       unknown(Call, "calls " + quoted(FD) + ", whose body is not in this file");
       return;
     }
-    if (std::string Why = synchronizing(Call, FD); !Why.empty())
-      sync(Call, Why);
     // The toolkit's own functions (math, atomics, intrinsics): they reach memory only through
     // their pointer and reference arguments, unless they are handed code of the user's to run (a
     // lambda, a function object, a function pointer): its effects would be unseen.
@@ -193,6 +197,12 @@ public:
         accessThroughPointer(Call, Args[I], !PT->getPointeeType().isConstQualified());
       else if (PT->isReferenceType())
         access(Call, Args[I], !PT.getNonReferenceType().isConstQualified());
+    }
+    if (Object && !ObjectIsPointer && Object->getType()->isRecordType() && holdsPointer(Object->getType())) {
+      // A proxy (an iterator, a reference wrapper): its member function may write through it.
+      unknown(Call, "a member function of the toolkit's is called on an object holding a pointer or "
+                    "reference ('" + Object->getType().getAsString() + "'), which it may write through");
+      return;
     }
     if (Object && ObjectIsPointer)
       accessThroughPointer(Call, Object, true);
@@ -229,8 +239,15 @@ public:
       }
       if (const auto *C = P.get<CStyleCastExpr>())
         return !C->getType()->isVoidType();
-      if (P.get<CompoundStmt>())
+      if (const auto *CS = P.get<CompoundStmt>()) {
+        // The last statement of a statement expression `({ ...; e; })` is its value.
+        auto Up = A.Ctx.getParents(P);
+        if (!Up.empty() && Up[0].get<StmtExpr>() && !CS->body_empty() && CS->body_back() == N.get<Stmt>()) {
+          N = Up[0];
+          continue;
+        }
         return false;
+      }
       if (const auto *If = P.get<IfStmt>())
         return If->getCond() == N.get<Expr>();
       if (const auto *L = P.get<ForStmt>())
@@ -256,7 +273,7 @@ public:
       return "a memory fence (" + quoted(FD) + ")";
     if (llvm::StringRef(Q).contains("cuda::ptx::"))
       return "a PTX instruction (" + quoted(FD) + ")";
-    if (N == "__ldcv" || N == "__ldlu")
+    if (N == "__ldcv" || N == "__ldlu" || N == "__ldcg")
       return "a load that bypasses the caches (" + quoted(FD) + ")";
     if (llvm::StringRef(Q).contains("atomic") || llvm::StringRef(Lower).starts_with("__nvvm_atom")) {
       // CUDA's atomicAdd family (global functions) is relaxed: with its result ignored it tells

@@ -241,9 +241,10 @@ struct ExitFinder : RecursiveASTVisitor<ExitFinder> {
     if (!FD)
       return found(At, "a call that cannot be followed");
     const FunctionDecl *Def = nullptr;
-    if (!FD->hasBody(Def) || !Def->getBody() ||
-        Ctx.getSourceManager().isInSystemHeader(Def->getLocation()))
-      return true; // the toolkit's functions return to their caller
+    if (isToolkitRuntime(Ctx.getSourceManager(), FD))
+      return true; // the toolkit's runtime functions return to their caller (exits are known by name)
+    if (!FD->hasBody(Def) || !Def->getBody())
+      return found(At, "a call of " + quoted(FD) + ", whose body is not in this file");
     if (CallDepth >= MaxDepth)
       return found(At, "calls nested too deeply");
     ExitFinder Inner(Ctx, Fx, Def, /*InCallee=*/true, CallDepth + 1);

@@ -45,6 +45,14 @@ clang::CharSourceRange fileRange(const clang::ASTContext &Ctx, clang::SourceRang
 /// The file text of a node, or "" when it cannot be expressed as one range of the file.
 std::string sourceText(const clang::ASTContext &Ctx, clang::SourceRange R);
 
+/// A function of the CUDA toolkit's own device runtime: the math functions, intrinsics, atomics
+/// and vector helpers of CUDA's headers and of Clang's CUDA wrapper headers, cooperative groups,
+/// the C and C++ math headers. Their effects are modelled by their signatures and names (they
+/// reach memory only through their arguments, and the ones that synchronize or leave are known by
+/// name). Every other function, in a system header or not (libcu++, CUB, Thrust, a library added
+/// with -isystem), is judged by its body like the user's own code, or not at all without one.
+bool isToolkitRuntime(const clang::SourceManager &SM, const clang::FunctionDecl *FD);
+
 /// A declaration's name in quotes, for messages: 'name'.
 std::string quoted(const clang::NamedDecl *D);
 
