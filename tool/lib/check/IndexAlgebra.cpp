@@ -8,8 +8,40 @@ using namespace clang;
 
 namespace tilepipe::check {
 
+/// An implicit conversion that keeps an index: an lvalue read, a qualification change, or an
+/// integral conversion to a type at least as wide. A narrowing one (`unsigned short c = t * T +
+/// tx`) wraps where the arithmetic it came from does not.
+static bool keepsValue(const ImplicitCastExpr *ICE, const ASTContext &Ctx) {
+  switch (ICE->getCastKind()) {
+  case CK_LValueToRValue:
+  case CK_NoOp:
+    return true;
+  case CK_IntegralCast: {
+    QualType From = ICE->getSubExpr()->getType(), To = ICE->getType();
+    if (!From->isIntegerType() || !To->isIntegerType())
+      return false;
+    // Narrower wraps within the index range; as wide or wider keeps the value, or (a sign
+    // change) gives one that indexes the same as 32- or 64-bit address arithmetic does.
+    return Ctx.getIntWidth(To) >= Ctx.getIntWidth(From);
+  }
+  default:
+    return false;
+  }
+}
+
+/// E without parentheses and the implicit conversions that keep every value.
+static const Expr *valueOf(const Expr *E, const ASTContext &Ctx) {
+  while (true) {
+    E = E->IgnoreParens();
+    const auto *ICE = dyn_cast<ImplicitCastExpr>(E);
+    if (!ICE || !keepsValue(ICE, Ctx))
+      return E;
+    E = ICE->getSubExpr();
+  }
+}
+
 bool LoopChecker::affine(const Expr *E, Affine &A) {
-  E = E->IgnoreParenImpCasts();
+  E = valueOf(E, Ctx);
   if (!E->isValueDependent() && !E->isTypeDependent()) {
     Expr::EvalResult R;
     if (E->EvaluateAsInt(R, Ctx)) {
@@ -17,6 +49,8 @@ bool LoopChecker::affine(const Expr *E, Affine &A) {
       return true;
     }
   }
+  if (isa<CastExpr>(E) && !isa<ExplicitCastExpr>(E))
+    return false; // a conversion that may change the value
   if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
     Affine L, R;
     if ((BO->getOpcode() == BO_Add || BO->getOpcode() == BO_Sub) && affine(BO->getLHS(), L) &&
@@ -72,6 +106,41 @@ char LoopChecker::threadDim(const Expr *E) {
 }
 
 /// Whether S may take a different value in different threads of a block.
+/// Whether FD, or a function it calls, reads something that differs between the threads of a
+/// block: threadIdx, a special register other than the block's and grid's, inline assembly, or a
+/// call that cannot be followed.
+static bool readsThreadState(const ASTContext &Ctx, const FunctionDecl *FD, unsigned Depth) {
+  if (unsigned ID = FD->getBuiltinID()) {
+    StringRef N = Ctx.BuiltinInfo.getName(ID);
+    if (!N.starts_with("__nvvm_read_ptx_sreg_"))
+      return !Ctx.BuiltinInfo.isConst(ID);
+    N = N.drop_front(strlen("__nvvm_read_ptx_sreg_"));
+    return !(N.starts_with("ctaid") || N.starts_with("nctaid") || N.starts_with("ntid"));
+  }
+  const FunctionDecl *Def = nullptr;
+  if (Depth > 6 || !FD->hasBody(Def) || !Def->getBody())
+    return !(FD->getIdentifier() && FD->getName().starts_with("__nv_")); // libdevice's math
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const ASTContext &Ctx;
+    unsigned Depth;
+    bool Found = false;
+    Finder(const ASTContext &Ctx, unsigned Depth) : Ctx(Ctx), Depth(Depth) {}
+    bool shouldVisitImplicitCode() const { return true; }
+    bool VisitAsmStmt(AsmStmt *) { return !(Found = true); }
+    bool VisitCallExpr(CallExpr *CE) {
+      const FunctionDecl *C = CE->getDirectCallee();
+      Found = !C || readsThreadState(Ctx, C, Depth + 1);
+      return !Found;
+    }
+    bool VisitCXXConstructExpr(CXXConstructExpr *CE) {
+      Found = !CE->getConstructor()->isTrivial() && readsThreadState(Ctx, CE->getConstructor(), Depth + 1);
+      return !Found;
+    }
+  } F(Ctx, Depth);
+  F.TraverseStmt(Def->getBody());
+  return F.Found;
+}
+
 bool LoopChecker::mentionsThread(const Stmt *S, unsigned Depth) {
   if (!S || Depth > 8)
     return S != nullptr;
@@ -81,6 +150,15 @@ bool LoopChecker::mentionsThread(const Stmt *S, unsigned Depth) {
       return !StringRef(Key).starts_with("blockIdx.") && !StringRef(Key).starts_with("blockDim.") &&
              !StringRef(Key).starts_with("gridDim.");
     if (threadDim(E))
+      return true;
+    // A call may read the thread's index (or a special register) in its body: it is uniform on
+    // uniform arguments only when it reads no memory and nothing of the thread's own.
+    if (const auto *CE = dyn_cast<CallExpr>(E)) {
+      const FunctionDecl *FD = CE->getDirectCallee();
+      if (!FD || !Effects.isPure(FD) || readsThreadState(Ctx, FD, 0))
+        return true;
+    }
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(E); CE && !CE->getConstructor()->isTrivial())
       return true;
     if (const VarDecl *V = varOf(E)) {
       if (IndexDeclDeps.count(V))
@@ -120,13 +198,11 @@ bool LoopChecker::mentionsThread(const Stmt *S, unsigned Depth) {
 bool LoopChecker::threadAffine(const Expr *E, std::map<char, Coef> &Out, unsigned Depth) {
   if (Depth > 8)
     return false;
-  E = E->IgnoreParens();
-  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E);
-      ICE && (ICE->getCastKind() == CK_IntegralCast || ICE->getCastKind() == CK_LValueToRValue ||
-              ICE->getCastKind() == CK_NoOp))
-    return threadAffine(ICE->getSubExpr(), Out, Depth);
+  E = valueOf(E, Ctx);
   if (!mentionsThread(E))
     return true;
+  if (isa<CastExpr>(E))
+    return false; // a conversion that may change the value
   auto Add = [&](char D, const Coef &C, int Sign) {
     std::string T = Sign < 0 ? "-(" + C.Text + ")" : C.Text;
     std::optional<int64_t> K;

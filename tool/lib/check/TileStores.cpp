@@ -275,6 +275,9 @@ bool LoopChecker::isGlobalPointer(const VarDecl *V, unsigned Depth) {
     const auto *F = dyn_cast<FunctionDecl>(P->getDeclContext());
     if (!F)
       return false;
+    // A parameter the function assigns, or whose storage escapes, may point anywhere by the loop.
+    if (Effects.localFacts(F).changes(P))
+      return false;
     if (F->hasAttr<CUDAGlobalAttr>())
       return true;
     // A __device__ function: every caller in this file must pass global memory.
@@ -282,6 +285,14 @@ bool LoopChecker::isGlobalPointer(const VarDecl *V, unsigned Depth) {
     if (Calls.empty())
       return false;
     unsigned Pos = P->getFunctionScopeIndex();
+    // `obj(a, b)` and `obj + a` call a member with the object as their first argument.
+    if (const auto *MD = dyn_cast<CXXMethodDecl>(F); MD && MD->isInstance())
+      for (const CallExpr *CE : Calls)
+        if (isa<CXXOperatorCallExpr>(CE))
+          return llvm::all_of(Calls, [&](const CallExpr *C) {
+            unsigned At = Pos + (isa<CXXOperatorCallExpr>(C) ? 1 : 0);
+            return At < C->getNumArgs() && isGlobalPointer(pointerBase(C->getArg(At)), Depth + 1);
+          });
     for (const CallExpr *CE : Calls) {
       if (Pos >= CE->getNumArgs())
         return false;

@@ -1,0 +1,79 @@
+// What a copy index is, read from what the code says: a value a call returns may differ between
+// threads unless the call reads nothing of the thread's own; a conversion to a narrower integer
+// wraps where the arithmetic does not; a parameter the function re-points is no longer the
+// global memory it was passed. Each of these took whole-tile or tensor copies wrongly before.
+//
+// RUN: %check_tilepipe "%s" "%t" -- --mode=tma --tma-min-stage-bytes=0
+
+__device__ int lane() { return threadIdx.x % 4; }
+__device__ int tileBase(int b, int nt, int t) { return (b * nt + t) * 256; }
+
+// CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [pipelined] {{.*}}per element: '(blockIdx.x * nt + t) * 256 + ty * 16 + tx + sk' is not a uniform value
+namespace PerThreadTermFromACall {
+__global__ void k(const float *A, float *C, int nt) {
+  const int tx = threadIdx.x, ty = threadIdx.y, sk = lane();
+  __shared__ float s[16][16];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[ty][tx] = A[(blockIdx.x * nt + t) * 256 + ty * 16 + tx + sk];
+    __syncthreads();
+    acc += s[tx][ty];
+    __syncthreads();
+  }
+  C[(blockIdx.x * 16 + ty) * 16 + tx] = acc;
+}
+} // namespace PerThreadTermFromACall
+// CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[0-9]+}}:per-element
+
+// A call that reads only its arguments stays uniform: the tile is still copied whole.
+// CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [pipelined]
+namespace UniformTermFromACall {
+__global__ void k(const float *A, float *C, int nt) {
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  __shared__ float s[16][16];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[ty][tx] = A[tileBase(blockIdx.x, nt, t) + ty * 16 + tx];
+    __syncthreads();
+    acc += s[tx][ty];
+    __syncthreads();
+  }
+  C[(blockIdx.x * 16 + ty) * 16 + tx] = acc;
+}
+} // namespace UniformTermFromACall
+// CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[0-9]+}}:{{16-byte|engine}}
+
+// CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [pipelined] {{.*}}'c' is not a coordinate of the box
+namespace NarrowGuardCoordinate {
+__global__ void k(const double *x, double *out, int n, int tiles) {
+  const int tx = threadIdx.x;
+  __shared__ double xs[64];
+  double acc = 0;
+  for (int t = 0; t < tiles; ++t) {
+    unsigned short c = t * 64 + tx;
+    xs[tx] = c < n ? x[t * 64 + tx] : 0.0;
+    __syncthreads();
+    acc += xs[(tx + 1) % 64];
+    __syncthreads();
+  }
+  out[blockIdx.x * 64 + tx] = acc;
+}
+} // namespace NarrowGuardCoordinate
+
+// CHECK-MESSAGES: :[[@LINE+8]]:3: remark: [load-source] {{.*}}'src' points to global memory
+namespace ParameterRepointedAtSharedMemory {
+__global__ void k(const float *src, float *C, int nt) {
+  __shared__ float stage[64 * 64];
+  stage[threadIdx.x] = 1.0f;
+  if (blockIdx.x & 1) src = stage;
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = src[(t % 64) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64];
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace ParameterRepointedAtSharedMemory
