@@ -39,8 +39,8 @@ public:
     const FunctionDecl *Def = nullptr;
     if (!Found.empty() || !F)
       return;
-    if (Ctx.getSourceManager().isInSystemHeader(F->getLocation()) || F->getBuiltinID())
-      return; // the toolkit's functions and the builtins use no dynamic shared memory of the user's
+    if (isToolkitRuntime(Ctx.getSourceManager(), F))
+      return; // the toolkit's runtime functions and the builtins use no dynamic shared memory of the user's
     if (!F->hasBody(Def) || !Def->getBody()) {
       Found = "it calls " + quotedName(F) + ", whose body is not in this file";
       return;
@@ -164,6 +164,110 @@ std::string kernelSignatureProblem(ASTContext &Ctx, const FunctionDecl *P) {
   return R.Problem;
 }
 
+namespace {
+/// Where the translation unit names a kernel: each launch `k<<<g, b, smem>>>` that asks for
+/// dynamic shared memory, and each other use of its name. A use that only initializes a local
+/// function pointer (a harness's table of kernels) is followed as far as the file lets: it is
+/// fine while no launch through a pointer asks for dynamic shared memory and no function pointer
+/// is handed to a call (cudaLaunchKernel, cudaLaunchCooperativeKernel, cudaFuncSetAttribute, a
+/// function of another file); any other use is a launch the text does not show.
+struct KernelUses : RecursiveASTVisitor<KernelUses> {
+  const FunctionDecl *K;
+  ASTContext &Ctx;
+  std::string Found, StoredAt, HandedOff, IndirectDynamic;
+  llvm::DenseSet<const Expr *> Callees; ///< the names that launches call
+  KernelUses(const FunctionDecl *K, ASTContext &Ctx) : K(K), Ctx(Ctx) {}
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool same(const FunctionDecl *F) const {
+    if (const FunctionDecl *P = F->getTemplateInstantiationPattern())
+      F = P;
+    const FunctionDecl *Q = K->getTemplateInstantiationPattern() ? K->getTemplateInstantiationPattern() : K;
+    return F->getCanonicalDecl() == Q->getCanonicalDecl();
+  }
+  std::string line(const Stmt *S) const {
+    const SourceManager &SM = Ctx.getSourceManager();
+    return std::to_string(SM.getPresumedLineNumber(SM.getExpansionLoc(S->getBeginLoc())));
+  }
+  static bool functionPointer(QualType T) {
+    T = T.getNonReferenceType();
+    if (T->isFunctionPointerType() || T->isFunctionType() || T->isMemberFunctionPointerType())
+      return true;
+    if (const auto *AT = T->getAsArrayTypeUnsafe())
+      return functionPointer(AT->getElementType());
+    if (const CXXRecordDecl *RD = T->getAsCXXRecordDecl(); RD && RD->hasDefinition())
+      return llvm::any_of(RD->fields(), [](const FieldDecl *F) { return functionPointer(F->getType()); });
+    return false;
+  }
+  bool TraverseCUDAKernelCallExpr(CUDAKernelCallExpr *E) {
+    const FunctionDecl *F = E->getDirectCallee();
+    const CallExpr *Config = E->getConfig();
+    const Expr *Smem = Config && Config->getNumArgs() > 2 && !isa<CXXDefaultArgExpr>(Config->getArg(2))
+                           ? Config->getArg(2)
+                           : nullptr;
+    Expr::EvalResult R;
+    bool Dynamic = Smem && !(!Smem->isValueDependent() && Smem->EvaluateAsInt(R, Ctx) && R.Val.getInt() == 0);
+    if (F && same(F)) {
+      Callees.insert(E->getCallee()->IgnoreParenImpCasts());
+      if (Dynamic && Found.empty())
+        Found = "its launch at line " + line(E) + " asks for dynamic shared memory ('" +
+                sourceText(Ctx, Smem->getSourceRange()) + "'), which more static shared memory may leave without room";
+    } else if (!F && Dynamic && IndirectDynamic.empty()) {
+      IndirectDynamic = line(E);
+    }
+    return RecursiveASTVisitor::TraverseCUDAKernelCallExpr(E);
+  }
+  bool VisitCallExpr(CallExpr *E) {
+    if (isa<CUDAKernelCallExpr>(E) || !HandedOff.empty() ||
+        Ctx.getSourceManager().isInSystemHeader(Ctx.getSourceManager().getExpansionLoc(E->getBeginLoc())))
+      return true; // (a library's own calls pass its own function pointers around)
+    for (const Expr *A : E->arguments()) {
+      const Expr *X = A->IgnoreParenCasts();
+      if (functionPointer(A->getType()) || functionPointer(X->getType())) {
+        HandedOff = line(E);
+        break;
+      }
+    }
+    return true;
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    const auto *F = dyn_cast<FunctionDecl>(E->getDecl());
+    if (!F || !same(F) || Callees.contains(E) || !Found.empty())
+      return true;
+    // Up through conversions and braces to what the name initializes.
+    DynTypedNode N = DynTypedNode::create(*E);
+    for (unsigned Guard = 0; Guard < 8; ++Guard) {
+      auto Parents = Ctx.getParents(N);
+      if (Parents.empty())
+        break;
+      N = Parents[0];
+      if (N.get<CastExpr>() || N.get<ParenExpr>() || N.get<InitListExpr>() || N.get<UnaryOperator>() ||
+          N.get<CXXStdInitializerListExpr>() || N.get<MaterializeTemporaryExpr>() || N.get<ExprWithCleanups>())
+        continue; // (`for (auto k : {k1, k2})` binds a local initializer_list)
+      if (const auto *V = N.get<VarDecl>(); V && V->hasLocalStorage() && !V->isStaticLocal()) {
+        if (StoredAt.empty())
+          StoredAt = line(E);
+        return true;
+      }
+      break;
+    }
+    Found = "its name is used at line " + line(E) +
+            " other than in a launch `<<<...>>>`, so a launch's dynamic shared memory cannot be seen";
+    return true;
+  }
+  std::string problem() const {
+    if (!Found.empty() || StoredAt.empty())
+      return Found;
+    if (!IndirectDynamic.empty())
+      return "its name is stored at line " + StoredAt + " and a launch through a pointer at line " +
+             IndirectDynamic + " asks for dynamic shared memory";
+    if (!HandedOff.empty())
+      return "its name is stored at line " + StoredAt + " and a function pointer is handed to a call at line " +
+             HandedOff + ", which may launch it with dynamic shared memory";
+    return "";
+  }
+};
+} // namespace
+
 std::string dynamicSharedProblem(ASTContext &Ctx, const TranslationUnitIndex &Index,
                                  const FunctionDecl *F) {
   llvm::DenseSet<const FunctionDecl *> Seen;
@@ -177,6 +281,10 @@ std::string dynamicSharedProblem(ASTContext &Ctx, const TranslationUnitIndex &In
     Finder.function(K);
     if (!Finder.Found.empty())
       return "kernel '" + K->getNameAsString() + "' runs this loop and " + Finder.Found;
+    KernelUses Uses(K, Ctx);
+    Uses.TraverseAST(Ctx);
+    if (std::string Why = Uses.problem(); !Why.empty())
+      return "kernel '" + K->getNameAsString() + "' runs this loop and " + Why;
   }
   return "";
 }
