@@ -67,6 +67,8 @@ std::string LoopCut::problem(const FileText &F, const LoopModel &M, const Source
   StringRef LoopText = F.slice(LoopOff, LoopEnd);
   if (LoopText.contains(Verbatim) || LoopText.contains(Own))
     return "the loop's text holds a control character (\\x01 or \\x02) that tilepipe uses to mark lines";
+  if (std::string Why = Toks.directiveProblem(LoopOff, LoopEnd); !Why.empty())
+    return Why;
   std::vector<std::tuple<unsigned, unsigned, std::string>> Slices = {
       {CopyBegin, CopyEnd, "the copy phase"},
       {ComputeBegin, ComputeEnd, "the compute phase"},

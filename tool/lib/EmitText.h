@@ -83,6 +83,8 @@ public:
     Kind K;
     bool Lines;    ///< the token spans a newline
     int Cond;      ///< a conditional directive: +1 #if*, -1 #endif, 0 #else/#elif (2: none)
+    StringRef Directive = {}; ///< the name after a line's `#` (`define`, `pragma`, ...), or `_Pragma`
+    StringRef Argument = {};  ///< the directive's first word (`unroll` of `#pragma unroll`)
   };
   /// Lexes from From (a token boundary) up to the first token at or past To that starts a line.
   SourceTokens(const FileText &F, unsigned From, unsigned To) : F(F) {
@@ -90,6 +92,7 @@ public:
               F.Buffer.end());
     Raw.SetCommentRetentionState(true);
     bool AfterHash = false;
+    size_t Directive = 0; // 1 + the index of the directive whose first argument comes next
     for (;;) {
       clang::Token T;
       bool End = Raw.LexFromRawLexer(T);
@@ -110,8 +113,22 @@ public:
         else if (D == "else" || D == "elif" || D == "elifdef" || D == "elifndef")
           Cond = 0;
       }
+      bool NamesDirective = AfterHash && T.is(tok::raw_identifier);
       AfterHash = T.is(tok::hash) && T.isAtStartOfLine();
+      if (Directive && !T.isAtStartOfLine()) {
+        // `#pragma unroll`'s word, or `_Pragma ( "unroll" )`'s string.
+        if (T.is(tok::raw_identifier) || tok::isStringLiteral(T.getKind()))
+          Tokens[Directive - 1].Argument = Text.trim("\"");
+        if (!T.is(tok::l_paren))
+          Directive = 0;
+      } else {
+        Directive = 0;
+      }
       Tokens.push_back({B, E, K, Text.find_first_of("\n\r") != StringRef::npos, Cond});
+      if (NamesDirective || (T.is(tok::raw_identifier) && T.getRawIdentifier() == "_Pragma")) {
+        Tokens.back().Directive = T.getRawIdentifier();
+        Directive = Tokens.size();
+      }
       if (End)
         break;
     }
@@ -144,6 +161,26 @@ public:
     }
     if (Depth != 0)
       return "in " + What.str() + ", a preprocessor conditional opens and does not close";
+    return "";
+  }
+
+  /// Why [B, E) holds a directive that changes what the text after it means (`#define`, `#undef`,
+  /// `#include`, `#line`, `#pragma push_macro`, ...), or "". The rewrite reorders and repeats
+  /// the loop's text, so each piece would be read with another state of the preprocessor. Only
+  /// conditionals (checked by problem()) and `#pragma unroll` / `nounroll` leave it as it was.
+  std::string directiveProblem(unsigned B, unsigned E) const {
+    for (const Token &T : Tokens) {
+      if (T.B < B || T.E > E || T.Directive.empty() || T.Cond != 2)
+        continue;
+      StringRef Arg = T.Argument.ltrim();
+      if ((T.Directive == "pragma" || T.Directive == "_Pragma") &&
+          (Arg.starts_with("unroll") || Arg.starts_with("nounroll")))
+        continue;
+      return "the loop's text holds " +
+             (T.Directive == "_Pragma" ? std::string("a _Pragma operator") : "a #" + T.Directive.str() + " directive") +
+             " at line " + std::to_string(F.SM.getLineNumber(F.FID, T.B)) +
+             ": the rewrite reorders and repeats the loop's text, and a directive changes what the text after it means";
+    }
     return "";
   }
 

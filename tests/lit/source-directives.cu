@@ -1,0 +1,79 @@
+// The rewrite reorders the loop's text (the header's increment and condition after the copy
+// phase) and repeats it (the compute phase once per copy path): a directive in the loop that
+// changes the preprocessor's state would be read at other places. Only conditionals that open
+// and close inside one piece, and #pragma unroll, leave it as it was.
+//
+// RUN: %check_tilepipe "%s" "%t"
+
+#define STEP 1
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [source-text] {{.*}}a #undef directive at line
+namespace MacroRedefinedInTheBody {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; t += STEP) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+#undef STEP
+#define STEP 2
+    __syncthreads();
+    acc += s[threadIdx.x] * STEP;
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace MacroRedefinedInTheBody
+#undef STEP
+
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [source-text] {{.*}}a #pragma directive at line
+namespace MacroPushedInTheBody {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+#pragma push_macro("W")
+#define W 3.0f
+    acc += s[threadIdx.x] * W;
+#pragma pop_macro("W")
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace MacroPushedInTheBody
+
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [source-text] {{.*}}a _Pragma operator at line
+namespace PragmaOperatorInTheBody {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    _Pragma("push_macro(\"W\")") acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace PragmaOperatorInTheBody
+
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [pipelined]
+namespace UnrollPragmasAndAConditional {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+#pragma unroll 4
+    for (int j = 0; j < 8; ++j)
+      acc += s[(threadIdx.x + j) % 64];
+    _Pragma("unroll") for (int j = 0; j < 2; ++j) acc += s[j];
+#if defined(EXTRA)
+    acc += 1.0f;
+#endif
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace UnrollPragmasAndAConditional
