@@ -274,6 +274,7 @@ __global__ void block_totals(float* out, const float* in, int numTiles) {
         pipe.producer_commit();
         fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
       };
+      __syncthreads(); // each thread copies chunks that other threads may have written before the loop
       // Prologue: the copies of the first 2 tiles.
       for (int prologue = 0; prologue < 2; ++prologue)
         issue_tile();
@@ -432,6 +433,7 @@ __global__ void own_totals(float* out, const float* in, int numTiles) {
         pipe.producer_commit();
         fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
       };
+      __syncthreads(); // each thread copies chunks that other threads may have written before the loop
       // Prologue: the copies of the first 2 tiles.
       for (int prologue = 0; prologue < 2; ++prologue)
         issue_tile();
@@ -515,6 +517,7 @@ __global__ void neighbour_means(float* out, float* row, const float* in, int num
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
     // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();

@@ -217,6 +217,7 @@ __global__ void store_into_member_of_local_struct(const float* A, float* C, int 
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
     // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
@@ -334,6 +335,7 @@ __global__ void offset_in_member_of_local_struct(const float* A, float* C, int n
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
     // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
@@ -437,6 +439,7 @@ __global__ void offset_read_by_const_member(const float* A, float* C, int nt) {
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
     // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
@@ -561,6 +564,7 @@ __global__ void toolkit_fills_local_array(const float* A, float* C, int nt) {
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
     // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
@@ -667,6 +671,7 @@ __global__ void cooperative_groups_barrier(const float* A, float* C, int nt) {
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
     // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();

@@ -336,6 +336,7 @@ __global__ void no_scratch(float* out, const float* g, int numTiles) {
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
     // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();

@@ -199,6 +199,7 @@ __global__ void temporary_without_effects(const float* A, float* C, int nt) {
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
     // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
@@ -305,6 +306,7 @@ __global__ void default_argument_constant(const float* A, float* C, int nt) {
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
     // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
@@ -396,6 +398,7 @@ __global__ void member_initializer_constant(const float* A, float* C, int nt) {
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
     // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
@@ -507,6 +510,7 @@ __global__ void range_for_view(const float* A, float* C, int nt) {
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
     // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();
@@ -608,6 +612,7 @@ __global__ void pointer_copy_kept(const float* __restrict__ A, float* __restrict
       pipe.producer_commit();
       fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
     // Prologue: the copies of the first 2 tiles.
     for (int prologue = 0; prologue < 2; ++prologue)
       issue_tile();

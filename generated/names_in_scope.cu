@@ -283,6 +283,7 @@ __global__ void weighted_tiles(float* out, const float* A, int lda, int numTiles
         pipe_1.producer_commit();
         fetch_stage_1 = fetch_stage_1 + 1 == 3 ? 0 : fetch_stage_1 + 1;
       };
+      __syncthreads(); // each thread copies chunks that other threads may have written before the loop
       // Prologue: the copies of the first 2 tiles.
       for (int prologue_1 = 0; prologue_1 < 2; ++prologue_1)
         issue_tile_1();
@@ -455,6 +456,7 @@ __global__ void shifted_dots(float* out, const float* x, const float* y, int num
         pipe_1.producer_commit();
         fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
       };
+      __syncthreads(); // each thread copies chunks that other threads may have written before the loop
       // Prologue: the copies of the first 2 tiles.
       for (int prologue = 0; prologue < 2; ++prologue)
         issue_tile();

@@ -102,12 +102,17 @@ Lines trailingBarrier(const LoopModel &M) {
   return {};
 }
 
-/// Before the first copies of a loop of the rotated form, its leading barrier: every thread's
-/// writes before the loop (to the copies' sources) are done before any thread copies.
-Lines leadingBarrier(const LoopModel &M) {
+/// Before the first copies: the leading barrier of a loop of the rotated form, so that every
+/// thread's writes before the loop (to the copies' sources) are done before any thread copies.
+/// Whole-tile copies need one in either form: they spread each tile over the block's threads, so
+/// a thread copies elements that other threads (not itself, as in the original) may have just
+/// written.
+Lines leadingBarrier(const LoopModel &M, bool Wide) {
   if (M.Form == LoopForm::Rotated)
     return {"__syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the "
             "copies"};
+  if (Wide)
+    return {"__syncthreads(); // each thread copies chunks that other threads may have written before the loop"};
   return {};
 }
 
@@ -262,7 +267,7 @@ std::map<std::string, Lines> PipelineEmitter::blocks() const {
           {"tail_increments", Cut.TailLines},
           {"wide_setup", WideSetup},
           {"trailing_barrier", mark(trailingBarrier(M))},
-          {"leading_barrier", mark(leadingBarrier(M))}};
+          {"leading_barrier", mark(leadingBarrier(M, AnyWide))}};
 }
 
 /// A rendered section of templates/pipeline.cu.in as lines of a block, its directives kept in column 0.
