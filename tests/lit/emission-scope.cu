@@ -109,7 +109,7 @@ __global__ void mm(float *C, const float *A, const float *B, int K) {
   int tx = threadIdx.x, ty = threadIdx.y;
   int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
   float acc = 0.0f;
-  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined] {{.*}}1 launch site(s) in this file now call tilepipe_launch_mm; 1 launch site(s) left as they are (written in a macro, or with a configuration or arguments that may have effects
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined] {{.*}}1 launch site(s) in this file now call tilepipe_launch_mm; 1 launch site(s) left as they are (written in a macro, with a configuration or arguments that may have effects
   for (int t = 0; t < K / T; ++t) {
     As[ty][tx] = A[row * K + t * T + tx];
     Bs[ty][tx] = B[(t * T + ty) * K + col];
@@ -185,3 +185,80 @@ __global__ void k(const float *in, float *out, int nt) {
 // CHECK-FIXES: __shared__ float (Bs_stages{{\[}}3])[T];
 // CHECK-FIXES-NOT: float {{\(}}Bs)[T]
 } // namespace ParenthesizedDeclarator
+
+// The launcher reads the kernel's text where the kernel ends: there, after a pop_macro, 'LD' is
+// the file's, not the kernel's. No tensor copy (its map would stride by the wrong 'LD').
+#define LD 512
+// CHECK-MESSAGES: :[[@LINE+11]]:3: remark: [pipelined] {{.*}}'LD' is not made of kernel parameters and constants
+namespace MacroRestoredBeforeTheLauncher {
+#pragma push_macro("LD")
+#undef LD
+#define LD K
+__global__ void mm(float *C, const float *A, const float *B, int K) {
+  __shared__ float As[T][T];
+  __shared__ float Bs[T][T];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+  float acc = 0.0f;
+  for (int t = 0; t < K / T; ++t) {
+    As[ty][tx] = A[row * LD + t * T + tx];
+    Bs[ty][tx] = B[(t * T + ty) * LD + col];
+    __syncthreads();
+    for (int k = 0; k < T; ++k)
+      acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[row * LD + col] = acc;
+#pragma pop_macro("LD")
+}
+} // namespace MacroRestoredBeforeTheLauncher
+
+// One launch text in a host template whose instantiations launch different overloads: it is not
+// turned into a call of the launcher of one of them.
+namespace LaunchSiteOfTwoOverloads {
+__global__ void mm(float *C, const float *A, const float *B, int K) {
+  __shared__ float As[T][T];
+  __shared__ float Bs[T][T];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+  float acc = 0.0f;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined] {{.*}}no launch of mm in this file was rewritten{{.*}}or in a template whose instantiations launch other kernels there
+  for (int t = 0; t < K / T; ++t) {
+    As[ty][tx] = A[row * K + t * T + tx];
+    Bs[ty][tx] = B[(t * T + ty) * K + col];
+    __syncthreads();
+    for (int k = 0; k < T; ++k)
+      acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[row * K + col] = acc;
+}
+__global__ void mm(double *C, const double *A, const double *B, long long K) { C[threadIdx.x] = A[threadIdx.x] * B[0] + K; }
+template <class F, class I> void multiply(F *C, const F *A, const F *B, I K) {
+  mm<<<dim3(K / T, K / T), dim3(T, T)>>>(C, A, B, K);
+}
+template void multiply<float, int>(float *, const float *, const float *, int);
+template void multiply<double, long long>(double *, const double *, const double *, long long);
+} // namespace LaunchSiteOfTwoOverloads
+
+// Macros the host pass alone defines are names the rewrite's own variables avoid too. (And the
+// whole-tile copies spread each tile over the block: a barrier stands before the first ones.)
+// CHECK-FIXES: {{^ *}}__syncthreads(); // each thread copies chunks that other threads may have written before the loop
+// CHECK-FIXES: {{^ *}}int stage_{{[0-9]+}} = 0;
+#ifndef __CUDA_ARCH__
+#define stage 0
+#endif
+namespace HostOnlyMacroName {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined]
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64];
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace HostOnlyMacroName

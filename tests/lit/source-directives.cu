@@ -77,3 +77,39 @@ __global__ void k(const float *A, float *C, int nt) {
   C[blockIdx.x * 64 + threadIdx.x] = acc;
 }
 } // namespace UnrollPragmasAndAConditional
+
+// __COUNTER__ counts each expansion and __LINE__ numbers the line it stands on: the rewrite's
+// moved and repeated text would expand them to other values.
+#define TRACE(m) (m |= 1u << __COUNTER__)
+// CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [source-text] {{.*}}expands '__COUNTER__' at line
+namespace CounterInTheBody {
+__global__ void k(const float *A, float *C, unsigned *M, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  unsigned m = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    TRACE(m);
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+  M[blockIdx.x * 64 + threadIdx.x] = m;
+}
+} // namespace CounterInTheBody
+
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [source-text] {{.*}}expands '__LINE__' at line
+namespace LineInTheBody {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x] * __LINE__;
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace LineInTheBody

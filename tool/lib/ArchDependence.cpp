@@ -158,6 +158,13 @@ public:
   void MacroExpands(const Token &Name, const MacroDefinition &, SourceRange Range,
                     const MacroArgs *) override {
     StringRef N = Name.getIdentifierInfo()->getName();
+    if (N == "__COUNTER__" || N == "__LINE__") {
+      SourceLocation L = SM.getExpansionLoc(Range.getBegin());
+      ArchDependence::Place P = place(L);
+      if (!P.File.empty() && !SM.isInSystemHeader(L))
+        Out.Counting.push_back({N.str(), P});
+      return;
+    }
     if (!tainted(N))
       return;
     SourceLocation L = SM.getExpansionLoc(Range.getBegin());
@@ -306,6 +313,21 @@ llvm::Expected<ArchDependence> scanArchDependence(const tooling::CompilationData
                                    Path + ": error: the file could not be preprocessed again to "
                                           "find its architecture-dependent text");
   return Out;
+}
+
+std::string movedTextCounts(ASTContext &Ctx, const ArchDependence &Arch, const Stmt *Loop) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation B = SM.getExpansionLoc(Loop->getBeginLoc()), E = SM.getExpansionLoc(Loop->getEndLoc());
+  auto FE = SM.getFileEntryRefForID(SM.getFileID(B));
+  if (!FE)
+    return "";
+  unsigned Bo = SM.getFileOffset(B), Eo = SM.getFileOffset(E);
+  for (const auto &[Macro, P] : Arch.Counting)
+    if (P.File == FE->getName() && Bo <= P.Offset && P.Offset <= Eo)
+      return "the loop's text expands '" + Macro + "' at line " +
+             std::to_string(SM.getLineNumber(SM.getFileID(B), P.Offset)) +
+             " (directly or inside a macro, as assert() does): its value changes where the rewrite moves or repeats the text";
+  return "";
 }
 
 std::string archDependentText(ASTContext &Ctx, const TranslationUnitIndex &Index,

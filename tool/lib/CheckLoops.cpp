@@ -152,6 +152,9 @@ static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, 
       if (LR.V.ok())
         if (std::string Why = archDependentText(Ctx, Index, Arch, FD); !Why.empty())
           LR.V = Verdict::refuse(Reason::ArchDependent, Why);
+      if (LR.V.ok())
+        if (std::string Why = movedTextCounts(Ctx, Arch, C.Loop); !Why.empty())
+          LR.V = Verdict::refuse(Reason::SourceText, Why);
       SourceLocation At = SM.getExpansionLoc(C.Loop->getBeginLoc());
       auto Kept = Opts.KeepLoops.find(
           {SM.getFileID(At) == SM.getMainFileID() ? Path

@@ -223,8 +223,17 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
     AddEdit(tooling::Replacement(SM, At, 0, Params));
     AddEdit(tooling::Replacement(SM, After, 0, "\n" + StringRef(LauncherText).rtrim('\n').str()));
   }
-  // 3. Launch sites in this file.
-  std::set<unsigned> Done;
+  // 3. Launch sites in this file. One site's text serves every instantiation of a template around
+  // it, and each may call another kernel (another overload, another template): a site is
+  // rewritten only when all of them launch this one.
+  std::set<unsigned> Done, OtherKernels;
+  for (const CUDAKernelCallExpr *Call : Launches) {
+    if (Call->isTypeDependent() || Call->isValueDependent() || Call->getCallee()->isTypeDependent())
+      continue; // the template's own text: its instantiations say what it launches
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    if (!Callee || patternOf(Callee) != P)
+      OtherKernels.insert(SM.getFileOffset(SM.getExpansionLoc(Call->getBeginLoc())));
+  }
   unsigned Rewritten = 0, Left = 0;
   for (const CUDAKernelCallExpr *Call : Launches) {
     const FunctionDecl *Callee = Call->getDirectCallee();
@@ -235,6 +244,10 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
       continue;
     if (!Done.insert(SM.getFileOffset(B)).second)
       continue;
+    if (OtherKernels.count(SM.getFileOffset(B))) {
+      ++Left;
+      continue;
+    }
     if (std::optional<tooling::Replacement> R = launchThrough(Ctx, Call, Launcher)) {
       AddEdit(*R);
       ++Rewritten;
@@ -250,8 +263,9 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
                                 " to use them";
   if (Left)
     Sites += "; " + std::to_string(Left) +
-             " launch site(s) left as they are (written in a macro, or with a configuration or"
-             " arguments that may have effects, whose order a call would not keep)";
+             " launch site(s) left as they are (written in a macro, with a configuration or"
+             " arguments that may have effects, whose order a call would not keep, or in a template"
+             " whose instantiations launch other kernels there)";
   if (!LauncherProblem.empty())
     return llvm::createStringError(LauncherProblem);
   return KernelMapEdits{std::move(KEdits), std::move(Sites)};

@@ -252,6 +252,20 @@ public:
       if (Tok.is(tok::raw_identifier))
         Used.insert(Tok.getRawIdentifier().str());
     namesInAst(FD, Used);
+    // Every macro the file defines, in any branch: one defined only for the host pass (under
+    // `#ifndef __CUDA_ARCH__`) was never defined in the device parse, but nvcc's host pass
+    // would expand it in a declaration the rewrite writes.
+    Lexer All(F.SM.getLocForStartOfFile(F.FID), F.LO, F.Buffer.begin(), F.Buffer.begin(), F.Buffer.end());
+    Token Prev2, Prev1;
+    Prev2.startToken();
+    Prev1.startToken();
+    while (!All.LexFromRawLexer(Tok)) {
+      if (Tok.is(tok::raw_identifier) && Prev1.is(tok::raw_identifier) && Prev2.is(tok::hash) &&
+          Prev2.isAtStartOfLine() && Prev1.getRawIdentifier() == "define")
+        Used.insert(Tok.getRawIdentifier().str());
+      Prev2 = Prev1;
+      Prev1 = Tok;
+    }
   }
   std::string get(StringRef Base) {
     std::string Name = Base.str();
@@ -266,7 +280,7 @@ private:
   std::set<std::string> Used;
   bool isMacro(const std::string &Name) const {
     auto It = F.Ctx.Idents.find(Name);
-    return It != F.Ctx.Idents.end() && It->getValue()->hasMacroDefinition();
+    return It != F.Ctx.Idents.end() && It->getValue()->hadMacroDefinition();
   }
 };
 

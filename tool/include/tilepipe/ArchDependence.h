@@ -38,6 +38,9 @@ struct ArchDependence {
   /// Macros whose meaning depends on the architecture: the __CUDA_ARCH__ family, and every macro
   /// defined or undefined inside a Region (where the parse took it or skipped it).
   std::set<std::string> Names;
+  /// Expansions of __COUNTER__ and __LINE__, directly or inside a macro, by the file place of the
+  /// outermost expansion: their values change where the rewrite moves or repeats the text.
+  std::vector<std::pair<std::string, Place>> Counting;
   /// The collector saw the whole translation unit.
   bool Complete = false;
 };
@@ -50,6 +53,9 @@ std::unique_ptr<clang::PPCallbacks> archDependenceCollector(clang::Preprocessor 
 llvm::Expected<ArchDependence> scanArchDependence(const clang::tooling::CompilationDatabase &DB,
                                                   const std::string &Path,
                                                   const std::vector<std::string> &ParseArgs);
+
+/// Why the loop's text cannot be moved or repeated as it is: it expands __COUNTER__ or __LINE__.
+std::string movedTextCounts(clang::ASTContext &Ctx, const ArchDependence &Arch, const clang::Stmt *Loop);
 
 /// Why the text of FD, of the functions it calls, or of those that call it, can differ between
 /// architectures; empty when it cannot. Functions in system headers (the toolkit's) are taken to

@@ -3,6 +3,7 @@
 // a coefficient uses checked to mean the same at the loop and beside the kernel.
 #include "LoopChecker.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
 
 using namespace clang;
 
@@ -319,6 +320,32 @@ bool LoopChecker::hostVisible(const Expr *E) {
   // the global `LD` in the launcher.
   if (!M.Function->getDeclContext()->getRedeclContext()->isFileContext())
     return false;
+  // The launcher reads the text where the kernel ends: a directive between the expression and
+  // there (`#undef LD`, `#pragma pop_macro("LD")`, an `#include`) may give a macro it names
+  // another meaning (conditionals change no macro, and the loop itself holds no directive).
+  {
+    const SourceManager &SM = Ctx.getSourceManager();
+    SourceLocation B = SM.getExpansionLoc(E->getBeginLoc());
+    SourceLocation End = SM.getExpansionLoc(M.Function->getEndLoc());
+    if (SM.getFileID(B) != SM.getFileID(End))
+      return false;
+    StringRef Between = SM.getBufferData(SM.getFileID(B))
+                            .slice(SM.getFileOffset(B), SM.getFileOffset(End));
+    llvm::SmallVector<StringRef, 64> Lines;
+    Between.split(Lines, '\n');
+    for (StringRef L : Lines) {
+      L = L.ltrim();
+      if (L.contains("_Pragma"))
+        return false;
+      if (!L.consume_front("#"))
+        continue;
+      L = L.ltrim();
+      if (!(L.starts_with("if") || L.starts_with("el") || L.starts_with("endif") ||
+            (L.starts_with("pragma") && L.drop_front(6).ltrim().starts_with("unroll")) ||
+            (L.starts_with("pragma") && L.drop_front(6).ltrim().starts_with("nounroll"))))
+        return false;
+    }
+  }
   struct Refs : RecursiveASTVisitor<Refs> {
     bool Ok = true;
     bool VisitDeclRefExpr(DeclRefExpr *DRE) {
