@@ -248,6 +248,20 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
           StoredAt = line(E);
         return true;
       }
+      // The runtime asked about the kernel (its attributes, its occupancy, which the runtime
+      // computes for the rewritten kernel), or launching it with no dynamic shared memory.
+      if (const auto *Call = N.get<CallExpr>(); Call && Call->getDirectCallee() &&
+                                                Call->getDirectCallee()->getIdentifier()) {
+        StringRef Callee = Call->getDirectCallee()->getName();
+        if (Callee == "cudaFuncGetAttributes" || Callee == "cudaFuncSetCacheConfig" ||
+            Callee.starts_with("cudaOccupancy"))
+          return true;
+        Expr::EvalResult R;
+        if (Callee == "cudaLaunchKernel" && Call->getNumArgs() > 4 &&
+            !Call->getArg(4)->isValueDependent() && Call->getArg(4)->EvaluateAsInt(R, Ctx) &&
+            R.Val.getInt() == 0)
+          return true;
+      }
       break;
     }
     Found = "its name is used at line " + line(E) +
