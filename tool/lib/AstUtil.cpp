@@ -2,9 +2,9 @@
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 using namespace clang;
@@ -26,6 +26,11 @@ bool isCudaBuiltinVar(const VarDecl *V) {
   if (const auto *RD = V->getType()->getAsCXXRecordDecl())
     return RD->getName().starts_with("__cuda_builtin_");
   return false;
+}
+
+const FunctionDecl *patternOf(const FunctionDecl *FD) {
+  const FunctionDecl *P = FD->getTemplateInstantiationPattern();
+  return P ? P : FD;
 }
 
 bool isToolkitRuntime(const SourceManager &SM, const FunctionDecl *FD) {
@@ -50,7 +55,7 @@ bool isToolkitRuntime(const SourceManager &SM, const FunctionDecl *FD) {
   llvm::StringRef DirName = llvm::sys::path::filename(Dir);
   if (DirName == "crt" || DirName == "cooperative_groups" || DirName == "details")
     Dir = llvm::sys::path::parent_path(DirName == "details" ? llvm::sys::path::parent_path(Dir) : Dir);
-  if (llvm::sys::fs::exists(Dir + "/cuda_runtime_api.h") &&
+  if (SM.getFileManager().getOptionalFileRef((Dir + "/cuda_runtime_api.h").str()) &&
       (DirName == "crt" || DirName == "cooperative_groups" || DirName == "details" ||
        Base == "cooperative_groups.h" || Base.starts_with("sm_") || Base.starts_with("device_") ||
        Base.starts_with("cuda_fp") || Base.starts_with("cuda_bf16") ||

@@ -150,7 +150,9 @@ public:
         sync(Call, Why);
         return;
       }
-    if (FD->hasBody(Def) && Def->getBody() && !isToolkitRuntime(SM, Def) && !isToolkitRuntime(SM, FD)) {
+    const bool HasBody = FD->hasBody(Def) && Def->getBody();
+    const bool Runtime = isToolkitRuntime(SM, FD) || (Def && isToolkitRuntime(SM, Def));
+    if (HasBody && !Runtime) {
       if (Depth >= MaxDepth) {
         unknown(Call, "calls nest too deeply to follow");
         return;
@@ -169,7 +171,7 @@ public:
             A.walk(Callee, I->getInit(), Out, Depth + 1);
       return;
     }
-    if (!isToolkitRuntime(SM, FD) && !(Def && isToolkitRuntime(SM, Def))) {
+    if (!Runtime) {
       unknown(Call, "calls " + quoted(FD) + ", whose body is not in this file");
       return;
     }

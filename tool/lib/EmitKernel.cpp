@@ -14,10 +14,6 @@ using namespace clang;
 
 namespace tilepipe {
 
-static const FunctionDecl *patternOf(const FunctionDecl *FD) {
-  const FunctionDecl *P = FD->getTemplateInstantiationPattern();
-  return P ? P : FD;
-}
 
 std::vector<const CUDAKernelCallExpr *> hostLaunches(ASTContext &Ctx) {
   struct LaunchSites : RecursiveASTVisitor<LaunchSites> {

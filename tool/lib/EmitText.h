@@ -103,8 +103,9 @@ public:
         break;
       StringRef Text = F.Buffer.slice(B, E);
       Kind K = !T.is(tok::comment) ? Code : Text.starts_with("//") ? LineComment : BlockComment;
+      const bool NamesDirective = AfterHash && T.is(tok::raw_identifier);
       int Cond = 2;
-      if (AfterHash && T.is(tok::raw_identifier)) {
+      if (NamesDirective) {
         StringRef D = T.getRawIdentifier();
         if (D == "if" || D == "ifdef" || D == "ifndef")
           Cond = 1;
@@ -113,7 +114,6 @@ public:
         else if (D == "else" || D == "elif" || D == "elifdef" || D == "elifndef")
           Cond = 0;
       }
-      bool NamesDirective = AfterHash && T.is(tok::raw_identifier);
       AfterHash = T.is(tok::hash) && T.isAtStartOfLine();
       if (Directive && !T.isAtStartOfLine()) {
         // `#pragma unroll`'s word, or `_Pragma ( "unroll" )`'s string.

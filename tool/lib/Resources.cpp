@@ -179,10 +179,7 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
   KernelUses(const FunctionDecl *K, ASTContext &Ctx) : K(K), Ctx(Ctx) {}
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool same(const FunctionDecl *F) const {
-    if (const FunctionDecl *P = F->getTemplateInstantiationPattern())
-      F = P;
-    const FunctionDecl *Q = K->getTemplateInstantiationPattern() ? K->getTemplateInstantiationPattern() : K;
-    return F->getCanonicalDecl() == Q->getCanonicalDecl();
+    return patternOf(F)->getCanonicalDecl() == patternOf(K)->getCanonicalDecl();
   }
   std::string line(const Stmt *S) const {
     const SourceManager &SM = Ctx.getSourceManager();
@@ -601,8 +598,7 @@ llvm::Expected<Needs> registerNeeds(ASTContext &Ctx, ArrayRef<KernelUsage> Origi
                     "cannot find its declaration to bound it");
       continue;
     }
-    const FunctionDecl *P = FD->getTemplateInstantiationPattern();
-    P = P ? P : FD;
+    const FunctionDecl *P = patternOf(FD);
     if (!Out.ByKernel.count(P))
       Out.Order.push_back(P);
     Need &N = Out.ByKernel[P];

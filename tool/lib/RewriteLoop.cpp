@@ -29,10 +29,6 @@ LoopRecord loopRecord(const SourceManager &SM, const std::string &Path, const St
   return Rec;
 }
 
-static const FunctionDecl *patternOf(const FunctionDecl *FD) {
-  const FunctionDecl *P = FD->getTemplateInstantiationPattern();
-  return P ? P : FD;
-}
 
 /// Why the kernel of FD cannot take tensor maps as parameters, or "".
 static std::string tmaKernelProblem(ASTContext &Ctx, const FunctionDecl *FD) {

@@ -53,6 +53,9 @@ std::string sourceText(const clang::ASTContext &Ctx, clang::SourceRange R);
 /// with -isystem), is judged by its body like the user's own code, or not at all without one.
 bool isToolkitRuntime(const clang::SourceManager &SM, const clang::FunctionDecl *FD);
 
+/// The template a function was instantiated from, or the function itself.
+const clang::FunctionDecl *patternOf(const clang::FunctionDecl *FD);
+
 /// A declaration's name in quotes, for messages: 'name'.
 std::string quoted(const clang::NamedDecl *D);
 

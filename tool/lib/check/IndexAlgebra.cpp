@@ -106,7 +106,6 @@ char LoopChecker::threadDim(const Expr *E) {
   return 0;
 }
 
-/// Whether S may take a different value in different threads of a block.
 /// Whether FD, or a function it calls, reads something that differs between the threads of a
 /// block: threadIdx, a special register other than the block's and grid's, inline assembly, or a
 /// call that cannot be followed.
@@ -142,6 +141,7 @@ static bool readsThreadState(const ASTContext &Ctx, const FunctionDecl *FD, unsi
   return F.Found;
 }
 
+/// Whether S may take a different value in different threads of a block.
 bool LoopChecker::mentionsThread(const Stmt *S, unsigned Depth) {
   if (!S || Depth > 8)
     return S != nullptr;
