@@ -8,6 +8,7 @@
 // compute what the safe forms do; built for compute_80 they would differ after a rewrite.
 // The safe forms carry `// tilepipe: plan=always`: the cost model alone would not pipeline their small stages.
 #include <cuda/pipeline>
+#line 10
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -306,6 +307,7 @@ __global__ void host_device_helper(const float* A, float* C, int nt) {
     }
   }
 #endif
+#line 244
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -391,6 +393,7 @@ __global__ void beside_arch_code(const float* A, float* C, int nt) {
     }
   }
 #endif
+#line 265
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 

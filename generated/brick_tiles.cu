@@ -4,6 +4,7 @@
 // through a map), and each thread mixes elements that threads of other planes, rows and columns
 // loaded.
 #include <cuda/pipeline>
+#line 6
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -230,6 +231,7 @@ __global__ void brick_mix(float* out, const float* vol, int pitch, int plane, in
     }
   }
 #endif
+#line 159
   out[((blockIdx.y * TZ + tz) * gridDim.x * TY + blockIdx.x * TY + ty) * TX + tx] = acc;
 }
 

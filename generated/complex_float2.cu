@@ -12,6 +12,7 @@ static_assert(TILEPIPE_RUNTIME_VERSION == 1,
               "rewritten by tilepipe 0.1.0 for tilepipe/runtime.cuh version 1, but the one included is "
               "version " TILEPIPE_RUNTIME_VERSION_STRING);
 
+#line 4
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -360,6 +361,7 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
     }
   }
 #endif
+#line 161
   C[row * N + col] = make_float2(re, im);
 }
 
@@ -377,6 +379,7 @@ static void tilepipe_launch_cgemm(::dim3 grid, ::dim3 block, ::size_t shared_byt
   ::tilepipe_rt::trace("tilepipe_launch_cgemm", tma, traced);
   ::cgemm<<<grid, block, shared_bytes, stream>>>(C, A, B, N, K, As_tmap, Bs_tmap, tma);
 }
+#line 163
 
 static std::vector<float2> randomComplex(size_t n, Rng& rng) {
   std::vector<float2> v(n);

@@ -2,6 +2,7 @@
 // The tiled loop walks the channels; each trip copies a (TH+2R) x (TW+2R) halo tile
 // with nested strided copy loops and in-bounds `?:` zero fill.
 #include <cuda/pipeline>
+#line 4
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -216,6 +217,7 @@ __global__ void conv2d_channels(float* out, const float* in, const float* filt, 
     }
   }
   }
+#line 163
   if (ox < W && oy < H) out[oy * W + ox] = acc;
 }
 

@@ -172,6 +172,7 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
       __syncthreads(); // no thread still reads the tile when it is stored again
     }
   }
+#line 154
   out[row * T + threadIdx.x] = acc;
 }
 

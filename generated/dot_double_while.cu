@@ -12,6 +12,7 @@ static_assert(TILEPIPE_RUNTIME_VERSION == 1,
               "rewritten by tilepipe 0.1.0 for tilepipe/runtime.cuh version 1, but the one included is "
               "version " TILEPIPE_RUNTIME_VERSION_STRING);
 
+#line 4
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -326,6 +327,7 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
     }
   }
 #endif
+#line 153
   // Deterministic block reduction: warp shuffles, then warp 0's lane 0 sums in order.
   for (int off = 16; off > 0; off >>= 1)
     acc += __shfl_down_sync(0xffffffffu, acc, off);

@@ -18,6 +18,7 @@ static_assert(TILEPIPE_RUNTIME_VERSION == 1,
               "rewritten by tilepipe 0.1.0 for tilepipe/runtime.cuh version 1, but the one included is "
               "version " TILEPIPE_RUNTIME_VERSION_STRING);
 
+#line 10
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -306,6 +307,7 @@ __global__ void block_totals(float* out, const float* in, int numTiles) {
     }
   }
 #endif
+#line 157
   if (threadIdx.x == 0) {
     float sum = 0.0f;
     for (int i = 0; i < T; ++i) sum += red[i];
@@ -465,6 +467,7 @@ __global__ void own_totals(float* out, const float* in, int numTiles) {
     }
   }
 #endif
+#line 175
   out[blockIdx.x * T + threadIdx.x] = red[threadIdx.x];
 }
 
@@ -548,6 +551,7 @@ __global__ void neighbour_means(float* out, float* row, const float* in, int num
     }
   }
 #endif
+#line 193
   out[blockIdx.x * T2 + threadIdx.x] = row[blockIdx.x * T2 + (threadIdx.x + 1) % T2];
 }
 

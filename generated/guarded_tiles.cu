@@ -12,6 +12,7 @@ static_assert(TILEPIPE_RUNTIME_VERSION == 1,
               "rewritten by tilepipe 0.1.0 for tilepipe/runtime.cuh version 1, but the one included is "
               "version " TILEPIPE_RUNTIME_VERSION_STRING);
 
+#line 4
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -287,6 +288,7 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
     }
   }
 #endif
+#line 152
   out[blockIdx.x * W + threadIdx.x] = acc;
 }
 
@@ -302,6 +304,7 @@ static void tilepipe_launch_segment_sums(::dim3 grid, ::dim3 block, ::size_t sha
   ::tilepipe_rt::trace("tilepipe_launch_segment_sums", tma, traced);
   ::segment_sums<<<grid, block, shared_bytes, stream>>>(out, X, last, seg, numTiles, s_tmap, tma);
 }
+#line 154
 
 // C = A * B for arbitrary M, N, K (A is M x K, B is K x N, row-major), the guards written as
 // if/else statements, mirrored or with '<=' bounds.
@@ -473,6 +476,7 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
     }
   }
 #endif
+#line 179
   if (row < M && col < N) C[row * N + col] = acc;
 }
 
@@ -490,6 +494,7 @@ static void tilepipe_launch_gemm_ifelse(::dim3 grid, ::dim3 block, ::size_t shar
   ::tilepipe_rt::trace("tilepipe_launch_gemm_ifelse", tma, traced);
   ::gemm_ifelse<<<grid, block, shared_bytes, stream>>>(C, A, B, M, N, K, As_tmap, Bs_tmap, tma);
 }
+#line 181
 
 static void runSums(FILE* f, uint64_t seed, int caseNo, unsigned blocks, unsigned seg, unsigned last,
                     int numTiles, bool timeIt) {

@@ -8,6 +8,7 @@
 // The safe forms carry `// tilepipe: plan=always`: the point is that the analysis proves them
 // legal; the cost model alone would not pipeline their small stages.
 #include <cuda/pipeline>
+#line 10
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -251,6 +252,7 @@ __global__ void store_into_member_of_local_struct(const float* A, float* C, int 
     }
   }
 #endif
+#line 187
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -365,6 +367,7 @@ __global__ void offset_in_member_of_local_struct(const float* A, float* C, int n
     }
   }
 #endif
+#line 237
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -470,6 +473,7 @@ __global__ void offset_read_by_const_member(const float* A, float* C, int nt) {
     }
   }
 #endif
+#line 277
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -601,6 +605,7 @@ __global__ void toolkit_fills_local_array(const float* A, float* C, int nt) {
     }
   }
 #endif
+#line 340
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -701,6 +706,7 @@ __global__ void cooperative_groups_barrier(const float* A, float* C, int nt) {
     }
   }
 #endif
+#line 376
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 

@@ -176,6 +176,7 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
       __syncthreads(); // no thread still reads the tile when it is stored again
     }
   }
+#line 158
   for (int off = 16; off > 0; off >>= 1)
     acc += __shfl_down_sync(0xffffffffu, acc, off);
   if (threadIdx.x == 0) y[row] = acc;

@@ -12,6 +12,7 @@
 // wide_block and no_scratch carry `// tilepipe: plan=always`: the cost model alone would not pipeline
 // them (a per-element tile; 1 KiB stages), and the point is the launch check on a rewrite.
 #include <cuda/pipeline>
+#line 14
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -247,6 +248,7 @@ __global__ void __launch_bounds__(1024) wide_block(int* __restrict__ out, const 
     }
   }
 #endif
+#line 170
   out[blockIdx.x * 1024 + tid] = acc;
 }
 
@@ -366,6 +368,7 @@ __global__ void no_scratch(float* out, const float* g, int numTiles) {
     }
   }
 #endif
+#line 225
   out[blockIdx.x * TS + threadIdx.x] = acc;
 }
 

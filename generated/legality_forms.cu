@@ -15,6 +15,7 @@ static_assert(TILEPIPE_RUNTIME_VERSION == 1,
               "rewritten by tilepipe 0.1.0 for tilepipe/runtime.cuh version 1, but the one included is "
               "version " TILEPIPE_RUNTIME_VERSION_STRING);
 
+#line 7
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -246,6 +247,7 @@ __global__ void lambda_into_output(const float* __restrict__ A, float* __restric
     }
   }
 #endif
+#line 172
 }
 
 // C2/C3: the bound changes through a reference the compute phase writes.
@@ -343,6 +345,7 @@ __global__ void pure_index(const float* A, float* C, int nt) {
     }
   }
 #endif
+#line 205
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -405,6 +408,7 @@ __global__ void rows_after_early_exit(const float* A, float* C, int nt) {
     }
   }
 #endif
+#line 223
   C[(blockIdx.x * 16 + ty) * 16 + tx] = acc;
 }
 
@@ -487,6 +491,7 @@ __global__ void shared_read_after_loop(const float* A, float* C, int nt) {
     }
   }
 #endif
+#line 240
   if (threadIdx.x == 0) {
     float sum = 0.0f;
     for (int i = 0; i < T; ++i) sum += red[i] * (float)(i + 1);
@@ -572,6 +577,7 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
     }
   }
 #endif
+#line 261
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -735,6 +741,7 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
     }
   }
 #endif
+#line 278
   C[(blockIdx.x * 32 + ty) * 32 + tx] = acc;
 }
 
@@ -750,6 +757,7 @@ static void tilepipe_launch_rotated_after_writes_2d(::dim3 grid, ::dim3 block, :
   ::tilepipe_rt::trace("tilepipe_launch_rotated_after_writes_2d", tma, traced);
   ::rotated_after_writes_2d<<<grid, block, shared_bytes, stream>>>(A, C, ld, nt, s_tmap, tma);
 }
+#line 280
 
 static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
   Rng rng(seed, caseNo);

@@ -10,6 +10,7 @@
 // The safe forms carry `// tilepipe: plan=always`: the point is that the analysis proves them
 // legal; the cost model alone would not pipeline their small stages.
 #include <cuda/pipeline>
+#line 12
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -229,6 +230,7 @@ __global__ void temporary_without_effects(const float* A, float* C, int nt) {
     }
   }
 #endif
+#line 167
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -336,6 +338,7 @@ __global__ void default_argument_constant(const float* A, float* C, int nt) {
     }
   }
 #endif
+#line 210
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -430,6 +433,7 @@ __global__ void member_initializer_constant(const float* A, float* C, int nt) {
     }
   }
 #endif
+#line 239
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -543,6 +547,7 @@ __global__ void range_for_view(const float* A, float* C, int nt) {
     }
   }
 #endif
+#line 286
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -645,6 +650,7 @@ __global__ void pointer_copy_kept(const float* __restrict__ A, float* __restrict
     }
   }
 #endif
+#line 322
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -713,6 +719,7 @@ __global__ void exit_in_destructor(const float* A, float* C, int nt) {
     }
   }
 #endif
+#line 346
   C[(blockIdx.x * 32 + threadIdx.y) * 32 + threadIdx.x] = acc;
 }
 
@@ -789,6 +796,7 @@ __global__ void rerun_through_lambda(const float* A, float* C, int nt) {
       }
     }
 #endif
+#line 371
   };
   run(0);
   run(1);
@@ -866,6 +874,7 @@ again:
     }
   }
 #endif
+#line 397
   if (++pass < 2) goto again;
   C[blockIdx.x * T + threadIdx.x] = acc;
 }

@@ -12,6 +12,7 @@ static_assert(TILEPIPE_RUNTIME_VERSION == 1,
               "rewritten by tilepipe 0.1.0 for tilepipe/runtime.cuh version 1, but the one included is "
               "version " TILEPIPE_RUNTIME_VERSION_STRING);
 
+#line 4
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -362,6 +363,7 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
     }
   }
 #endif
+#line 162
   const int c = wB * BLOCK_SIZE * by + BLOCK_SIZE * bx;
   C[c + wB * ty + tx] = Csub;
 }
@@ -381,6 +383,7 @@ static void tilepipe_launch_matmul(::dim3 grid, ::dim3 block, ::size_t shared_by
   ::tilepipe_rt::trace("tilepipe_launch_matmul", tma, traced);
   ::matmul<BLOCK_SIZE><<<grid, block, shared_bytes, stream>>>(C, A, B, wA, wB, As_tmap, Bs_tmap, tma);
 }
+#line 165
 
 template <int BS>
 static void runCase(FILE* f, uint64_t seed, int caseNo, int hA, int wA, int wB, bool timeIt) {

@@ -12,6 +12,7 @@ static_assert(TILEPIPE_RUNTIME_VERSION == 1,
               "rewritten by tilepipe 0.1.0 for tilepipe/runtime.cuh version 1, but the one included is "
               "version " TILEPIPE_RUNTIME_VERSION_STRING);
 
+#line 4
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -316,6 +317,7 @@ __global__ void matmul_guarded(float* C, const float* A, const float* B, int M, 
     }
   }
 #endif
+#line 157
   if (row < M && col < N) C[row * N + col] = acc;
 }
 
@@ -333,6 +335,7 @@ static void tilepipe_launch_matmul_guarded(::dim3 grid, ::dim3 block, ::size_t s
   ::tilepipe_rt::trace("tilepipe_launch_matmul_guarded", tma, traced);
   ::matmul_guarded<<<grid, block, shared_bytes, stream>>>(C, A, B, M, N, K, As_tmap, Bs_tmap, tma);
 }
+#line 159
 
 static void runCase(FILE* f, uint64_t seed, int caseNo, int M, int N, int K, bool timeIt) {
   Rng rng(seed, caseNo);

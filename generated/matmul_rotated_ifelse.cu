@@ -188,6 +188,7 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
         acc += As[ty][k] * Bs[tx][k];
     }
   }
+#line 162
   if (row < M && col < N) C[row * N + col] = acc;
 }
 

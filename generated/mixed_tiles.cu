@@ -12,6 +12,7 @@ static_assert(TILEPIPE_RUNTIME_VERSION == 1,
               "rewritten by tilepipe 0.1.0 for tilepipe/runtime.cuh version 1, but the one included is "
               "version " TILEPIPE_RUNTIME_VERSION_STRING);
 
+#line 4
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -342,6 +343,7 @@ __global__ void rows_times_vector(float* out, const float* A, const float* x, in
     }
   }
 #endif
+#line 157
   out[row * T + tx] = acc;
 }
 
@@ -357,6 +359,7 @@ static void tilepipe_launch_rows_times_vector(::dim3 grid, ::dim3 block, ::size_
   ::tilepipe_rt::trace("tilepipe_launch_rows_times_vector", tma, traced);
   ::rows_times_vector<<<grid, block, shared_bytes, stream>>>(out, A, x, lda, numTiles, As_tmap, tma);
 }
+#line 159
 
 static void run(FILE* f, uint64_t seed, int caseNo, int blocks, int lda, int numTiles, bool timeIt) {
   Rng rng(seed, caseNo);

@@ -170,6 +170,7 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
       __syncthreads(); // no thread still reads the tile when it is stored again
     }
   }
+#line 154
   float accC = 0.0f;
   // EXPECT: pipelined
   // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
@@ -197,6 +198,7 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
       __syncthreads(); // no thread still reads the tile when it is stored again
     }
   }
+#line 162
   rowOut[b * T + threadIdx.x] = accR;
   colOut[b * T + threadIdx.x] = accC;
 }
@@ -235,6 +237,7 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
       __syncthreads(); // no thread still reads the tile when it is stored again
     }
   }
+#line 179
   out[blockIdx.x * T2 + threadIdx.x] = acc;
 }
 

@@ -17,6 +17,7 @@ static_assert(TILEPIPE_RUNTIME_VERSION == 1,
               "rewritten by tilepipe 0.1.0 for tilepipe/runtime.cuh version 1, but the one included is "
               "version " TILEPIPE_RUNTIME_VERSION_STRING);
 
+#line 9
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -314,6 +315,7 @@ __global__ void weighted_tiles(float* out, const float* A, int lda, int numTiles
     }
   }
 #endif
+#line 160
   const int named = parities + fetch_stage + issue_tile + prologue + tensor_copies + tiles_aligned +
                     stage_barriers + rank + threads + chunk + t_fetch + tile_stages;
   out[(blockIdx.y * T + ty) * T + tx] = cuda + named;
@@ -331,6 +333,7 @@ static void tilepipe_launch_weighted_tiles(::dim3 grid, ::dim3 block, ::size_t s
   ::tilepipe_rt::trace("tilepipe_launch_weighted_tiles", tma, traced);
   ::weighted_tiles<<<grid, block, shared_bytes, stream>>>(out, A, lda, numTiles, init, stage, pipe, tilepipe_tma, weighted_tiles, tile_tmap, tma);
 }
+#line 164
 
 namespace app {
 namespace cuda {  // the program's own helpers: inside app, `cuda::` names this namespace
@@ -488,6 +491,7 @@ __global__ void shifted_dots(float* out, const float* x, const float* y, int num
     }
   }
 #endif
+#line 181
   out[blockIdx.x * N + threadIdx.x] = pipe;
 }
 }  // namespace app

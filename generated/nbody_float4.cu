@@ -12,6 +12,7 @@ static_assert(TILEPIPE_RUNTIME_VERSION == 1,
               "rewritten by tilepipe 0.1.0 for tilepipe/runtime.cuh version 1, but the one included is "
               "version " TILEPIPE_RUNTIME_VERSION_STRING);
 
+#line 4
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -324,6 +325,7 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
     }
   }
 #endif
+#line 160
   accel[3 * i + 0] = a.x;
   accel[3 * i + 1] = a.y;
   accel[3 * i + 2] = a.z;

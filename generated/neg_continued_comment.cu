@@ -7,6 +7,7 @@
 // Both loops carry `// tilepipe: plan=always`: the cost model alone would not pipeline their 512-byte
 // stages, and the point is that the safe one is rewritten.
 #include <cuda/pipeline>
+#line 9
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -234,6 +235,7 @@ __global__ void mirrored_sums(float* out, const float* in, int numTiles) {
     }
   }
 #endif
+#line 170
   out[blockIdx.x * T + threadIdx.x] = acc;
 }
 

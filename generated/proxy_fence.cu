@@ -17,6 +17,7 @@ static_assert(TILEPIPE_RUNTIME_VERSION == 1,
               "rewritten by tilepipe 0.1.0 for tilepipe/runtime.cuh version 1, but the one included is "
               "version " TILEPIPE_RUNTIME_VERSION_STRING);
 
+#line 9
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -304,6 +305,7 @@ __global__ void staged_sums(float* out, float* work, const float* in, int numTil
     }
   }
 #endif
+#line 157
   out[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -459,6 +461,7 @@ __global__ void staged_rotated(float* out, float* work, const float* in, int num
     }
   }
 #endif
+#line 173
   out[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -611,6 +614,7 @@ __global__ void direct_sums(float* out, const float* in, int numTiles) {
     }
   }
 #endif
+#line 186
   out[blockIdx.x * T + threadIdx.x] = acc;
 }
 

@@ -7,6 +7,7 @@
 // Its loops carry `// tilepipe: plan=always`: they exist to hold emission to its prologue barrier;
 // the cost model alone would not pipeline their 512-byte stages.
 #include <cuda/pipeline>
+#line 9
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -219,6 +220,7 @@ __global__ void reversed_scratch(float* out, float* scratch, const float* in, in
     }
   }
 #endif
+#line 157
   out[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -297,6 +299,7 @@ __global__ void plain_rotated(float* out, const float* in, int numTiles) {
     }
   }
 #endif
+#line 171
   out[blockIdx.x * T + threadIdx.x] = acc;
 }
 

@@ -173,6 +173,7 @@ __global__ void stencil1d(float* out, const float* in, const float* w, int n) {
       __syncthreads(); // no thread still reads the tile when it is stored again
     }
   }
+#line 155
 }
 
 // numTiles tiles of TS outputs; n = numTiles * TS + 2R inputs.

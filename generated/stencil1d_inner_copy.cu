@@ -2,6 +2,7 @@
 // inner strided loop over TS + 2R elements; blockDim.x < TS + 2R so the copy loop
 // (and the compute loop) iterate several times per thread. Grid-stride over tiles.
 #include <cuda/pipeline>
+#line 4
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -207,6 +208,7 @@ __global__ void stencil_tiles(float* out, const float* in, const float* w, int n
     }
   }
   }
+#line 155
 }
 
 template <int TS, int R>

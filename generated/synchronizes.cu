@@ -7,6 +7,7 @@
 // during its own loop, waiting before each copy for block b-1's flag. The safe form carries
 // `// tilepipe: plan=always`: the cost model alone would not pipeline its small stages.
 #include <cuda/pipeline>
+#line 9
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -249,6 +250,7 @@ __global__ void tile_histogram(const float* __restrict__ A, int* __restrict__ hi
     }
   }
 #endif
+#line 185
   C[(size_t)blockIdx.x * T + threadIdx.x] = acc;
 }
 

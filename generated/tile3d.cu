@@ -170,6 +170,7 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
       __syncthreads(); // no thread still reads the tile when it is stored again
     }
   }
+#line 152
   out[blockIdx.x * (PX * PY) + ty * PX + tx] = acc;
 }
 

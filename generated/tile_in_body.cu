@@ -170,6 +170,7 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
       __syncthreads(); // no thread still reads the tile when it is stored again
     }
   }
+#line 152
   out[blockIdx.x * T + threadIdx.x] = acc;
 }
 

@@ -168,6 +168,7 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int step, int n
       __syncthreads(); // no thread still reads the tile when it is stored again
     }
   }
+#line 152
   out[(blockIdx.x * TR + ty) * TC + tx] = acc;
 }
 

@@ -1019,8 +1019,9 @@ TEST(Emission, CodeAfterTheLoopOnItsLastLine) {
   C[threadIdx.x] = acc;)"));
   ASSERT_EQ(1u, R.Loops.size());
   EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
-  EXPECT_NE(R.Rewritten.find("#endif\n  acc *= 2; // doubled\n"), std::string::npos) << R.Rewritten;
-  // A comment alone may stay on the #endif line.
+  // The #line directive that keeps the line numbers after the loop stands between them.
+  EXPECT_NE(R.Rewritten.find("#endif\n#line 11\n  acc *= 2; // doubled\n"), std::string::npos) << R.Rewritten;
+  // A comment alone moves too.
   FileResult C = runOnCode(kernel(R"(
   __shared__ float s[T]; float acc = 0;
   for (int t = 0; t < nt; ++t) {
@@ -1030,7 +1031,98 @@ TEST(Emission, CodeAfterTheLoopOnItsLastLine) {
     __syncthreads();
   } // tiles done
   C[threadIdx.x] = acc;)"));
-  EXPECT_NE(C.Rewritten.find("#endif // tiles done\n"), std::string::npos) << C.Rewritten;
+  EXPECT_NE(C.Rewritten.find("#endif\n#line 11\n // tiles done\n"), std::string::npos) << C.Rewritten;
+}
+
+/// The line that the preprocessor gives each line of Text (1-based; `#line N` numbers the next N).
+std::vector<unsigned> presumedLines(llvm::StringRef Text) {
+  std::vector<unsigned> Lines;
+  unsigned Next = 1;
+  while (!Text.empty()) {
+    auto [Line, Rest] = Text.split('\n');
+    Lines.push_back(Next++);
+    llvm::StringRef D = Line.ltrim();
+    unsigned N = 0;
+    if (D.consume_front("#") && (D = D.ltrim()).consume_front("line") &&
+        !(D = D.ltrim()).consumeInteger(10, N))
+      Next = N;
+    Text = Rest;
+  }
+  return Lines;
+}
+
+/// Every line of R's original that no edit touches has, in the rewrite, the number it had (so that
+/// __LINE__ expands as before); returns how many lines were compared.
+unsigned expectLinesKept(const FileResult &R) {
+  std::vector<unsigned> Presumed = presumedLines(R.Rewritten), Before = presumedLines(R.Original);
+  llvm::StringRef Orig = R.Original;
+  unsigned Compared = 0, Line = 1;
+  for (size_t Start = 0; Start < Orig.size(); ++Line) {
+    size_t End = Orig.find('\n', Start);
+    End = End == llvm::StringRef::npos ? Orig.size() : End;
+    bool Clean = true;
+    long Shift = 0; // bytes the edits before this line add
+    for (const auto &E : R.Edits) {
+      size_t B = E.getOffset(), F = B + E.getLength();
+      if (F <= Start)
+        Shift += long(E.getReplacementText().size()) - long(E.getLength());
+      if ((B < End && F > Start) || (B == F && Start < B && B < End))
+        Clean = false;
+    }
+    if (Clean) {
+      size_t Out = Start + Shift;
+      unsigned OutLine = 1 + llvm::StringRef(R.Rewritten).take_front(Out).count('\n');
+      EXPECT_EQ(Orig.substr(Start, End - Start), llvm::StringRef(R.Rewritten).substr(Out, End - Start));
+      EXPECT_EQ(Before[Line - 1], Presumed[OutLine - 1])
+          << "original line " << Line << ": " << Orig.substr(Start, End - Start).str();
+      ++Compared;
+    }
+    Start = End + 1;
+  }
+  return Compared;
+}
+
+// The rewrite adds lines (the pipeline, an include, a launcher) and may remove some (a launch site
+// over several lines): the text after each edit keeps its line numbers, so that __LINE__ in an
+// assert or an error macro after the loop expands to what it did (a `#line` after an edit that
+// adds lines, newlines after one that removes them).
+TEST(Emission, LineNumbersAfterEveryEditAreKept) {
+  ToolOptions Always = defaultOptions();
+  Always.Plan = PlanPolicy::Always;
+  std::string AfterOnLastLine = kernel(R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  } acc *= 2; // doubled
+  C[threadIdx.x] = acc;
+  if (acc < 0) printf("%d\n", __LINE__);)", "const float *A, float *C, int nt", "#include <cstdio>");
+  for (const ToolOptions &O : {defaultOptions(), Always}) {
+    FileResult R = runOnCode(AfterOnLastLine, O);
+    ASSERT_EQ(1u, R.Loops.size());
+    EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+    EXPECT_GT(expectLinesKept(R), 3u) << R.Rewritten;
+    EXPECT_NE(R.Rewritten.find("#endif\n#line 11\n  acc *= 2; // doubled\n"), std::string::npos) << R.Rewritten;
+  }
+  // After a #line of the user's, the directive continues the user's numbering (and file name).
+  std::string Mapped = "#line 500 \"tmpl.cu\"\n" + AfterOnLastLine;
+  for (const ToolOptions &O : {defaultOptions(), Always}) {
+    FileResult R = runOnCode(Mapped, O);
+    ASSERT_EQ(1u, R.Loops.size());
+    EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+    EXPECT_GT(expectLinesKept(R), 3u) << R.Rewritten;
+    EXPECT_NE(R.Rewritten.find("#endif\n#line 510\n  acc *= 2;"), std::string::npos) << R.Rewritten;
+  }
+  // Files with an include added, tensor copies, a launcher and launch sites rewritten in main().
+  for (const char *Name : {"matmul_classic.cu", "multi_loops.cu", "tma_row_wrap.cu"})
+    for (const ToolOptions &O : {defaultOptions(), Always}) {
+      FileResult R = runOnFile(sourceDir() + "/testdata/" + Name, O);
+      ASSERT_TRUE(R.Ok) << R.Error;
+      EXPECT_FALSE(R.Edits.empty()) << Name;
+      EXPECT_GT(expectLinesKept(R), 100u) << Name;
+    }
 }
 
 // The calls the emitted code makes do not depend on names in the kernel's scope: a parameter

@@ -54,6 +54,65 @@ static llvm::Error addIncludes(const SourceManager &SM, const ToolOptions &Opts,
   return llvm::Error::success();
 }
 
+/// E, so that the text after it keeps its line numbers (__LINE__, and with it every assert and
+/// error macro after the rewrite, expands as in the original): an edit that removes lines gets
+/// them back as newlines at its end; one that adds lines ends in a `#line` directive naming the
+/// original line of the text that follows it. A directive needs a line of its own, so the rest of
+/// a line the edit ends in moves to the next line, which the directive numbers as it was (where
+/// only blanks follow, the directive takes that line's place; where the edit's last line is only
+/// indentation, the directive goes before it).
+static tooling::Replacement keepLineNumbers(const tooling::Replacement &E, StringRef File,
+                                            const SourceManager &SM, FileID FID) {
+  size_t End = E.getOffset() + E.getLength();
+  if (End > File.size())
+    return E;
+  StringRef Text = E.getReplacementText();
+  long Removed = File.substr(E.getOffset(), E.getLength()).count('\n');
+  long Added = Text.count('\n');
+  if (Added == Removed || End == File.size())
+    return E;
+  std::string Out = Text.str();
+  if (Added < Removed) {
+    Out.append(Removed - Added, '\n');
+  } else {
+    // The line as the preprocessor numbers it: after a `#line` of the user's, not the file's own
+    // count (a directive without a file name keeps the one in force).
+    PresumedLoc P = SM.getPresumedLoc(SM.getComposedLoc(FID, End));
+    unsigned Line = P.isValid() ? P.getLine() : 1 + File.take_front(End).count('\n');
+    StringRef Rest = File.substr(End).take_until([](char C) { return C == '\n'; });
+    if (Out.back() != '\n' && Rest.trim().empty() && End + Rest.size() < File.size()) {
+      // Only blanks follow on the edit's last line: the directive takes that line's place.
+      Out += "\n#line " + std::to_string(Line + 1);
+    } else {
+      // Where the edit's last line holds only indentation, the directive goes before it.
+      std::string Directive = "#line " + std::to_string(Line) + "\n";
+      size_t Nl = Out.rfind('\n');
+      if (Nl != std::string::npos && StringRef(Out).substr(Nl + 1).trim().empty())
+        Out.insert(Nl + 1, Directive);
+      else
+        Out += "\n" + Directive;
+    }
+  }
+  return tooling::Replacement(E.getFilePath(), E.getOffset(), E.getLength(), Out);
+}
+
+/// Every edit of F and of R's loops keeps the line numbers of the text after it.
+static void keepLineNumbers(const SourceManager &SM, FileRewrite &F, FileResult &R) {
+  std::map<std::string, FileID> Files; // by the file paths the edits name
+  for (auto &[FID, Edits] : F.Edits) {
+    tooling::Replacements Kept;
+    for (const tooling::Replacement &E : Edits) {
+      Files[E.getFilePath().str()] = FID;
+      llvm::cantFail(Kept.add(keepLineNumbers(E, SM.getBufferData(FID), SM, FID)));
+    }
+    Edits = std::move(Kept);
+  }
+  for (LoopRecord &L : R.Loops)
+    for (tooling::Replacement &E : L.Edits)
+      if (auto It = Files.find(E.getFilePath().str()); It != Files.end())
+        E = keepLineNumbers(E, SM.getBufferData(It->second), SM, It->second);
+}
+
 /// The text tilepipe adds ends its lines in '\n'; a file whose lines end in "\r\n" gets "\r\n"
 /// in every edit, the loop's, the kernel's, the include's and the timing floor's alike.
 static void matchLineEndings(const SourceManager &SM, FileRewrite &F, FileResult &R) {
@@ -128,6 +187,7 @@ llvm::Error renderEdits(const SourceManager &SM, const ToolOptions &Opts,
                         const CheckedLoops &Checked, FileRewrite &F, FileResult &R) {
   if (llvm::Error E = addIncludes(SM, Opts, F, R.Path, R.Loops))
     return E;
+  keepLineNumbers(SM, F, R);
   matchLineEndings(SM, F, R);
   auto New = tooling::applyAllReplacements(R.Original, F.Edits[SM.getMainFileID()]);
   if (!New)
