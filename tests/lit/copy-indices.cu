@@ -77,3 +77,24 @@ __global__ void k(const float *src, float *C, int nt) {
   C[blockIdx.x * 64 + threadIdx.x] = acc;
 }
 } // namespace ParameterRepointedAtSharedMemory
+
+// A __device__ function's parameter is what each thread passed: here 4 * threadIdx.x, so the
+// copy is per thread, however uniform the index looks inside the function.
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [pipelined] {{.*}}per element: 't * 1024 + threadIdx.x + off' is not a uniform value
+namespace PerThreadParameterOfADeviceFunction {
+__device__ float tiles(const float *A, int nt, int off) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 1024 + threadIdx.x + off];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64];
+    __syncthreads();
+  }
+  return acc;
+}
+__global__ void k(const float *A, float *C, int nt) {
+  C[blockIdx.x * 64 + threadIdx.x] = tiles(A, nt, 4 * threadIdx.x);
+}
+} // namespace PerThreadParameterOfADeviceFunction
+// CHECK-PLAN: {{^}}[[@LINE-12]]:3: [pipelined] plan={{[0-9]+}}:per-element

@@ -113,3 +113,44 @@ __global__ void k(const float *A, float *C, int nt) {
   C[blockIdx.x * 64 + threadIdx.x] = acc;
 }
 } // namespace LineInTheBody
+
+// The rewrite spells the tile's element type inside the loop: a macro redefined between the
+// declaration and the loop would name another type there.
+// CHECK-MESSAGES: :[[@LINE+8]]:3: remark: [source-text] {{.*}}from the declaration of 's' to the loop holds a #undef
+namespace ElementMacroRedefinedBeforeTheLoop {
+#define ELEM float
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ ELEM s[64];
+#undef ELEM
+#define ELEM long long
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64];
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+#undef ELEM
+} // namespace ElementMacroRedefinedBeforeTheLoop
+
+// The twin: a conditional between the declaration and the loop changes no name.
+// CHECK-MESSAGES: :[[@LINE+9]]:3: remark: [pipelined]
+namespace ConditionalBetweenDeclarationAndLoop {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+#ifdef TILEPIPE_LIT_NEVER_DEFINED
+  float acc = 1;
+#else
+  float acc = 0;
+#endif
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64];
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace ConditionalBetweenDeclarationAndLoop

@@ -2,6 +2,7 @@
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
@@ -31,6 +32,110 @@ bool isCudaBuiltinVar(const VarDecl *V) {
 const FunctionDecl *patternOf(const FunctionDecl *FD) {
   const FunctionDecl *P = FD->getTemplateInstantiationPattern();
   return P ? P : FD;
+}
+
+bool hasVolatilePart(const ASTContext &Ctx, QualType T) {
+  if (T.isVolatileQualified())
+    return true;
+  if (const ArrayType *AT = Ctx.getAsArrayType(T))
+    return hasVolatilePart(Ctx, AT->getElementType());
+  const auto *RD = T->getAsCXXRecordDecl();
+  if (!RD || !RD->hasDefinition())
+    return T->isRecordType(); // a C struct, or one not defined: take it as having one
+  RD = RD->getDefinition();
+  for (const FieldDecl *FD : RD->fields())
+    if (hasVolatilePart(Ctx, FD->getType()))
+      return true;
+  for (const CXXBaseSpecifier &B : RD->bases())
+    if (hasVolatilePart(Ctx, B.getType()))
+      return true;
+  return false;
+}
+
+bool overloadsAddressOf(const ASTContext &Ctx, QualType T) {
+  const auto *RD = T->getAsCXXRecordDecl();
+  if (!RD)
+    return T->isRecordType();
+  if (!RD->hasDefinition())
+    return true;
+  auto Declares = [](const CXXRecordDecl *R) {
+    for (const Decl *D : R->decls()) {
+      const auto *ND = dyn_cast<NamedDecl>(D);
+      if (ND && ND->getDeclName().getCXXOverloadedOperator() == OO_Amp)
+        return true;
+    }
+    return false;
+  };
+  bool Found = Declares(RD->getDefinition());
+  RD->getDefinition()->forallBases([&](const CXXRecordDecl *B) { return !(Found |= Declares(B)); });
+  if (Found)
+    return true;
+  // A non-member operator& with one parameter, anywhere in the translation unit (found by
+  // argument-dependent lookup from any namespace, so a search by scope would miss some), that an
+  // object of T may be passed to: a template's, T's or a base's, a class's that T converts to
+  // (a converting constructor), or any other where T has a conversion function.
+  const CXXRecordDecl *Def = RD->getDefinition();
+  bool Converts = !Def->getVisibleConversionFunctions().empty();
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const CXXRecordDecl *T;
+    bool Converts;
+    bool Found = false;
+    bool applies(QualType P) const {
+      P = P.getNonReferenceType().getUnqualifiedType();
+      if (P->isDependentType())
+        return true;
+      const CXXRecordDecl *PD = P->getAsCXXRecordDecl();
+      if (!PD)
+        return Converts;
+      PD = PD->getDefinition();
+      if (!PD || PD->getCanonicalDecl() == T->getCanonicalDecl() || T->isDerivedFrom(PD))
+        return true;
+      for (const CXXConstructorDecl *C : PD->ctors())
+        if (C->isConvertingConstructor(/*AllowExplicit=*/false) && !C->isCopyOrMoveConstructor())
+          return true;
+      return Converts;
+    }
+    bool VisitFunctionDecl(FunctionDecl *FD) {
+      if (FD->getOverloadedOperator() == OO_Amp && !isa<CXXMethodDecl>(FD) &&
+          FD->getNumParams() == 1 && applies(FD->getParamDecl(0)->getType()))
+        Found = true;
+      return !Found;
+    }
+  } F;
+  F.T = Def;
+  F.Converts = Converts;
+  F.TraverseDecl(const_cast<ASTContext &>(Ctx).getTranslationUnitDecl());
+  return F.Found;
+}
+
+bool addressTaken(ASTContext &Ctx, const FunctionDecl *FD) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const FunctionDecl *F;
+    llvm::DenseSet<const Expr *> Callees;
+    bool Found = false;
+    bool shouldVisitTemplateInstantiations() const { return true; }
+    bool shouldVisitImplicitCode() const { return true; }
+    bool VisitCallExpr(CallExpr *CE) {
+      if (const Expr *C = CE->getCallee())
+        Callees.insert(C->IgnoreParenImpCasts());
+      return true;
+    }
+    bool VisitDeclRefExpr(DeclRefExpr *E) {
+      if (const auto *D = dyn_cast<FunctionDecl>(E->getDecl());
+          D && D->getCanonicalDecl() == F->getCanonicalDecl() && !Callees.contains(E))
+        Found = true;
+      return !Found;
+    }
+    bool VisitMemberExpr(MemberExpr *E) {
+      if (const auto *D = dyn_cast<FunctionDecl>(E->getMemberDecl());
+          D && D->getCanonicalDecl() == F->getCanonicalDecl() && !Callees.contains(E))
+        Found = true;
+      return !Found;
+    }
+  } Fi;
+  Fi.F = FD;
+  Fi.TraverseAST(Ctx);
+  return Fi.Found;
 }
 
 bool isToolkitRuntime(const SourceManager &SM, const FunctionDecl *FD) {

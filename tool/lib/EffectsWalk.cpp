@@ -4,6 +4,7 @@
 #include "tilepipe/Effects.h"
 #include "EffectsFrame.h"
 #include "EffectsUtil.h"
+#include "tilepipe/AstUtil.h"
 #include "tilepipe/Check.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
@@ -56,7 +57,7 @@ public:
       return;
     if (Mem.Roots.empty() && !Mem.Unknown)
       return; // a local variable
-    if (LValue->getType().isVolatileQualified())
+    if (hasVolatilePart(A.Ctx, LValue->getType()))
       sync(Where, "a volatile access to memory");
     Out.TouchesMemory = true;
     Out.Touched.join(Mem);
@@ -67,7 +68,7 @@ public:
     RootSet R = A.roots(Fr, Ptr, Depth);
     if (R.Roots.empty() && !R.Unknown)
       return;
-    if (Ptr->getType()->isPointerType() && Ptr->getType()->getPointeeType().isVolatileQualified())
+    if (Ptr->getType()->isPointerType() && hasVolatilePart(A.Ctx, Ptr->getType()->getPointeeType()))
       sync(Where, "a volatile access to memory");
     Out.TouchesMemory = true;
     Out.Touched.join(R);

@@ -69,6 +69,23 @@ std::string LoopCut::problem(const FileText &F, const LoopModel &M, const Source
     return "the loop's text holds a control character (\\x01 or \\x02) that tilepipe uses to mark lines";
   if (std::string Why = Toks.directiveProblem(LoopOff, LoopEnd); !Why.empty())
     return Why;
+  // The rewrite spells a tile's element type and extents, as its declaration does, inside the
+  // loop: a directive between the two (`#undef ELEM` / `#define ELEM long long`) changes them.
+  for (const Tile &T : M.Tiles) {
+    if (T.DeclaredInBody)
+      continue;
+    auto [FID, Off] = F.SM.getDecomposedExpansionLoc(T.Var->getBeginLoc());
+    if (FID != F.FID)
+      return "the declaration of '" + T.Var->getName().str() + "' is in another file than the loop";
+    if (Off >= LoopOff)
+      continue;
+    SourceTokens Between(F, Off, LoopOff);
+    if (std::string Why = Between.directiveProblem(
+            Off, LoopOff, "the text from the declaration of '" + T.Var->getName().str() + "' to the loop",
+            "the rewrite spells the tile's element type and extents inside the loop");
+        !Why.empty())
+      return Why;
+  }
   std::vector<std::tuple<unsigned, unsigned, std::string>> Slices = {
       {CopyBegin, CopyEnd, "the copy phase"},
       {ComputeBegin, ComputeEnd, "the compute phase"},

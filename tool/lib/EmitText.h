@@ -168,7 +168,9 @@ public:
   /// `#include`, `#line`, `#pragma push_macro`, ...), or "". The rewrite reorders and repeats
   /// the loop's text, so each piece would be read with another state of the preprocessor. Only
   /// conditionals (checked by problem()) and `#pragma unroll` / `nounroll` leave it as it was.
-  std::string directiveProblem(unsigned B, unsigned E) const {
+  /// What names the text [B, E) in the answer; Why, what the rewrite does with it.
+  std::string directiveProblem(unsigned B, unsigned E, StringRef What = "the loop's text",
+                               StringRef Why = "the rewrite reorders and repeats the loop's text") const {
     for (const Token &T : Tokens) {
       if (T.B < B || T.E > E || T.Directive.empty() || T.Cond != 2)
         continue;
@@ -176,10 +178,10 @@ public:
       if ((T.Directive == "pragma" || T.Directive == "_Pragma") &&
           (Arg.starts_with("unroll") || Arg.starts_with("nounroll")))
         continue;
-      return "the loop's text holds " +
+      return What.str() + " holds " +
              (T.Directive == "_Pragma" ? std::string("a _Pragma operator") : "a #" + T.Directive.str() + " directive") +
-             " at line " + std::to_string(F.SM.getLineNumber(F.FID, T.B)) +
-             ": the rewrite reorders and repeats the loop's text, and a directive changes what the text after it means";
+             " at line " + std::to_string(F.SM.getLineNumber(F.FID, T.B)) + ": " + Why.str() +
+             ", and a directive changes what the text after it means";
     }
     return "";
   }

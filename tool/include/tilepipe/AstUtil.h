@@ -53,6 +53,18 @@ std::string sourceText(const clang::ASTContext &Ctx, clang::SourceRange R);
 /// with -isystem), is judged by its body like the user's own code, or not at all without one.
 bool isToolkitRuntime(const clang::SourceManager &SM, const clang::FunctionDecl *FD);
 
+/// Whether an object of type T has a volatile part: T itself, an array's elements, or a member
+/// or base of a class (`struct Flag { volatile int v; }`: copying one reads the volatile member).
+bool hasVolatilePart(const clang::ASTContext &Ctx, clang::QualType T);
+
+/// Whether `&x` on an object of class type T may call a user's operator& rather than take the
+/// address: T or a base declares one, or a non-member one of the translation unit may apply.
+bool overloadsAddressOf(const clang::ASTContext &Ctx, clang::QualType T);
+
+/// Whether FD is named anywhere but as the callee of a direct call (its address taken: calls
+/// through a pointer that no list of its calls holds).
+bool addressTaken(clang::ASTContext &Ctx, const clang::FunctionDecl *FD);
+
 /// The template a function was instantiated from, or the function itself.
 const clang::FunctionDecl *patternOf(const clang::FunctionDecl *FD);
 

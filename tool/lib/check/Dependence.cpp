@@ -20,7 +20,7 @@ DepResult LoopChecker::classifyVar(const VarDecl *V) {
     return {};
   if (V->getType()->isReferenceType())
     return DepResult::bad(quoted(V) + " is a reference");
-  if (V->getType().isVolatileQualified())
+  if (hasVolatilePart(Ctx, V->getType()))
     return DepResult::bad(quoted(V) + " is volatile");
   if (!V->hasLocalStorage() || V->isStaticLocal()) {
     if (isSharedVar(V))

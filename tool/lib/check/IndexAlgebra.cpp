@@ -2,6 +2,7 @@
 // thread indices with uniform coefficients (to see the box a block's copies fill), with the names
 // a coefficient uses checked to mean the same at the loop and beside the kernel.
 #include "LoopChecker.h"
+#include "../EffectsUtil.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
 
@@ -179,7 +180,33 @@ bool LoopChecker::mentionsThread(const Stmt *S, unsigned Depth) {
         UniformVisiting.erase(V);
         return R;
       }
-      if (V->hasLocalStorage() && !isa<ParmVarDecl>(V)) {
+      if (const auto *P = dyn_cast<ParmVarDecl>(V)) {
+        // A kernel's parameters are the same in every thread until a thread changes one; a
+        // __device__ function's are what each thread passed (`tile(A, 4 * threadIdx.x)`): the
+        // same only where every call in the file passes a value the same in all threads.
+        const auto *Owner = dyn_cast<FunctionDecl>(V->getDeclContext());
+        if (!Owner || !unchangedParam(V))
+          return true;
+        if (Owner->hasAttr<CUDAGlobalAttr>())
+          return false;
+        auto Calls = Index.callersOf(Owner);
+        auto [Known, New] = AddressTakenOf.try_emplace(Owner, false);
+        if (New)
+          Known->second = addressTaken(Ctx, Owner);
+        if (Calls.empty() || Known->second)
+          return true;
+        for (const CallExpr *CE : Calls) {
+          if (isa<CXXOperatorCallExpr>(CE) || P->getFunctionScopeIndex() >= CE->getNumArgs())
+            return true;
+          const Expr *Arg = CE->getArg(P->getFunctionScopeIndex());
+          const FunctionDecl *Caller = enclosingFunction(Ctx, CE);
+          if (!Caller || isa<CXXDefaultArgExpr>(Arg) ||
+              mayDifferAcrossThreads(Ctx, Effects, Caller, Arg))
+            return true;
+        }
+        return false;
+      }
+      if (V->hasLocalStorage()) {
         // A local of the function: uniform only when set once from uniform values.
         if (!V->getInit() || changes(V))
           return true;

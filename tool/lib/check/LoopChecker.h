@@ -150,6 +150,7 @@ private:
   bool affine(const clang::Expr *E, Affine &A);
   char threadDim(const clang::Expr *E);
   bool mentionsThread(const clang::Stmt *S, unsigned Depth = 0);
+  std::map<const clang::FunctionDecl *, bool> AddressTakenOf; ///< addressTaken, once per function
   struct Coef {
     std::string Text;
     std::optional<int64_t> Const;

@@ -99,8 +99,15 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
     return Verdict::refuse(Reason::ElementType, "the element type of " + quoted(V) + " is unknown");
   uint64_t Size = Ctx.getTypeSizeInChars(Elem).getQuantity();
   uint64_t Align = Ctx.getTypeAlignInChars(Elem).getQuantity();
+  if (hasVolatilePart(Ctx, Elem))
+    return Verdict::refuse(Reason::ElementType, quoted(V) + " holds '" + Elem.getAsString() +
+                                                    "', which has a volatile part");
+  if (overloadsAddressOf(Ctx, Elem))
+    return Verdict::refuse(Reason::ElementType,
+                           quoted(V) + " holds '" + Elem.getAsString() +
+                               "', whose operator& may be the user's (the copies take addresses)");
   if ((Size != 4 && Size != 8 && Size != 16) || Align != Size ||
-      !Elem.isTriviallyCopyableType(Ctx) || Elem.isVolatileQualified())
+      !Elem.isTriviallyCopyableType(Ctx))
     return Verdict::refuse(Reason::ElementType,
                            quoted(V) + " holds '" + Elem.getAsString() + "' (" +
                                std::to_string(Size) + " bytes, aligned to " +
@@ -113,6 +120,13 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
     TL = ATL.getElementLoc().IgnoreParens();
   if (fileRange(Ctx, TL.getSourceRange()).isInvalid())
     return Verdict::refuse(Reason::Macro, "the element type of " + quoted(V) + " is in a macro");
+  // The rewrite spells the element type as written and sizes each copy by it: a name that is
+  // itself an array (`typedef float Quad[4]; __shared__ Quad s[N]`) would size it as four.
+  if (!Ctx.hasSameUnqualifiedType(TL.getType(), Elem))
+    return Verdict::refuse(Reason::ElementType,
+                           "the element type of " + quoted(V) + " is written as '" +
+                               TL.getType().getAsString() + "', an array of '" +
+                               Elem.getAsString() + "'");
   T.ElementTypeText = sourceText(Ctx, TL.getSourceRange());
   // The rewrite spells the type where it declares registers and sizes copies, inside the
   // function: a name of it that the function also declares (`const double real` beside
@@ -212,8 +226,11 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
   }
   // A volatile source is memory someone else changes, read where and when the code says: an
   // asynchronous copy issued early reads it at another time.
-  if (Plain->getType().isVolatileQualified())
+  if (hasVolatilePart(Ctx, Plain->getType()))
     return Verdict::refuse(Reason::LoadSource, "'" + text(Plain) + "' is a volatile read");
+  // The copies take the source's address (`&A[j]`): a user's operator& would be called instead.
+  if (overloadsAddressOf(Ctx, Plain->getType()))
+    return Verdict::refuse(Reason::LoadSource, "'" + text(Plain) + "' has a type whose operator& may be the user's");
   if (const auto *ICE = dyn_cast<ImplicitCastExpr>(Ptr->IgnoreParens());
       ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
     return Verdict::refuse(Reason::LoadSource,
