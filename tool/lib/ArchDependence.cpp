@@ -66,6 +66,31 @@ bool archMacro(StringRef N) {
          N == "__CUDA_ARCH_FAMILY_SPECIFIC__" || N.starts_with("__CUDA_ARCH_FEAT_");
 }
 
+/// The macros that tell the compilers apart. tilepipe parses with Clang; nvcc builds the rewrite.
+/// Text that a user's `#ifdef __NVCC__` (or a version, or `__has_builtin`) selects differs
+/// between the two as it does between architectures. (`__CUDACC__` both define.)
+bool compilerMacro(StringRef N) {
+  return N.starts_with("__NVCC") || N.starts_with("__CUDACC_") || N.starts_with("__clang") ||
+         N == "__llvm__" || N == "__CUDA__" || N.starts_with("__NVCOMPILER") ||
+         N.starts_with("__GNUC") || N == "__has_builtin" || N == "__has_feature" ||
+         N == "__has_extension" || N == "__has_attribute" || N == "__has_cpp_attribute" ||
+         N == "__has_declspec_attribute" || N == "__is_identifier";
+}
+
+/// Where a macro was defined, as "file:offset" (or its text, for one the compiler defines).
+std::string definitionOf(const SourceManager &SM, const MacroInfo *MI) {
+  SourceLocation L = MI->getDefinitionLoc();
+  if (L.isValid() && L.isFileID())
+    if (auto FE = SM.getFileEntryRefForID(SM.getFileID(L)))
+      return FE->getName().str() + ":" + std::to_string(SM.getFileOffset(L));
+  std::string Text;
+  for (const Token &T : MI->tokens())
+    Text += (T.getIdentifierInfo() ? T.getIdentifierInfo()->getName().str()
+                                   : T.isLiteral() ? std::string(T.getLiteralData(), T.getLength())
+                                                   : std::string(tok::getTokenName(T.getKind()))) + " ";
+  return Text;
+}
+
 class Collector : public PPCallbacks {
 public:
   Collector(Preprocessor &PP, ArchDependence &Out) : SM(PP.getSourceManager()), Out(Out) {}
@@ -80,18 +105,18 @@ public:
       Stack.back().Tainted |= conditionTainted(Cond);
   }
   void Ifdef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override {
-    Stack.push_back({Loc, definedTainted(Name)});
+    Stack.push_back({Loc, definedTainted(Name) || userCompilerTest(Loc, Name)});
   }
   void Ifndef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override {
-    Stack.push_back({Loc, definedTainted(Name)});
+    Stack.push_back({Loc, definedTainted(Name) || userCompilerTest(Loc, Name)});
   }
-  void Elifdef(SourceLocation, const Token &Name, const MacroDefinition &) override {
+  void Elifdef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override {
     if (!Stack.empty())
-      Stack.back().Tainted |= definedTainted(Name);
+      Stack.back().Tainted |= definedTainted(Name) || userCompilerTest(Loc, Name);
   }
-  void Elifndef(SourceLocation, const Token &Name, const MacroDefinition &) override {
+  void Elifndef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override {
     if (!Stack.empty())
-      Stack.back().Tainted |= definedTainted(Name);
+      Stack.back().Tainted |= definedTainted(Name) || userCompilerTest(Loc, Name);
   }
   void Endif(SourceLocation Loc, SourceLocation) override {
     if (Stack.empty())
@@ -106,7 +131,15 @@ public:
       return;
     Out.Regions.push_back({B.File, B.Offset, E.Offset, SM.getExpansionLineNumber(O.If)});
   }
-  void SourceRangeSkipped(SourceRange Range, SourceLocation) override {
+  void SourceRangeSkipped(SourceRange Range, SourceLocation EndifLoc) override {
+    if (!SM.isInSystemHeader(Range.getBegin())) {
+      auto B = place(Range.getBegin()), E = place(Range.getEnd());
+      if (!B.File.empty() && B.File == E.File)
+        Out.DeviceSkipped.push_back({B.File, B.Offset, E.Offset, 0});
+    }
+    skipped(Range, EndifLoc);
+  }
+  void skipped(SourceRange Range, SourceLocation) {
     // Called after the #endif that ends the skip, if one does: then Last is that conditional.
     bool Tainted = inTainted() ||
                    (Last.Tainted && Last.If.isValid() &&
@@ -155,9 +188,14 @@ public:
     if (inTainted())
       Out.Names.insert(Name.getIdentifierInfo()->getName().str());
   }
-  void MacroExpands(const Token &Name, const MacroDefinition &, SourceRange Range,
+  void MacroExpands(const Token &Name, const MacroDefinition &MD, SourceRange Range,
                     const MacroArgs *) override {
     StringRef N = Name.getIdentifierInfo()->getName();
+    if (const MacroInfo *MI = MD.getMacroInfo(); MI && !SM.isInSystemHeader(SM.getExpansionLoc(Range.getBegin()))) {
+      ArchDependence::Place P = place(Range.getBegin());
+      if (!P.File.empty())
+        Out.DeviceExpansions[{P.File, P.Offset}] = definitionOf(SM, MI);
+    }
     if (N == "__COUNTER__" || N == "__LINE__") {
       SourceLocation L = SM.getExpansionLoc(Range.getBegin());
       ArchDependence::Place P = place(L);
@@ -174,6 +212,13 @@ public:
       Out.Expansions.push_back({N.str(), P});
   }
   void EndOfMainFile() override { Out.Complete = true; }
+  void FileChanged(SourceLocation Loc, FileChangeReason Reason, SrcMgr::CharacteristicKind,
+                   FileID) override {
+    if (Reason != EnterFile || SM.isInSystemHeader(Loc))
+      return;
+    if (auto FE = SM.getFileEntryRefForID(SM.getFileID(Loc)))
+      Out.DeviceFiles.insert(FE->getName().str());
+  }
 
 private:
   struct Open {
@@ -195,6 +240,9 @@ private:
     StringRef N = Name.getIdentifierInfo()->getName();
     return N != "__CUDA_ARCH__" && tainted(N);
   }
+  bool userCompilerTest(SourceLocation Loc, const Token &Name) const {
+    return !SM.isInSystemHeader(Loc) && compilerMacro(Name.getIdentifierInfo()->getName());
+  }
   bool conditionTainted(SourceRange Cond) {
     SourceLocation B = SM.getExpansionLoc(Cond.getBegin()), E = SM.getExpansionLoc(Cond.getEnd());
     bool Tainted = llvm::any_of(Hits, [&](SourceLocation L) {
@@ -207,7 +255,11 @@ private:
     if (Invalid)
       return true; // cannot read it: assume the worst
     auto Ids = identifiers(Text, false);
+    // The toolkit's headers are taken at their word here too: they tell the compilers apart
+    // to mean the same on each.
+    bool User = !SM.isInSystemHeader(B);
     for (size_t I = 0; I < Ids.size(); ++I) {
+      Tainted |= User && compilerMacro(Ids[I]);
       if (Ids[I] == "defined" && I + 1 < Ids.size() && Ids[I + 1] == "__CUDA_ARCH__") {
         ++I; // defined(__CUDA_ARCH__) holds in all device code
         continue;
@@ -242,6 +294,92 @@ public:
 
 private:
   ArchDependence &Out;
+};
+
+/// The host pass: every macro it defines, every identifier of user text it reads and which
+/// definition each macro expansion takes, compared with what the device parse recorded.
+class HostCollector : public PPCallbacks {
+public:
+  HostCollector(Preprocessor &PP, ArchDependence &Out) : SM(PP.getSourceManager()), Out(Out) {
+    PP.setTokenWatcher([this](const Token &T) { token(T); });
+  }
+  void MacroDefined(const Token &Name, const MacroDirective *) override {
+    Out.HostMacros.insert(Name.getIdentifierInfo()->getName().str());
+  }
+  void MacroExpands(const Token &Name, const MacroDefinition &MD, SourceRange Range,
+                    const MacroArgs *) override {
+    const MacroInfo *MI = MD.getMacroInfo();
+    SourceLocation L = SM.getExpansionLoc(Range.getBegin());
+    if (!MI || SM.isInSystemHeader(L))
+      return;
+    ArchDependence::Place P = place(L);
+    if (P.File.empty() || deviceSkipped(P))
+      return; // (the identifier itself is recorded as host-only)
+    auto It = Out.DeviceExpansions.find({P.File, P.Offset});
+    if (It == Out.DeviceExpansions.end() || It->second != definitionOf(SM, MI))
+      Out.HostRedefined.push_back(P);
+  }
+  void EndOfMainFile() override { Complete = true; }
+  bool Complete = false;
+
+private:
+  void token(const Token &T) {
+    if (!T.getIdentifierInfo() || T.is(tok::eof))
+      return;
+    SourceLocation L = SM.getExpansionLoc(T.getLocation());
+    if (L.isInvalid() || SM.isInSystemHeader(L))
+      return;
+    ArchDependence::Place P = place(L);
+    if (!P.File.empty() && deviceSkipped(P))
+      Out.HostOnlyNames.insert({T.getIdentifierInfo()->getName().str(), P});
+  }
+  bool deviceSkipped(const ArchDependence::Place &P) const {
+    if (!Out.DeviceFiles.count(P.File))
+      return true;
+    return llvm::any_of(Out.DeviceSkipped, [&](const ArchDependence::Region &R) {
+      return R.File == P.File && R.Begin <= P.Offset && P.Offset <= R.End;
+    });
+  }
+  ArchDependence::Place place(SourceLocation L) const {
+    auto FE = SM.getFileEntryRefForID(SM.getFileID(L));
+    if (!FE)
+      return {};
+    return {FE->getName().str(), SM.getFileOffset(L)};
+  }
+  SourceManager &SM;
+  ArchDependence &Out;
+};
+
+class HostScanAction : public PreprocessOnlyAction {
+public:
+  HostScanAction(ArchDependence &Out, bool &Complete) : Out(Out), Complete(Complete) {}
+  bool BeginSourceFileAction(CompilerInstance &CI) override {
+    auto C = std::make_unique<HostCollector>(CI.getPreprocessor(), Out);
+    Collector = C.get();
+    CI.getPreprocessor().addPPCallbacks(std::move(C));
+    return true;
+  }
+  void EndSourceFileAction() override {
+    Complete = Collector && Collector->Complete;
+    PreprocessOnlyAction::EndSourceFileAction();
+  }
+
+private:
+  ArchDependence &Out;
+  bool &Complete;
+  HostCollector *Collector = nullptr;
+};
+
+class HostScanFactory : public tooling::FrontendActionFactory {
+public:
+  HostScanFactory(ArchDependence &Out, bool &Complete) : Out(Out), Complete(Complete) {}
+  std::unique_ptr<FrontendAction> create() override {
+    return std::make_unique<HostScanAction>(Out, Complete);
+  }
+
+private:
+  ArchDependence &Out;
+  bool &Complete;
 };
 
 class ScanFactory : public tooling::FrontendActionFactory {
@@ -312,6 +450,20 @@ llvm::Expected<ArchDependence> scanArchDependence(const tooling::CompilationData
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    Path + ": error: the file could not be preprocessed again to "
                                           "find its architecture-dependent text");
+  // nvcc's host pass: the same file, preprocessed as the host compiler sees it.
+  std::vector<std::string> HostArgs;
+  for (const std::string &A : ParseArgs)
+    HostArgs.push_back(A == "--cuda-device-only" ? "--cuda-host-only" : A);
+  tooling::ClangTool Host(DB, {Path}, std::make_shared<PCHContainerOperations>(),
+                          llvm::vfs::createPhysicalFileSystem());
+  Host.appendArgumentsAdjuster(cudaArgumentsAdjuster(HostArgs));
+  Host.setDiagnosticConsumer(&Quiet);
+  bool HostComplete = false;
+  HostScanFactory HF(Out, HostComplete);
+  if (Host.run(&HF) != 0 || !HostComplete)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   Path + ": error: the file could not be preprocessed as nvcc's "
+                                          "host pass reads it (--cuda-host-only)");
   return Out;
 }
 
@@ -398,7 +550,7 @@ std::string archDependentText(ASTContext &Ctx, const TranslationUnitIndex &Index
     }
     for (const ArchDependence::Region &G : Arch.Regions)
       if (G.File == File && G.Begin <= Eo && Bo <= G.End)
-        return Name(F) + " has text that an '#if' on the compute capability selects (" +
+        return Name(F) + " has text that an '#if' on the compute capability or the compiler selects (" +
                Where(G.File, G.Line) + ")";
     for (const auto &[Macro, P] : Arch.Expansions)
       if (P.File == File && Bo <= P.Offset && P.Offset <= Eo)
@@ -409,6 +561,9 @@ std::string archDependentText(ASTContext &Ctx, const TranslationUnitIndex &Index
       if (archMacro(Id) || Arch.Names.count(Id.str()))
         return Name(F) + " uses '" + Id.str() +
                "', a macro that other compute capabilities define differently";
+      else if (compilerMacro(Id))
+        return Name(F) + " uses '" + Id.str() +
+               "', a macro that nvcc, which builds the rewrite, defines differently from the parse's compiler";
   }
   return "";
 }

@@ -146,7 +146,7 @@ static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, 
       LR.V = checkLoop(Ctx, Index, C, LoopOpts, LR.Model);
       // More static shared memory must not crowd out a launch's dynamic shared memory.
       if (LR.V.ok())
-        if (std::string Why = dynamicSharedProblem(Ctx, Index, FD); !Why.empty())
+        if (std::string Why = dynamicSharedProblem(Ctx, Index, Arch, FD); !Why.empty())
           LR.V = Verdict::refuse(Reason::LaunchResources, Why);
       // The analysis saw the text of one architecture; the rewrite runs on several.
       if (LR.V.ok())

@@ -86,6 +86,12 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
   // A file system with its own working directory: ClangTool moves into each compile command's
   // directory, and with the process's own that would be a chdir that every thread of a parallel
   // run (-j) sees, mid-parse.
+  for (const tooling::CompileCommand &C : DB.getCompileCommands(Path))
+    if (std::string O = unfollowedOption(C.CommandLine); !O.empty()) {
+      R.Error = Path + ": error: the compile command's option '" + O +
+                "' changes what the preprocessor reads, and tilepipe cannot follow it; nothing was written";
+      return R;
+    }
   tooling::ClangTool Tool(DB, {Path}, std::make_shared<PCHContainerOperations>(),
                           llvm::vfs::createPhysicalFileSystem());
   prepareParse(Tool, Opts);
@@ -101,6 +107,14 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
     R.Error = llvm::toString(Arch.takeError());
     return R;
   }
+  // The names the rewrite declares must not be macros of nvcc's host pass either (defined in a
+  // host-only header, say): the namer asks the identifier table whether a name ever was a macro.
+  // Marked so (had one, has none now: the parse is over), as an #undef would leave it.
+  for (const std::string &M : Arch->HostMacros)
+    if (IdentifierInfo &II = Ctx.Idents.get(M); !II.hadMacroDefinition()) {
+      II.setHasMacroDefinition(true);
+      II.setHasMacroDefinition(false);
+    }
   analyzeAST(Ctx, Opts, *Arch, R);
   if (R.Ok)
     R.Dependencies = dependencies(ASTs[0]->getSourceManager());

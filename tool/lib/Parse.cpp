@@ -92,17 +92,29 @@ clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(std::vector<std::string>
           Out.push_back(Args[++I]);
         }
       };
-      if (A == "-I" || A == "-isystem" || A == "-include" || A == "-iquote" || A == "-idirafter" ||
-          A == "-D" || A == "-U")
+      // nvcc's long forms, with '=' or a separate value, mean what the short ones do.
+      static const std::pair<const char *, const char *> Long[] = {
+          {"--include-path", "-I"},     {"--system-include", "-isystem"},
+          {"--define-macro", "-D"},     {"--undefine-macro", "-U"},
+          {"--pre-include", "-include"}};
+      const char *Short = nullptr;
+      for (const auto &[L, S] : Long)
+        if (A == L || A.starts_with(std::string(L) + "="))
+          Short = S;
+      if (Short && A.contains('=')) {
+        Out.push_back(Short);
+        Out.push_back(A.split('=').second.str());
+      } else if (Short) {
+        TakeNext(Short);
+      } else if (A == "-I" || A == "-isystem" || A == "-include" || A == "-iquote" ||
+                 A == "-idirafter" || A == "-D" || A == "-U" || A == "-imacros")
         TakeNext(A);
-      else if (A == "--include-path")
-        TakeNext("-I");
-      else if (A == "--system-include")
-        TakeNext("-isystem");
-      else if (A == "--define-macro")
-        TakeNext("-D");
-      else if (A == "--pre-include")
-        TakeNext("-include");
+      else if (A.starts_with("-imacros") || A.starts_with("-iquote") || A.starts_with("-idirafter") ||
+               A.starts_with("-include"))
+        Out.push_back(A.str());
+      // (Options tilepipe cannot follow are refused before the parse: unfollowedOption.)
+      else if (A == "-Xcompiler" || A == "--compiler-options" || A == "--options-file" || A == "-optf")
+        ++I;
       else if (A == "--std" || A == "-std")
         I + 1 < Args.size() ? (void)Out.push_back("-std=" + Args[++I]) : (void)0;
       else if (A.starts_with("--std="))
@@ -120,6 +132,31 @@ clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(std::vector<std::string>
       Out.push_back(File.str());
     return Out;
   };
+}
+
+std::string unfollowedOption(const std::vector<std::string> &Args) {
+  for (size_t I = 1; I < Args.size(); ++I) {
+    llvm::StringRef A = Args[I];
+    if (A == "--options-file" || A == "-optf" || A.starts_with("--options-file=") ||
+        A.starts_with("@"))
+      return A.str();
+    if (A == "-Xcompiler" || A == "--compiler-options" || A.starts_with("-Xcompiler=") ||
+        A.starts_with("--compiler-options=")) {
+      // The host compiler's options: nvcc preprocesses with the host compiler, so a macro or an
+      // include given there reaches the device code too.
+      std::string V = A.contains('=') ? A.split('=').second.str()
+                                      : (I + 1 < Args.size() ? Args[++I] : std::string());
+      llvm::SmallVector<llvm::StringRef, 4> Items;
+      llvm::StringRef(V).split(Items, ',');
+      for (llvm::StringRef X : Items) {
+        X = X.trim();
+        if (X.starts_with("-D") || X.starts_with("-U") || X.starts_with("-I") ||
+            X.starts_with("-include") || X.starts_with("-imacros") || X.starts_with("-isystem"))
+          return A.contains('=') ? A.str() : A.str() + " " + V;
+      }
+    }
+  }
+  return "";
 }
 
 } // namespace tilepipe

@@ -174,8 +174,9 @@ namespace {
 struct KernelUses : RecursiveASTVisitor<KernelUses> {
   const FunctionDecl *K;
   ASTContext &Ctx;
-  std::string Found, StoredAt, HandedOff, IndirectDynamic;
+  std::string Found, StoredAt, HandedOff, IndirectDynamic, GraphCall;
   llvm::DenseSet<const Expr *> Callees; ///< the names that launches call
+  std::vector<const Expr *> Launches;     ///< K's launches `K<<<...>>>(...)`
   KernelUses(const FunctionDecl *K, ASTContext &Ctx) : K(K), Ctx(Ctx) {}
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool same(const FunctionDecl *F) const {
@@ -205,6 +206,7 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
     bool Dynamic = Smem && !(!Smem->isValueDependent() && Smem->EvaluateAsInt(R, Ctx) && R.Val.getInt() == 0);
     if (F && same(F)) {
       Callees.insert(E->getCallee()->IgnoreParenImpCasts());
+      Launches.push_back(E);
       if (Dynamic && Found.empty())
         Found = "its launch at line " + line(E) + " asks for dynamic shared memory ('" +
                 sourceText(Ctx, Smem->getSourceRange()) + "'), which more static shared memory may leave without room";
@@ -213,10 +215,24 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
     }
     return RecursiveASTVisitor::TraverseCUDAKernelCallExpr(E);
   }
+  /// The runtime's and the driver's calls that read or set a kernel node's parameters in a CUDA
+  /// graph (its arguments, its function, its dynamic shared memory), or find a kernel by its name:
+  /// they launch a kernel with what the text of its launches does not show.
+  static bool launchesUnseen(StringRef Name) {
+    static const llvm::Regex Api("^cu(da)?(Graph(Exec)?(Kernel)?Node(Get|Set)Params|"
+                                 "Graph(Add|Exec)(Kernel)?Node|GraphExecUpdate|GraphKernelNode|"
+                                 "GraphInstantiateWithParams|LibraryGetKernel|ModuleGetFunction|"
+                                 "KernelGetFunction|GetFuncBySymbol|GetKernel)");
+    return Api.match(Name);
+  }
   bool VisitCallExpr(CallExpr *E) {
-    if (isa<CUDAKernelCallExpr>(E) || !HandedOff.empty() ||
-        Ctx.getSourceManager().isInSystemHeader(Ctx.getSourceManager().getExpansionLoc(E->getBeginLoc())))
+    if (Ctx.getSourceManager().isInSystemHeader(Ctx.getSourceManager().getExpansionLoc(E->getBeginLoc())))
       return true; // (a library's own calls pass its own function pointers around)
+    if (const FunctionDecl *C = E->getDirectCallee();
+        GraphCall.empty() && C && C->getIdentifier() && launchesUnseen(C->getName()))
+      GraphCall = C->getName().str() + "' at line " + line(E);
+    if (isa<CUDAKernelCallExpr>(E) || !HandedOff.empty())
+      return true;
     for (const Expr *A : E->arguments()) {
       const Expr *X = A->IgnoreParenCasts();
       if (functionPointer(A->getType()) || functionPointer(X->getType())) {
@@ -266,8 +282,13 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
     return true;
   }
   std::string problem() const {
-    if (!Found.empty() || StoredAt.empty())
+    if (!Found.empty())
       return Found;
+    if (!GraphCall.empty())
+      return "the program calls '" + GraphCall +
+             ", which may launch it with other arguments or dynamic shared memory than its launches show";
+    if (StoredAt.empty())
+      return "";
     if (!IndirectDynamic.empty())
       return "its name is stored at line " + StoredAt + " and a launch through a pointer at line " +
              IndirectDynamic + " asks for dynamic shared memory";
@@ -279,8 +300,39 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
 };
 } // namespace
 
+/// Why the host pass launches K where the parse cannot see: K's name, or a call of the runtime
+/// that launches kernels unseen, in text only the host pass reads; or a launch of K whose text a
+/// macro spells otherwise in the host pass (its dynamic shared memory, say).
+static std::string hostOnlyLaunch(ASTContext &Ctx, const ArchDependence &Arch, const FunctionDecl *K,
+                                  const KernelUses &Uses) {
+  auto Where = [](const ArchDependence::Place &P) {
+    return llvm::sys::path::filename(P.File).str() + " (offset " + std::to_string(P.Offset) + ")";
+  };
+  if (const IdentifierInfo *II = K->getIdentifier())
+    if (auto It = Arch.HostOnlyNames.find(II->getName().str()); It != Arch.HostOnlyNames.end())
+      return "its name appears in text that only nvcc's host pass reads (" + Where(It->second) +
+             ", under `#ifndef __CUDA_ARCH__` or in a header only the host includes), where a launch cannot be seen";
+  for (const auto &[Name, P] : Arch.HostOnlyNames)
+    if (KernelUses::launchesUnseen(Name))
+      return "the host pass alone calls '" + Name + "' (" + Where(P) +
+             "), which may launch it with other arguments or dynamic shared memory than its launches show";
+  const SourceManager &SM = Ctx.getSourceManager();
+  for (const Expr *Launch : Uses.Launches) {
+    SourceLocation B = SM.getExpansionLoc(Launch->getBeginLoc()), E = SM.getExpansionLoc(Launch->getEndLoc());
+    auto FE = SM.getFileEntryRefForID(SM.getFileID(B));
+    if (!FE)
+      continue;
+    unsigned Bo = SM.getFileOffset(B), Eo = SM.getFileOffset(E);
+    for (const ArchDependence::Place &P : Arch.HostRedefined)
+      if (P.File == FE->getName() && Bo <= P.Offset && P.Offset <= Eo)
+        return "its launch at line " + std::to_string(SM.getExpansionLineNumber(B)) +
+               " expands a macro that nvcc's host pass, which launches it, defines otherwise";
+  }
+  return "";
+}
+
 std::string dynamicSharedProblem(ASTContext &Ctx, const TranslationUnitIndex &Index,
-                                 const FunctionDecl *F) {
+                                 const ArchDependence &Arch, const FunctionDecl *F) {
   llvm::DenseSet<const FunctionDecl *> Seen;
   std::vector<const FunctionDecl *> Kernels;
   std::string Why;
@@ -295,6 +347,8 @@ std::string dynamicSharedProblem(ASTContext &Ctx, const TranslationUnitIndex &In
     KernelUses Uses(K, Ctx);
     Uses.TraverseAST(Ctx);
     if (std::string Why = Uses.problem(); !Why.empty())
+      return "kernel '" + K->getNameAsString() + "' runs this loop and " + Why;
+    if (std::string Why = hostOnlyLaunch(Ctx, Arch, K, Uses); !Why.empty())
       return "kernel '" + K->getNameAsString() + "' runs this loop and " + Why;
   }
   return "";

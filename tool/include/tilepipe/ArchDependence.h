@@ -10,6 +10,7 @@
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Support/Error.h"
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -43,6 +44,21 @@ struct ArchDependence {
   std::vector<std::pair<std::string, Place>> Counting;
   /// The collector saw the whole translation unit.
   bool Complete = false;
+
+  /// What nvcc's host pass reads that the device parse did not (the file preprocessed again with
+  /// --cuda-host-only). The host pass launches the kernels, with its own text and its own macros.
+  /// Every macro it defines: the rewrite's names must avoid them too.
+  std::set<std::string> HostMacros;
+  /// The identifiers of the user's text that only the host pass reads: text the device parse
+  /// skipped (`#ifndef __CUDA_ARCH__`) or files it never opened, by name, each at its first place;
+  /// and places where a macro expands to another definition than in the device parse.
+  std::map<std::string, Place> HostOnlyNames;
+  std::vector<Place> HostRedefined;
+  /// Filled by the collectors of the device parse (files and skipped text, user files only, and
+  /// which definition each expansion took), for the host pass to compare with.
+  std::set<std::string> DeviceFiles;
+  std::vector<Region> DeviceSkipped;
+  std::map<std::pair<std::string, unsigned>, std::string> DeviceExpansions;
 };
 
 /// Callbacks that fill Out while PP preprocesses; Out must outlive the preprocessor.

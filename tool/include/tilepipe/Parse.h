@@ -22,6 +22,11 @@ std::vector<std::string> cudaParseArgs(const CudaToolkit &Cuda, llvm::StringRef 
 /// standard; nvcc's spellings too), drops the rest, and puts cudaParseArgs in front.
 clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(std::vector<std::string> ParseArgs);
 
+/// The first option of a compile command (nvcc's or a compiler's) that changes what the
+/// preprocessor reads in a way tilepipe cannot follow (`--options-file`, a response file `@f`,
+/// `-Xcompiler -DX`: nvcc preprocesses with the host compiler), or "".
+std::string unfollowedOption(const std::vector<std::string> &Args);
+
 /// The Clang resource directory this tool was built against (overridable by $TILEPIPE_RESOURCE_DIR).
 std::string clangResourceDir();
 

@@ -17,6 +17,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 #include <map>
+#include "tilepipe/ArchDependence.h"
 #include <string>
 #include <vector>
 
@@ -25,8 +26,11 @@ namespace tilepipe {
 /// Why growing the static shared memory of the kernels that run F could make one of their launches
 /// fail: one of them (or a function it calls) uses dynamic shared memory, or cannot be seen whole.
 /// "" when none can.
+/// The launches nvcc's host pass reads that the parse did not (Arch's host-only names and
+/// redefined macros) count too: a kernel named there, or a launch whose text a macro spells
+/// otherwise there, cannot be seen.
 std::string dynamicSharedProblem(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
-                                 const clang::FunctionDecl *F);
+                                 const ArchDependence &Arch, const clang::FunctionDecl *F);
 
 /// Why kernel P (a pattern) must keep its parameter list: tensor copies add parameters, defaulted,
 /// which only launches written `P<<<...>>>(...)` supply. Where the kernel's address is taken for
