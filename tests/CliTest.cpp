@@ -67,11 +67,14 @@ TEST(Cli, InPlaceKeepsPermissions) {
 }
 
 TEST(Cli, DiffAppliesWithGitAndPatch) {
-  std::string Dir;
-  std::string P = copyOf("complex_float2.cu", &Dir);
-  ProcessResult D = runTilepipe({"--diff", "--quiet", "complex_float2.cu"}, Dir);
+  // In a folder whose name has a space: the names in the header end in a tab, as git writes them.
+  std::string Dir = tempDir();
+  llvm::sys::fs::create_directory(Dir + "/with space");
+  std::string P = Dir + "/with space/complex_float2.cu";
+  writeFile(P, readFile(sourceDir() + "/testdata/complex_float2.cu"));
+  ProcessResult D = runTilepipe({"--diff", "--quiet", "with space/complex_float2.cu"}, Dir);
   ASSERT_EQ(0, D.ExitCode) << D.Err;
-  ASSERT_NE(D.Out.find("+++ b/complex_float2.cu"), std::string::npos) << D.Out;
+  ASSERT_NE(D.Out.find("+++ b/with space/complex_float2.cu\t\n"), std::string::npos) << D.Out;
   writeFile(Dir + "/change.diff", D.Out);
   bool Git = !findTool("git").empty(), Patch = !findTool("patch").empty();
   if (Git) {
@@ -151,6 +154,63 @@ __global__ void k(const float *A, float *C, int nt) {
   ProcessResult Bare = runTilepipe({Dir + "/k.cu", "-o", Dir + "/never.cu", "--"});
   EXPECT_NE(0, Bare.ExitCode);
   EXPECT_FALSE(llvm::sys::fs::exists(Dir + "/never.cu"));
+}
+
+// nvcc's long options with '=' mean what the short ones do; options that change what the
+// preprocessor reads and that tilepipe cannot follow make the file an error, never a guess.
+TEST(Cli, CompileCommandOptionsAreFollowedOrRefused) {
+  std::string Dir = tempDir();
+  llvm::sys::fs::create_directory(Dir + "/build");
+  writeFile(Dir + "/k.cu", R"(__global__ void k(float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[63 - threadIdx.x];
+#ifdef TOUCH_NEXT
+    A[(t + 1) * 64 + threadIdx.x] = acc;
+#endif
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)");
+  auto Db = [&](const std::string &Flags) {
+    writeFile(Dir + "/build/compile_commands.json",
+              "[{\"directory\": \"" + Dir + "/build\", \"file\": \"" + Dir +
+                  "/k.cu\", \"command\": \"/usr/local/cuda/bin/nvcc " + Flags + " -c " + Dir +
+                  "/k.cu -o k.o\"}]");
+  };
+  Db("--define-macro=TOUCH_NEXT -Xcompiler=-fPIC");
+  ProcessResult Defined = runTilepipe({"-p", Dir + "/build", "--plan=always", "--report=-", Dir + "/k.cu",
+                                       "-o", Dir + "/o.cu"});
+  EXPECT_EQ(0, Defined.ExitCode) << Defined.Err;
+  EXPECT_NE(Defined.Out.find("\"store-aliases-load\""), std::string::npos) << Defined.Out;
+  for (const char *Flags : {"--options-file more.txt", "-Xcompiler -DTOUCH_NEXT", "@more.rsp"}) {
+    Db(Flags);
+    ProcessResult R = runTilepipe({"-p", Dir + "/build", Dir + "/k.cu", "-o", Dir + "/never.cu"});
+    EXPECT_NE(0, R.ExitCode) << Flags;
+    EXPECT_NE(R.Err.find("tilepipe cannot follow it"), std::string::npos) << R.Err;
+    EXPECT_FALSE(llvm::sys::fs::exists(Dir + "/never.cu"));
+  }
+}
+
+// A report never replaces an input, and two outputs never share a file.
+TEST(Cli, OutputsLandOnNoInputAndNoOtherOutput) {
+  std::string Dir;
+  std::string P = copyOf("dot_double_while.cu", &Dir);
+  std::string Before = readFile(P);
+  for (std::vector<std::string> Args :
+       {std::vector<std::string>{"--in-place", "--report=" + P, P},
+        {"--export-fixes=" + P, "-o", Dir + "/o.cu", P},
+        {"--sarif=" + Dir + "/./o.cu", "-o", Dir + "/o.cu", P}}) {
+    ProcessResult R = runTilepipe(Args);
+    EXPECT_EQ(1, R.ExitCode) << R.Err;
+    EXPECT_NE(R.Err.find("name"), std::string::npos) << R.Err;
+    EXPECT_EQ(Before, readFile(P));
+    EXPECT_FALSE(llvm::sys::fs::exists(Dir + "/o.cu"));
+  }
 }
 
 TEST(Cli, AssumeNoAliasIsAnOptIn) {

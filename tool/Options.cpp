@@ -317,6 +317,35 @@ std::optional<CommandLine> parseCommandLine(int argc, const char **argv) {
   if (!CL.Verify && (!SpecPath.empty() || !BundleDir.empty() || Sanitize))
     return Fail("--spec, --bundle and --sanitize belong to 'tilepipe verify'");
   takeOutputs(CL);
+  // No report may land on an input, and no output on another: each would silently replace the
+  // other.
+  {
+    auto Key = [](StringRef Path) {
+      SmallString<256> Abs(Path);
+      sys::fs::make_absolute(Abs);
+      sys::path::remove_dots(Abs, true);
+      SmallString<256> Real;
+      return sys::fs::real_path(Abs, Real) ? std::string(Abs) : std::string(Real);
+    };
+    std::vector<std::pair<std::string, std::string>> Outs;
+    for (const auto &[Flag, Path] : {std::pair<StringRef, StringRef>{"-o", CL.Output},
+                                     {"--report", CL.Report},
+                                     {"--tilepipe-stats-json", CL.StatsJson},
+                                     {"--export-fixes", CL.ExportFixes},
+                                     {"--sarif", CL.Sarif},
+                                     {"--depfile", CL.Depfile}})
+      if (!Path.empty())
+        Outs.push_back({Flag.str(), Key(Path)});
+    for (size_t I = 0; I < Outs.size(); ++I) {
+      for (size_t J = 0; J < I; ++J)
+        if (Outs[I].second == Outs[J].second)
+          return Fail(Outs[J].first + " and " + Outs[I].first + " name the same file");
+      if (Outs[I].first != "-o") // (-o onto the input rewrites it, as --in-place does)
+        for (const std::string &Src : CL.Sources)
+          if (Outs[I].second == Key(Src))
+            return Fail(Outs[I].first + " names the input file " + Src);
+    }
+  }
   return CL;
 }
 

@@ -198,7 +198,9 @@ std::string unifiedDiff(llvm::StringRef Path, llvm::StringRef Original,
   std::string Name = llvm::sys::path::convert_to_slash(Shown);
   if (llvm::StringRef(Name).starts_with("/"))
     Name = Name.substr(1);
-  OS << "--- a/" << Name << "\n+++ b/" << Name << "\n";
+  // As git writes a name with a space: a tab after it, where patch stops reading the name.
+  const char *End = llvm::StringRef(Name).contains(' ') ? "\t\n" : "\n";
+  OS << "--- a/" << Name << End << "+++ b/" << Name << End;
   const unsigned Context = 3;
   int Delta = 0; // new line number minus old line number before the current change
   for (size_t I = 0; I < Changes.size();) {
