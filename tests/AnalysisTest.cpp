@@ -1034,6 +1034,31 @@ TEST(Emission, CodeAfterTheLoopOnItsLastLine) {
   EXPECT_NE(C.Rewritten.find("#endif\n#line 11\n // tiles done\n"), std::string::npos) << C.Rewritten;
 }
 
+// A conditional or a brace spelled with digraphs counts as one: the pipeline's include goes
+// above `%:if 0`, not inside it (nor inside `extern "C" <% ... %>`).
+TEST(Emission, IncludeNeverInsideDigraphConditionalsOrBraces) {
+  for (const char *Prelude : {"%:if 0\n#include <cstdio>\n%:endif\n",
+                              "extern \"C\" <%\n#include <cstdio>\n%>\n"}) {
+    FileResult R = runOnCode(kernel(R"(
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[T - 1 - threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)", "const float *A, float *C, int nt", Prelude), [] {
+      ToolOptions O = defaultOptions();
+      O.Plan = PlanPolicy::Always;
+      return O;
+    }());
+    ASSERT_EQ(1u, R.Loops.size());
+    EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+    size_t Inc = R.Rewritten.find("#include <cuda/pipeline>");
+    EXPECT_LT(Inc, R.Rewritten.find(llvm::StringRef(Prelude).take_front(6).str())) << R.Rewritten;
+  }
+}
+
 /// The line that the preprocessor gives each line of Text (1-based; `#line N` numbers the next N).
 std::vector<unsigned> presumedLines(llvm::StringRef Text) {
   std::vector<unsigned> Lines;

@@ -477,7 +477,8 @@ static std::vector<std::pair<unsigned, std::string>> topLevelIncludes(const Sour
   std::vector<std::pair<unsigned, std::string>> Out;
   StringRef Buffer = SM.getBufferData(FID);
   LangOptions LO;
-  LO.CPlusPlus = true;
+  LO.CPlusPlus = LO.CPlusPlus11 = LO.CPlusPlus14 = LO.CPlusPlus17 = true;
+  LO.Digraphs = true; // `%:if 0` is a conditional, `<%` a brace
   Lexer Raw(SM.getLocForStartOfFile(FID), LO, Buffer.begin(), Buffer.begin(), Buffer.end());
   Raw.SetCommentRetentionState(false);
   Token Tok;
