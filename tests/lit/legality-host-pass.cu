@@ -62,6 +62,25 @@ __global__ void common(const float *A, float *C, int nt) {
 }
 } // namespace LaunchedInCommonText
 
+// Launched through macros that expand others at the same place, the same in both passes:
+// rewritten.
+#define BLOCKS(n) (((n) + 63) / 64)
+#define LAUNCH(k, n, ...) k<<<BLOCKS(n), 64>>>(__VA_ARGS__)
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [pipelined]
+namespace LaunchedThroughNestedMacros {
+__global__ void nested(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64];
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace LaunchedThroughNestedMacros
+
 // A store that only nvcc compiles (Clang, which parses, does not define __NVCC__).
 // CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [arch-dependent] {{.*}}compiler
 namespace StoreOnlyNvccCompiles {
@@ -83,6 +102,7 @@ __global__ void nvccOnly(float *A, float *C, int nt) {
 
 void run(const float *A, float *C, int nt) {
   LaunchedInCommonText::common<<<4, 64>>>(A, C, nt);
+  LAUNCH(LaunchedThroughNestedMacros::nested, 256, A, C, nt);
   LaunchMacroOtherOnTheHost::smemMacro<<<4, 64, SMEM>>>(A, C, nt);
 #ifndef __CUDA_ARCH__
   LaunchedInHostOnlyText::hostOnlyLaunched<<<4, 64, 40000>>>(A, C, nt);

@@ -194,7 +194,7 @@ public:
     if (const MacroInfo *MI = MD.getMacroInfo(); MI && !SM.isInSystemHeader(SM.getExpansionLoc(Range.getBegin()))) {
       ArchDependence::Place P = place(Range.getBegin());
       if (!P.File.empty())
-        Out.DeviceExpansions[{P.File, P.Offset}] = definitionOf(SM, MI);
+        Out.DeviceExpansions[{P.File, P.Offset, N.str()}] = definitionOf(SM, MI);
     }
     if (N == "__COUNTER__" || N == "__LINE__") {
       SourceLocation L = SM.getExpansionLoc(Range.getBegin());
@@ -315,7 +315,7 @@ public:
     ArchDependence::Place P = place(L);
     if (P.File.empty() || deviceSkipped(P))
       return; // (the identifier itself is recorded as host-only)
-    auto It = Out.DeviceExpansions.find({P.File, P.Offset});
+    auto It = Out.DeviceExpansions.find({P.File, P.Offset, Name.getIdentifierInfo()->getName().str()});
     if (It == Out.DeviceExpansions.end() || It->second != definitionOf(SM, MI))
       Out.HostRedefined.push_back(P);
   }

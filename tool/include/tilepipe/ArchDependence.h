@@ -14,6 +14,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tilepipe {
@@ -55,10 +56,11 @@ struct ArchDependence {
   std::map<std::string, Place> HostOnlyNames;
   std::vector<Place> HostRedefined;
   /// Filled by the collectors of the device parse (files and skipped text, user files only, and
-  /// which definition each expansion took), for the host pass to compare with.
+  /// which definition each expansion took, by file, offset and macro: a macro's body expands
+  /// others at the same place), for the host pass to compare with.
   std::set<std::string> DeviceFiles;
   std::vector<Region> DeviceSkipped;
-  std::map<std::pair<std::string, unsigned>, std::string> DeviceExpansions;
+  std::map<std::tuple<std::string, unsigned, std::string>, std::string> DeviceExpansions;
 };
 
 /// Callbacks that fill Out while PP preprocesses; Out must outlive the preprocessor.
