@@ -1140,6 +1140,14 @@ TEST(Emission, LineNumbersAfterEveryEditAreKept) {
     EXPECT_GT(expectLinesKept(R), 3u) << R.Rewritten;
     EXPECT_NE(R.Rewritten.find("#endif\n#line 510\n  acc *= 2;"), std::string::npos) << R.Rewritten;
   }
+  // A #line that only one of nvcc's passes reads numbers the file apart in the two: no directive
+  // of the rewrite's could be right in both, so the loop is left alone.
+  for (const char *Guard : {"#ifndef __CUDA_ARCH__\n#line 1000\n#endif\n",
+                            "#ifdef __CUDA_ARCH__\n# 1000 \"k.cu\"\n#endif\n"}) {
+    FileResult R = runOnCode(Guard + AfterOnLastLine, Always);
+    ASSERT_EQ(1u, R.Loops.size());
+    EXPECT_EQ("source-text", reasonInfo(R.Loops[0].Code).Id.str()) << R.Loops[0].message();
+  }
   // Files with an include added, tensor copies, a launcher and launch sites rewritten in main().
   for (const char *Name : {"matmul_classic.cu", "multi_loops.cu", "tma_row_wrap.cu"})
     for (const ToolOptions &O : {defaultOptions(), Always}) {

@@ -30,7 +30,7 @@ __global__ void hostOnlyLaunched(const float *A, float *C, int nt) {
 } // namespace LaunchedInHostOnlyText
 
 // Its launch asks for SMEM bytes: 0 in the device parse, 40000 in the host pass.
-// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [launch-resources] {{.*}}defines otherwise
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [launch-resources] {{.*(defines otherwise|host pass for dynamic shared memory)}}
 namespace LaunchMacroOtherOnTheHost {
 __global__ void smemMacro(const float *A, float *C, int nt) {
   __shared__ float s[64];
@@ -81,6 +81,49 @@ __global__ void nested(const float *A, float *C, int nt) {
 }
 } // namespace LaunchedThroughNestedMacros
 
+// A constant that the passes define apart: no macro in the launch, 0 bytes to the parse, 40000
+// to the host pass, which launches.
+#ifdef __CUDA_ARCH__
+constexpr int kSmem = 0;
+typedef double Real;
+#else
+constexpr int kSmem = 40000;
+typedef float Real;
+#endif
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [launch-resources] {{.*}}asks nvcc's host pass for dynamic shared memory ('kSmem')
+namespace ConstantOtherOnTheHost {
+__global__ void constantSmem(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64];
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace ConstantOtherOnTheHost
+
+// Overloads that a type chosen by pass tells apart: the parse resolves the launch to one, the
+// host pass to the other. Every kernel of the launch's name is taken as launched by it.
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [launch-resources] {{.*}}a launch of 'overloaded'
+namespace OverloadChosenByPass {
+__global__ void overloaded(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64];
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+__global__ void overloaded(const double *A, double *C, int nt) { C[threadIdx.x] = A[threadIdx.x] * nt; }
+void run(const Real *A, Real *C, int nt) { overloaded<<<4, 64, 40000>>>(A, C, nt); }
+} // namespace OverloadChosenByPass
+
 // A store that only nvcc compiles (Clang, which parses, does not define __NVCC__).
 // CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [arch-dependent] {{.*}}compiler
 namespace StoreOnlyNvccCompiles {
@@ -103,6 +146,7 @@ __global__ void nvccOnly(float *A, float *C, int nt) {
 void run(const float *A, float *C, int nt) {
   LaunchedInCommonText::common<<<4, 64>>>(A, C, nt);
   LAUNCH(LaunchedThroughNestedMacros::nested, 256, A, C, nt);
+  ConstantOtherOnTheHost::constantSmem<<<4, 64, kSmem>>>(A, C, nt);
   LaunchMacroOtherOnTheHost::smemMacro<<<4, 64, SMEM>>>(A, C, nt);
 #ifndef __CUDA_ARCH__
   LaunchedInHostOnlyText::hostOnlyLaunched<<<4, 64, 40000>>>(A, C, nt);

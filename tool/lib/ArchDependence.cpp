@@ -10,9 +10,13 @@
 #include "clang/Lex/MacroInfo.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
 #include <deque>
+#include <set>
+#include <tuple>
+#include <optional>
 
 using namespace clang;
 
@@ -321,17 +325,90 @@ public:
   }
   void EndOfMainFile() override { Complete = true; }
   bool Complete = false;
+  void SourceRangeSkipped(SourceRange Range, SourceLocation) override {
+    if (SM.isInSystemHeader(Range.getBegin()))
+      return;
+    auto B = place(Range.getBegin()), E = place(Range.getEnd());
+    if (!B.File.empty() && B.File == E.File)
+      Out.HostSkipped.push_back({B.File, B.Offset, E.Offset, 0});
+  }
 
 private:
+  struct Tok {
+    tok::TokenKind K;
+    std::string Text;
+  };
+  std::vector<Tok> Recent;                 ///< the user text's tokens since the last `;` or `}`
+  std::optional<ArchDependence::Launch> Open; ///< a launch whose configuration is being read
+  std::vector<std::vector<Tok>> Args;
+  int Depth = 0;
+
   void token(const Token &T) {
-    if (!T.getIdentifierInfo() || T.is(tok::eof))
+    if (T.is(tok::eof))
       return;
     SourceLocation L = SM.getExpansionLoc(T.getLocation());
     if (L.isInvalid() || SM.isInSystemHeader(L))
       return;
     ArchDependence::Place P = place(L);
-    if (!P.File.empty() && deviceSkipped(P))
+    if (T.getIdentifierInfo() && !P.File.empty() && deviceSkipped(P))
       Out.HostOnlyNames.insert({T.getIdentifierInfo()->getName().str(), P});
+    launches(T, P);
+  }
+  /// Reads launches `f<<<a, b, smem, s>>>` from the token stream.
+  void launches(const Token &T, const ArchDependence::Place &P) {
+    std::string Text = T.getIdentifierInfo() ? T.getIdentifierInfo()->getName().str()
+                       : T.isLiteral() ? std::string(T.getLiteralData(), T.getLength())
+                                       : std::string(tok::getTokenName(T.getKind()));
+    if (Open) {
+      if (T.is(tok::greatergreatergreater) && Depth == 0) {
+        if (Args.size() >= 3) {
+          const std::vector<Tok> &S = Args[2];
+          for (const Tok &X : S)
+            Open->Smem += X.Text;
+          Open->Dynamic = !(S.size() == 1 && S[0].K == tok::numeric_constant && zero(S[0].Text));
+        }
+        Out.HostLaunches.push_back(*Open);
+        Open.reset();
+        return;
+      }
+      if (T.isOneOf(tok::l_paren, tok::l_square, tok::l_brace, tok::lesslessless))
+        ++Depth;
+      else if (T.isOneOf(tok::r_paren, tok::r_square, tok::r_brace, tok::greatergreatergreater))
+        --Depth;
+      if (T.is(tok::comma) && Depth == 0)
+        Args.emplace_back();
+      else
+        Args.back().push_back({T.getKind(), Text});
+      return;
+    }
+    if (T.is(tok::lesslessless)) {
+      // The callee: the name before `<<<`, past a template argument list `<...>`.
+      size_t I = Recent.size();
+      if (I && Recent[I - 1].K == tok::greater) {
+        int D = 0;
+        while (I-- > 0) {
+          D += Recent[I].K == tok::greater ? 1 : Recent[I].K == tok::less ? -1 : 0;
+          if (D == 0)
+            break;
+        }
+      }
+      std::string Callee = I > 0 && I <= Recent.size() && Recent[I - 1].K == tok::identifier
+                               ? Recent[I - 1].Text
+                               : "";
+      Open = ArchDependence::Launch{Callee, false, "", P};
+      Args.assign(1, {});
+      Depth = 0;
+      return;
+    }
+    if (T.isOneOf(tok::semi, tok::r_brace, tok::l_brace))
+      Recent.clear();
+    else
+      Recent.push_back({T.getKind(), Text});
+  }
+  static bool zero(StringRef Lit) {
+    Lit = Lit.rtrim("uUlLzZ");
+    unsigned long long V = 1;
+    return !Lit.getAsInteger(0, V) && V == 0;
   }
   bool deviceSkipped(const ArchDependence::Place &P) const {
     if (!Out.DeviceFiles.count(P.File))
@@ -464,6 +541,46 @@ llvm::Expected<ArchDependence> scanArchDependence(const tooling::CompilationData
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    Path + ": error: the file could not be preprocessed as nvcc's "
                                           "host pass reads it (--cuda-host-only)");
+  // A #line (or line marker) in text one pass skips, or under a conditional on the architecture.
+  std::map<std::string, std::unique_ptr<llvm::MemoryBuffer>> Files;
+  auto LineDirectiveIn = [&](const ArchDependence::Region &R) -> std::string {
+    auto &Buf = Files[R.File];
+    if (!Buf) {
+      auto B = llvm::MemoryBuffer::getFile(R.File);
+      if (!B)
+        return R.File; // cannot read it: assume the worst
+      Buf = std::move(*B);
+    }
+    StringRef Text = Buf->getBuffer();
+    if (R.Begin > Text.size())
+      return "";
+    StringRef In = Text.slice(R.Begin, std::min<size_t>(R.End + 1, Text.size()));
+    size_t Off = R.Begin;
+    for (StringRef Rest = In; !Rest.empty();) {
+      auto [Line, Next] = Rest.split('\n');
+      StringRef D = Line.ltrim();
+      if (D.consume_front("#")) {
+        D = D.ltrim();
+        if (D.starts_with("line") || (!D.empty() && llvm::isDigit(D[0])))
+          return llvm::sys::path::filename(R.File).str() + ":" +
+                 std::to_string(1 + Text.take_front(Off).count('\n'));
+      }
+      Off += Line.size() + 1;
+      Rest = Next;
+    }
+    return "";
+  };
+  auto Key = [](const ArchDependence::Region &R) { return std::make_tuple(R.File, R.Begin, R.End); };
+  std::set<std::tuple<std::string, unsigned, unsigned>> DevSkip, HostSkip;
+  for (const auto &R : Out.DeviceSkipped)
+    DevSkip.insert(Key(R));
+  for (const auto &R : Out.HostSkipped)
+    HostSkip.insert(Key(R));
+  Out.SameUserText = DevSkip == HostSkip && Out.HostOnlyNames.empty() && Out.HostRedefined.empty();
+  for (const auto *Ranges : {&Out.DeviceSkipped, &Out.HostSkipped, &Out.Regions})
+    for (const ArchDependence::Region &R : *Ranges)
+      if (Out.PassDependentLine.empty())
+        Out.PassDependentLine = LineDirectiveIn(R);
   return Out;
 }
 

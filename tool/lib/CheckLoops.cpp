@@ -155,6 +155,13 @@ static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, 
       if (LR.V.ok())
         if (std::string Why = movedTextCounts(Ctx, Arch, C.Loop); !Why.empty())
           LR.V = Verdict::refuse(Reason::SourceText, Why);
+      // The rewrite keeps line numbers with #line directives of its own, which one numbering
+      // cannot make right for passes that number the file differently.
+      if (LR.V.ok() && !Arch.PassDependentLine.empty())
+        LR.V = Verdict::refuse(Reason::SourceText,
+                               "a #line directive (" + Arch.PassDependentLine +
+                                   ") is read by some of nvcc's passes and not others, so no "
+                                   "#line the rewrite writes could keep every pass's line numbers");
       SourceLocation At = SM.getExpansionLoc(C.Loop->getBeginLoc());
       auto Kept = Opts.KeepLoops.find(
           {SM.getFileID(At) == SM.getMainFileID() ? Path

@@ -13,6 +13,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -177,6 +178,12 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
   std::string Found, StoredAt, HandedOff, IndirectDynamic, GraphCall;
   llvm::DenseSet<const Expr *> Callees; ///< the names that launches call
   std::vector<const Expr *> Launches;     ///< K's launches `K<<<...>>>(...)`
+  llvm::StringSet<> KernelNames;          ///< the names of the file's kernels
+  bool VisitFunctionDecl(FunctionDecl *FD) {
+    if (FD->hasAttr<CUDAGlobalAttr>() && FD->getIdentifier())
+      KernelNames.insert(FD->getName());
+    return true;
+  }
   KernelUses(const FunctionDecl *K, ASTContext &Ctx) : K(K), Ctx(Ctx) {}
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool same(const FunctionDecl *F) const {
@@ -316,7 +323,26 @@ static std::string hostOnlyLaunch(ASTContext &Ctx, const ArchDependence &Arch, c
     if (KernelUses::launchesUnseen(Name))
       return "the host pass alone calls '" + Name + "' (" + Where(P) +
              "), which may launch it with other arguments or dynamic shared memory than its launches show";
+  // Launches as the host pass reads them, with the dynamic shared memory they spell (a constant
+  // the parse computed as 0 may be another in the host pass). Which kernel one launches: where
+  // both passes read the same user text, the one the parse resolved at that place; else any of
+  // the name before `<<<` (an overload or namespace alias may resolve otherwise there).
   const SourceManager &SM = Ctx.getSourceManager();
+  auto LaunchesK = [&](const ArchDependence::Launch &L) {
+    if (!Arch.SameUserText)
+      return K->getIdentifier() && L.Callee == K->getName();
+    return llvm::any_of(Uses.Launches, [&](const Expr *E) {
+      SourceLocation B = SM.getExpansionLoc(E->getBeginLoc()), End = SM.getExpansionLoc(E->getEndLoc());
+      auto FE = SM.getFileEntryRefForID(SM.getFileID(B));
+      return FE && FE->getName() == L.At.File && SM.getFileOffset(B) <= L.At.Offset &&
+             L.At.Offset <= SM.getFileOffset(End);
+    });
+  };
+  for (const ArchDependence::Launch &L : Arch.HostLaunches)
+    if (L.Dynamic && (LaunchesK(L) || (!Uses.KernelNames.contains(L.Callee) && !Uses.StoredAt.empty())))
+      return "a launch of '" + (L.Callee.empty() ? std::string("?") : L.Callee) + "' at " +
+             Where(L.At) + " asks nvcc's host pass for dynamic shared memory ('" + L.Smem +
+             "'), which more static shared memory may leave without room";
   for (const Expr *Launch : Uses.Launches) {
     SourceLocation B = SM.getExpansionLoc(Launch->getBeginLoc()), E = SM.getExpansionLoc(Launch->getEndLoc());
     auto FE = SM.getFileEntryRefForID(SM.getFileID(B));

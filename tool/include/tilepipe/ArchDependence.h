@@ -55,6 +55,26 @@ struct ArchDependence {
   /// and places where a macro expands to another definition than in the device parse.
   std::map<std::string, Place> HostOnlyNames;
   std::vector<Place> HostRedefined;
+  /// Every launch `f<<<...>>>` of user text as the host pass reads it (after its macros): the
+  /// name before `<<<` (template arguments skipped), and whether its configuration asks for
+  /// dynamic shared memory other than a literal 0. The values the device parse computes for a
+  /// launch (a constexpr, a type's size, the overload or namespace it names) may differ there.
+  struct Launch {
+    std::string Callee;
+    bool Dynamic = false;
+    std::string Smem; ///< the dynamic shared memory argument's tokens
+    Place At;
+  };
+  std::vector<Launch> HostLaunches;
+  /// A `#line` directive (or line marker) that the passes do not all read: in text one of them
+  /// skips, or under a conditional on the architecture. Where the rewrite writes `#line`, the
+  /// numbers could not be right in every pass. "file:line", or "".
+  std::string PassDependentLine;
+  std::vector<Region> HostSkipped;
+  /// Whether the host pass read the user's text as the device parse did: the same text skipped,
+  /// no macro expanding to another definition. Then a name in a launch means in the host pass
+  /// what the parse resolved it to; else only its spelling is known.
+  bool SameUserText = false;
   /// Filled by the collectors of the device parse (files and skipped text, user files only, and
   /// which definition each expansion took, by file, offset and macro: a macro's body expands
   /// others at the same place), for the host pass to compare with.
