@@ -81,6 +81,15 @@ bool compilerMacro(StringRef N) {
          N == "__has_declspec_attribute" || N == "__is_identifier";
 }
 
+/// L's place: the file and offset of its expansion, or no file.
+ArchDependence::Place placeOf(const SourceManager &SM, SourceLocation L) {
+  L = SM.getExpansionLoc(L);
+  auto FE = SM.getFileEntryRefForID(SM.getFileID(L));
+  if (!FE)
+    return {};
+  return {FE->getName().str(), SM.getFileOffset(L)};
+}
+
 /// Where a macro was defined, as "file:offset" (or its text, for one the compiler defines).
 std::string definitionOf(const SourceManager &SM, const MacroInfo *MI) {
   SourceLocation L = MI->getDefinitionLoc();
@@ -272,14 +281,7 @@ private:
     }
     return Tainted;
   }
-  ArchDependence::Place place(SourceLocation L) const {
-    L = SM.getExpansionLoc(L);
-    FileID F = SM.getFileID(L);
-    auto FE = SM.getFileEntryRefForID(F);
-    if (!FE)
-      return {};
-    return {FE->getName().str(), SM.getFileOffset(L)};
-  }
+  ArchDependence::Place place(SourceLocation L) const { return placeOf(SM, L); }
 
   SourceManager &SM;
   ArchDependence &Out;
@@ -417,12 +419,7 @@ private:
       return R.File == P.File && R.Begin <= P.Offset && P.Offset <= R.End;
     });
   }
-  ArchDependence::Place place(SourceLocation L) const {
-    auto FE = SM.getFileEntryRefForID(SM.getFileID(L));
-    if (!FE)
-      return {};
-    return {FE->getName().str(), SM.getFileOffset(L)};
-  }
+  ArchDependence::Place place(SourceLocation L) const { return placeOf(SM, L); }
   SourceManager &SM;
   ArchDependence &Out;
 };

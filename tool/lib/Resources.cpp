@@ -307,6 +307,15 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
 };
 } // namespace
 
+/// Whether P lies in the text of launch E (from its callee to its closing parenthesis, as the
+/// file spells them; a launch inside a macro is the macro's invocation).
+static bool spans(const SourceManager &SM, const Expr *E, const ArchDependence::Place &P) {
+  SourceLocation B = SM.getExpansionLoc(E->getBeginLoc()), End = SM.getExpansionLoc(E->getEndLoc());
+  auto FE = SM.getFileEntryRefForID(SM.getFileID(B));
+  return FE && FE->getName() == P.File && SM.getFileOffset(B) <= P.Offset &&
+         P.Offset <= SM.getFileOffset(End);
+}
+
 /// Why the host pass launches K where the parse cannot see: K's name, or a call of the runtime
 /// that launches kernels unseen, in text only the host pass reads; or a launch of K whose text a
 /// macro spells otherwise in the host pass (its dynamic shared memory, say).
@@ -331,29 +340,18 @@ static std::string hostOnlyLaunch(ASTContext &Ctx, const ArchDependence &Arch, c
   auto LaunchesK = [&](const ArchDependence::Launch &L) {
     if (!Arch.SameUserText)
       return K->getIdentifier() && L.Callee == K->getName();
-    return llvm::any_of(Uses.Launches, [&](const Expr *E) {
-      SourceLocation B = SM.getExpansionLoc(E->getBeginLoc()), End = SM.getExpansionLoc(E->getEndLoc());
-      auto FE = SM.getFileEntryRefForID(SM.getFileID(B));
-      return FE && FE->getName() == L.At.File && SM.getFileOffset(B) <= L.At.Offset &&
-             L.At.Offset <= SM.getFileOffset(End);
-    });
+    return llvm::any_of(Uses.Launches, [&](const Expr *E) { return spans(SM, E, L.At); });
   };
   for (const ArchDependence::Launch &L : Arch.HostLaunches)
     if (L.Dynamic && (LaunchesK(L) || (!Uses.KernelNames.contains(L.Callee) && !Uses.StoredAt.empty())))
       return "a launch of '" + (L.Callee.empty() ? std::string("?") : L.Callee) + "' at " +
              Where(L.At) + " asks nvcc's host pass for dynamic shared memory ('" + L.Smem +
              "'), which more static shared memory may leave without room";
-  for (const Expr *Launch : Uses.Launches) {
-    SourceLocation B = SM.getExpansionLoc(Launch->getBeginLoc()), E = SM.getExpansionLoc(Launch->getEndLoc());
-    auto FE = SM.getFileEntryRefForID(SM.getFileID(B));
-    if (!FE)
-      continue;
-    unsigned Bo = SM.getFileOffset(B), Eo = SM.getFileOffset(E);
+  for (const Expr *Launch : Uses.Launches)
     for (const ArchDependence::Place &P : Arch.HostRedefined)
-      if (P.File == FE->getName() && Bo <= P.Offset && P.Offset <= Eo)
-        return "its launch at line " + std::to_string(SM.getExpansionLineNumber(B)) +
+      if (spans(SM, Launch, P))
+        return "its launch at line " + std::to_string(SM.getExpansionLineNumber(Launch->getBeginLoc())) +
                " expands a macro that nvcc's host pass, which launches it, defines otherwise";
-  }
   return "";
 }
 
