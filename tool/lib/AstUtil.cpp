@@ -6,6 +6,7 @@
 #include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Path.h"
 
 using namespace clang;
@@ -264,6 +265,75 @@ std::string sourceText(const ASTContext &Ctx, SourceRange R) {
   if (CR.isInvalid())
     return "";
   return Lexer::getSourceText(CR, Ctx.getSourceManager(), Ctx.getLangOpts()).str();
+}
+
+namespace {
+struct PlaceDependentWalker : RecursiveASTVisitor<PlaceDependentWalker> {
+  const ASTContext &Ctx;
+  std::string Found, Via;
+  llvm::SmallPtrSet<const Decl *, 8> Seen; // default arguments and initializers entered
+  explicit PlaceDependentWalker(const ASTContext &Ctx) : Ctx(Ctx) {}
+  // An aggregate's `{}` holds its default member initializers in the semantic form only.
+  bool shouldVisitImplicitCode() const { return true; }
+  bool VisitPredefinedExpr(PredefinedExpr *E) {
+    Found = "'" + PredefinedExpr::getIdentKindName(E->getIdentKind()).str() +
+            "', which names the function its text is in";
+    return false;
+  }
+  bool VisitSourceLocExpr(SourceLocExpr *E) {
+    Found = "'" + std::string(E->getBuiltinStr()) + "()', which takes the place of its text";
+    return false;
+  }
+  // A default argument and a default member initializer are evaluated at the call or the
+  // initialization, and a source location in them takes that place.
+  bool VisitCXXDefaultArgExpr(CXXDefaultArgExpr *E) {
+    return enter(E->getParam(), E->getExpr(), "the default argument of " + quoted(E->getParam()));
+  }
+  bool VisitCXXDefaultInitExpr(CXXDefaultInitExpr *E) {
+    return enter(E->getField(), E->getExpr(), "the default initializer of " + quoted(E->getField()));
+  }
+  // A constructor the compiler defines runs the default member initializers as if at its first
+  // use (Clang defines it there): those of the class, its bases and its members of class type.
+  bool VisitCXXConstructExpr(CXXConstructExpr *E) {
+    const CXXConstructorDecl *Ctor = E->getConstructor();
+    return !Ctor || Ctor->isUserProvided() || initializers(Ctor->getParent());
+  }
+  bool initializers(const CXXRecordDecl *RD) {
+    if (!RD || !RD->hasDefinition() || !Seen.insert(RD).second)
+      return true;
+    RD = RD->getDefinition();
+    for (const CXXBaseSpecifier &B : RD->bases())
+      if (!initializers(B.getType()->getAsCXXRecordDecl()))
+        return false;
+    for (const FieldDecl *FD : RD->fields()) {
+      if (FD->hasInClassInitializer() &&
+          !enter(FD, FD->getInClassInitializer(), "the default initializer of " + quoted(FD)))
+        return false;
+      if (!initializers(Ctx.getBaseElementType(FD->getType())->getAsCXXRecordDecl()))
+        return false;
+    }
+    return true;
+  }
+  bool enter(const Decl *D, Expr *E, const std::string &What) {
+    if (!E || !Seen.insert(D).second)
+      return true;
+    if (!TraverseStmt(E)) {
+      if (Via.empty())
+        Via = What;
+      return false;
+    }
+    return true;
+  }
+};
+} // namespace
+
+std::string placeDependentExpr(const ASTContext &Ctx, const Stmt *S) {
+  PlaceDependentWalker W(Ctx);
+  W.TraverseStmt(const_cast<Stmt *>(S));
+  if (W.Found.empty())
+    return "";
+  return "the loop uses " + W.Found + (W.Via.empty() ? "" : " (in " + W.Via + ")") +
+         ": its value changes where the rewrite moves the text into a lambda or onto other lines";
 }
 
 std::string quoted(const NamedDecl *D) { return "'" + D->getNameAsString() + "'"; }

@@ -155,6 +155,9 @@ static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, 
       if (LR.V.ok())
         if (std::string Why = movedTextCounts(Ctx, Arch, C.Loop); !Why.empty())
           LR.V = Verdict::refuse(Reason::SourceText, Why);
+      if (LR.V.ok())
+        if (std::string Why = placeDependentExpr(Ctx, C.Loop); !Why.empty())
+          LR.V = Verdict::refuse(Reason::SourceText, Why);
       // The rewrite keeps line numbers with #line directives of its own, which one numbering
       // cannot make right for passes that number the file differently.
       if (LR.V.ok() && !Arch.PassDependentLine.empty())

@@ -65,6 +65,14 @@ bool overloadsAddressOf(const clang::ASTContext &Ctx, clang::QualType T);
 /// through a pointer that no list of its calls holds).
 bool addressTaken(clang::ASTContext &Ctx, const clang::FunctionDecl *FD);
 
+/// Why S (a loop) holds an expression whose value depends on where it is written, or "": the
+/// rewrite moves and repeats the loop's text, into lambdas of its own and onto other lines and
+/// columns. '__func__' and its kin name the enclosing function (a lambda's is 'operator()');
+/// __builtin_LINE(), __builtin_COLUMN(), __builtin_FUNCTION() and std::source_location take the
+/// place of their text, or, in a default argument or a default member initializer, the place of
+/// the call or the initialization in S.
+std::string placeDependentExpr(const clang::ASTContext &Ctx, const clang::Stmt *S);
+
 /// The template a function was instantiated from, or the function itself.
 const clang::FunctionDecl *patternOf(const clang::FunctionDecl *FD);
 
