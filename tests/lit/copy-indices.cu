@@ -98,3 +98,43 @@ __global__ void k(const float *A, float *C, int nt) {
 }
 } // namespace PerThreadParameterOfADeviceFunction
 // CHECK-PLAN: {{^}}[[@LINE-12]]:3: [pipelined] plan={{[0-9]+}}:per-element
+
+// Unsigned arithmetic widened into the index: `(h - 1 - y) * w` is computed modulo 2^32 and then
+// widened to size_t, so its affine form (-w per row of threads) holds modulo 2^32 only, and a
+// box computed from it in 64 bits would be off by 2^32 per row. Per element; beside it, the
+// same rows in 32-bit arithmetic throughout, which the box computes in too, get it.
+// CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [pipelined] {{.*}}per element: 'rowStart + t * 32 + threadIdx.x' is not a uniform value
+namespace WidenedUnsignedRows {
+__global__ void k(const float *img, float *C, unsigned w, unsigned h, int nt) {
+  __shared__ float s[8][32];
+  const unsigned y = blockIdx.x * 8 + threadIdx.y;
+  const size_t rowStart = (h - 1 - y) * w;
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = img[rowStart + t * 32 + threadIdx.x];
+    __syncthreads();
+    acc += s[7 - threadIdx.y][threadIdx.x];
+    __syncthreads();
+  }
+  C[y * 32 + threadIdx.x] = acc;
+}
+} // namespace WidenedUnsignedRows
+// CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[0-9]+}}:per-element
+
+// CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [pipelined]
+namespace NarrowRows {
+__global__ void k(const float *img, float *C, int w, int h, int nt) {
+  __shared__ float s[8][32];
+  const int y = blockIdx.x * 8 + threadIdx.y;
+  const int rowStart = (h - 1 - y) * w;
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = img[rowStart + t * 32 + threadIdx.x];
+    __syncthreads();
+    acc += s[7 - threadIdx.y][threadIdx.x];
+    __syncthreads();
+  }
+  C[y * 32 + threadIdx.x] = acc;
+}
+} // namespace NarrowRows
+// CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[0-9]+}}:{{16-byte|engine}}

@@ -31,6 +31,38 @@ static bool keepsValue(const ImplicitCastExpr *ICE, const ASTContext &Ctx) {
   }
 }
 
+/// Whether E, under parentheses and the conversions that keep every value, widens the result of
+/// unsigned arithmetic (`(size_t)((h - 1 - y) * w)` of unsigned h, y, w, or an unsigned local set
+/// from such arithmetic): that value is the arithmetic's modulo 2^32, so an affine form of its
+/// operands holds modulo 2^32 only, not in the wider type that the index is computed in. A read
+/// of a variable that is not such a local, a thread index, or a constant, widens exactly.
+static bool widensWrappedArithmetic(const Expr *E, const ASTContext &Ctx) {
+  bool Widened = false;
+  while (true) {
+    E = E->IgnoreParens();
+    const auto *ICE = dyn_cast<ImplicitCastExpr>(E);
+    if (!ICE || !keepsValue(ICE, Ctx))
+      break;
+    QualType From = ICE->getSubExpr()->getType();
+    if (ICE->getCastKind() == CK_IntegralCast && From->isUnsignedIntegerType() &&
+        Ctx.getIntWidth(ICE->getType()) > Ctx.getIntWidth(From))
+      Widened = true;
+    E = ICE->getSubExpr();
+  }
+  if (!Widened)
+    return false;
+  if (!E->isValueDependent() && !E->isTypeDependent() && E->isIntegerConstantExpr(Ctx))
+    return false;
+  if (isa<BinaryOperator, UnaryOperator, ConditionalOperator, CallExpr, CastExpr>(E))
+    return true;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()); V && V->hasLocalStorage() && V->getInit() &&
+                                                            !isa<ParmVarDecl>(V))
+      return isa<BinaryOperator, UnaryOperator, ConditionalOperator, CallExpr, CastExpr>(
+          V->getInit()->IgnoreParenImpCasts());
+  return false;
+}
+
 /// E without parentheses and the implicit conversions that keep every value.
 static const Expr *valueOf(const Expr *E, const ASTContext &Ctx) {
   while (true) {
@@ -43,6 +75,8 @@ static const Expr *valueOf(const Expr *E, const ASTContext &Ctx) {
 }
 
 bool LoopChecker::affine(const Expr *E, Affine &A) {
+  if (widensWrappedArithmetic(E, Ctx))
+    return false; // affine modulo 2^32 only
   E = valueOf(E, Ctx);
   if (!E->isValueDependent() && !E->isTypeDependent()) {
     Expr::EvalResult R;
@@ -226,6 +260,8 @@ bool LoopChecker::mentionsThread(const Stmt *S, unsigned Depth) {
 bool LoopChecker::threadAffine(const Expr *E, std::map<char, Coef> &Out, unsigned Depth) {
   if (Depth > 8)
     return false;
+  if (mentionsThread(E) && widensWrappedArithmetic(E, Ctx))
+    return false; // affine modulo 2^32 only: a box computed in the wider index type is not
   E = valueOf(E, Ctx);
   if (!mentionsThread(E))
     return true;
