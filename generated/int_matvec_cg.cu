@@ -148,32 +148,45 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
   const int rot = (threadIdx.x + 7 * threadIdx.y) % TX;
   int acc = 0;
   // EXPECT: pipelined
-  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
-  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  // tilepipe: register-staged prefetch, 4 tiles ahead. Each thread holds its elements of the next 4 tiles in
+  // registers, one set per tile; it stores a set into the tile where the copy phase did, and the tile keeps its one buffer.
   {
     int t = 0;
-    int as_next;
-    int xs_next;
+    int as_next[4];
+    int xs_next[4];
     auto t_fetch = t;
-    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
-    auto load_next_tile = [&]() {
+    // Loads this thread's elements of the tile under the fetch cursor into set slot (nothing past the end).
+    auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < cols / TX) {
-        as_next = A[row * lda + t * TX + threadIdx.x];
-        if (threadIdx.y == 0) xs_next = x[t * TX + threadIdx.x];
+        as_next[slot] = A[row * lda + t * TX + threadIdx.x];
+        if (threadIdx.y == 0) xs_next[slot] = x[t * TX + threadIdx.x];
         ++t;
         t_fetch = t;
       }
     };
-    load_next_tile(); // prologue: the first tile
-    // Mainloop: store the loaded tile, then compute on it while the next one loads.
-    for (; t < cols / TX; ++t) {
-      as[threadIdx.y][threadIdx.x] = as_next;
-      if (threadIdx.y == 0) xs[threadIdx.x] = xs_next;
+    // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
+    auto trip = [&](int slot) {
+      as[threadIdx.y][threadIdx.x] = as_next[slot];
+      if (threadIdx.y == 0) xs[threadIdx.x] = xs_next[slot];
       __syncthreads(); // the tile is published
-      load_next_tile(); // the next tile's loads are in flight during the compute
+      load_next_tile(slot); // in flight during the next 4 computes
       acc += as[threadIdx.y][rot] * xs[rot];
       __syncthreads(); // no thread still reads the tile when it is stored again
+      ++t;
+    };
+    // Prologue: the first 4 tiles.
+#pragma unroll
+    for (int slot = 0; slot < 4; ++slot)
+      load_next_tile(slot);
+    // Mainloop, unrolled by 4: each set's index is a constant, so that the sets stay in registers.
+    while (t < cols / TX) {
+#pragma unroll
+      for (int slot = 0; slot < 4; ++slot) {
+        if (slot > 0 && !(t < cols / TX))
+          break;
+        trip(slot);
+      }
     }
   }
 #line 158

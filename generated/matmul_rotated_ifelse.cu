@@ -144,23 +144,23 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
   const int col = blockIdx.x * T + tx;   // column of C
   float acc = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
-  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  // tilepipe: register-staged prefetch, 4 tiles ahead. Each thread holds its elements of the next 4 tiles in
+  // registers, one set per tile; it stores a set into the tile where the copy phase did, and the tile keeps its one buffer.
   {
     int t = 0;
-    float As_next;
-    float Bs_next;
+    float As_next[4];
+    float Bs_next[4];
     auto t_fetch = t;
-    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
-    auto load_next_tile = [&]() {
+    // Loads this thread's elements of the tile under the fetch cursor into set slot (nothing past the end).
+    auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t * T < K) {
         if (row < M && t * T + tx < K)
-          As_next = A[row * K + t * T + tx];
+          As_next[slot] = A[row * K + t * T + tx];
         else
           (void)0;
         if (bRow < N && t * T + tx < K) {
-          Bs_next = B[bRow * K + t * T + tx];
+          Bs_next[slot] = B[bRow * K + t * T + tx];
         } else {
           (void)0;
         }
@@ -168,24 +168,37 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
         t_fetch = t;
       }
     };
-    __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the first loads
-    load_next_tile(); // prologue: the first tile
-    // Mainloop: store the loaded tile, then compute on it while the next one loads.
-    for (; t * T < K; ++t) {
+    // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
+    auto trip = [&](int slot) {
       __syncthreads();
       if (row < M && t * T + tx < K)
-        As[ty][tx] = As_next;
+        As[ty][tx] = As_next[slot];
       else
         As[ty][tx] = 0.0f;
       if (bRow < N && t * T + tx < K) {
-        Bs[ty][tx] = Bs_next;
+        Bs[ty][tx] = Bs_next[slot];
       } else {
         Bs[ty][tx] = 0.0f;
       }
       __syncthreads(); // the tile is published
-      load_next_tile(); // the next tile's loads are in flight during the compute
+      load_next_tile(slot); // in flight during the next 4 computes
       for (int k = 0; k < T; ++k)
         acc += As[ty][k] * Bs[tx][k];
+      ++t;
+    };
+    __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the first loads
+    // Prologue: the first 4 tiles.
+#pragma unroll
+    for (int slot = 0; slot < 4; ++slot)
+      load_next_tile(slot);
+    // Mainloop, unrolled by 4: each set's index is a constant, so that the sets stay in registers.
+    while (t * T < K) {
+#pragma unroll
+      for (int slot = 0; slot < 4; ++slot) {
+        if (slot > 0 && !(t * T < K))
+          break;
+        trip(slot);
+      }
     }
   }
 #line 162

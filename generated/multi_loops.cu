@@ -145,57 +145,83 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
   const int ld = gridDim.x;
   float accR = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
-  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  // tilepipe: register-staged prefetch, 4 tiles ahead. Each thread holds its elements of the next 4 tiles in
+  // registers, one set per tile; it stores a set into the tile where the copy phase did, and the tile keeps its one buffer.
   {
     int t = 0;
-    float rs_next;
+    float rs_next[4];
     auto t_fetch = t;
-    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
-    auto load_next_tile = [&]() {
+    // Loads this thread's elements of the tile under the fetch cursor into set slot (nothing past the end).
+    auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < cols1 / T) {
-        rs_next = P[b * cols1 + t * T + threadIdx.x];
+        rs_next[slot] = P[b * cols1 + t * T + threadIdx.x];
         ++t;
         t_fetch = t;
       }
     };
-    load_next_tile(); // prologue: the first tile
-    // Mainloop: store the loaded tile, then compute on it while the next one loads.
-    for (; t < cols1 / T; ++t) {
-      rs[threadIdx.x] = rs_next;
+    // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
+    auto trip = [&](int slot) {
+      rs[threadIdx.x] = rs_next[slot];
       __syncthreads(); // the tile is published
-      load_next_tile(); // the next tile's loads are in flight during the compute
+      load_next_tile(slot); // in flight during the next 4 computes
       accR += rs[threadIdx.x] * rs[T - 1 - threadIdx.x];
       __syncthreads(); // no thread still reads the tile when it is stored again
+      ++t;
+    };
+    // Prologue: the first 4 tiles.
+#pragma unroll
+    for (int slot = 0; slot < 4; ++slot)
+      load_next_tile(slot);
+    // Mainloop, unrolled by 4: each set's index is a constant, so that the sets stay in registers.
+    while (t < cols1 / T) {
+#pragma unroll
+      for (int slot = 0; slot < 4; ++slot) {
+        if (slot > 0 && !(t < cols1 / T))
+          break;
+        trip(slot);
+      }
     }
   }
 #line 154
   float accC = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
-  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  // tilepipe: register-staged prefetch, 4 tiles ahead. Each thread holds its elements of the next 4 tiles in
+  // registers, one set per tile; it stores a set into the tile where the copy phase did, and the tile keeps its one buffer.
   {
     int t = 0;
-    float cs_next;
+    float cs_next[4];
     auto t_fetch = t;
-    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
-    auto load_next_tile = [&]() {
+    // Loads this thread's elements of the tile under the fetch cursor into set slot (nothing past the end).
+    auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < rows2 / T) {
-        cs_next = Q[(t * T + threadIdx.x) * ld + b];
+        cs_next[slot] = Q[(t * T + threadIdx.x) * ld + b];
         ++t;
         t_fetch = t;
       }
     };
-    load_next_tile(); // prologue: the first tile
-    // Mainloop: store the loaded tile, then compute on it while the next one loads.
-    for (; t < rows2 / T; ++t) {
-      cs[threadIdx.x] = cs_next;
+    // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
+    auto trip = [&](int slot) {
+      cs[threadIdx.x] = cs_next[slot];
       __syncthreads(); // the tile is published
-      load_next_tile(); // the next tile's loads are in flight during the compute
+      load_next_tile(slot); // in flight during the next 4 computes
       accC = 0.75f * accC + cs[threadIdx.x] - 0.5f * cs[(threadIdx.x + 1) % T];
       __syncthreads(); // no thread still reads the tile when it is stored again
+      ++t;
+    };
+    // Prologue: the first 4 tiles.
+#pragma unroll
+    for (int slot = 0; slot < 4; ++slot)
+      load_next_tile(slot);
+    // Mainloop, unrolled by 4: each set's index is a constant, so that the sets stay in registers.
+    while (t < rows2 / T) {
+#pragma unroll
+      for (int slot = 0; slot < 4; ++slot) {
+        if (slot > 0 && !(t < rows2 / T))
+          break;
+        trip(slot);
+      }
     }
   }
 #line 162
@@ -209,32 +235,45 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
   __shared__ float ws[T2];
   float acc = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
-  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  // tilepipe: register-staged prefetch, 4 tiles ahead. Each thread holds its elements of the next 4 tiles in
+  // registers, one set per tile; it stores a set into the tile where the copy phase did, and the tile keeps its one buffer.
   {
     int t = 0;
-    float us_next;
-    float ws_next;
+    float us_next[4];
+    float ws_next[4];
     auto t_fetch = t;
-    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
-    auto load_next_tile = [&]() {
+    // Loads this thread's elements of the tile under the fetch cursor into set slot (nothing past the end).
+    auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < numTiles) {
-        us_next = u[blockIdx.x * shift + t * T2 + threadIdx.x];
-        ws_next = w[t * T2 + threadIdx.x];
+        us_next[slot] = u[blockIdx.x * shift + t * T2 + threadIdx.x];
+        ws_next[slot] = w[t * T2 + threadIdx.x];
         ++t;
         t_fetch = t;
       }
     };
-    load_next_tile(); // prologue: the first tile
-    // Mainloop: store the loaded tile, then compute on it while the next one loads.
-    for (; t < numTiles; ++t) {
-      us[threadIdx.x] = us_next;
-      ws[threadIdx.x] = ws_next;
+    // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
+    auto trip = [&](int slot) {
+      us[threadIdx.x] = us_next[slot];
+      ws[threadIdx.x] = ws_next[slot];
       __syncthreads(); // the tile is published
-      load_next_tile(); // the next tile's loads are in flight during the compute
+      load_next_tile(slot); // in flight during the next 4 computes
       acc += us[(threadIdx.x * 5) % T2] * ws[threadIdx.x] + ws[T2 - 1 - threadIdx.x];
       __syncthreads(); // no thread still reads the tile when it is stored again
+      ++t;
+    };
+    // Prologue: the first 4 tiles.
+#pragma unroll
+    for (int slot = 0; slot < 4; ++slot)
+      load_next_tile(slot);
+    // Mainloop, unrolled by 4: each set's index is a constant, so that the sets stay in registers.
+    while (t < numTiles) {
+#pragma unroll
+      for (int slot = 0; slot < 4; ++slot) {
+        if (slot > 0 && !(t < numTiles))
+          break;
+        trip(slot);
+      }
     }
   }
 #line 179

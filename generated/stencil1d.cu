@@ -142,35 +142,48 @@ __global__ void stencil1d(float* out, const float* in, const float* w, int n) {
   // The launches below never pass overlapping buffers: say so, since nothing in the code does.
   // tilepipe: assume-noalias=true
   // EXPECT: pipelined
-  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
-  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  // tilepipe: register-staged prefetch, 4 tiles ahead. Each thread holds its elements of the next 4 tiles in
+  // registers, one set per tile; it stores a set into the tile where the copy phase did, and the tile keeps its one buffer.
   {
     int base = blockIdx.x * TS;
-    float s_next;
-    float s_next_1;
+    float s_next[4];
+    float s_next_1[4];
     auto base_fetch = base;
-    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
-    auto load_next_tile = [&]() {
+    // Loads this thread's elements of the tile under the fetch cursor into set slot (nothing past the end).
+    auto load_next_tile = [&](int slot) {
       auto base = base_fetch;
       if (base + TS + 2 * R <= n) {
-        s_next = in[base + threadIdx.x];
-        if (threadIdx.x < 2 * R) s_next_1 = in[base + TS + threadIdx.x];
+        s_next[slot] = in[base + threadIdx.x];
+        if (threadIdx.x < 2 * R) s_next_1[slot] = in[base + TS + threadIdx.x];
         base += gridDim.x * TS;
         base_fetch = base;
       }
     };
-    load_next_tile(); // prologue: the first tile
-    // Mainloop: store the loaded tile, then compute on it while the next one loads.
-    for (; base + TS + 2 * R <= n; base += gridDim.x * TS) {
-      s[threadIdx.x] = s_next;
-      if (threadIdx.x < 2 * R) s[TS + threadIdx.x] = s_next_1;
+    // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
+    auto trip = [&](int slot) {
+      s[threadIdx.x] = s_next[slot];
+      if (threadIdx.x < 2 * R) s[TS + threadIdx.x] = s_next_1[slot];
       __syncthreads(); // the tile is published
-      load_next_tile(); // the next tile's loads are in flight during the compute
+      load_next_tile(slot); // in flight during the next 4 computes
       float acc = 0.0f;
       for (int j = 0; j <= 2 * R; ++j)
         acc += w[j] * s[threadIdx.x + j];
       out[base + threadIdx.x] = acc;
       __syncthreads(); // no thread still reads the tile when it is stored again
+      base += gridDim.x * TS;
+    };
+    // Prologue: the first 4 tiles.
+#pragma unroll
+    for (int slot = 0; slot < 4; ++slot)
+      load_next_tile(slot);
+    // Mainloop, unrolled by 4: each set's index is a constant, so that the sets stay in registers.
+    while (base + TS + 2 * R <= n) {
+#pragma unroll
+      for (int slot = 0; slot < 4; ++slot) {
+        if (slot > 0 && !(base + TS + 2 * R <= n))
+          break;
+        trip(slot);
+      }
     }
   }
 #line 155

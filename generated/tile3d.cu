@@ -141,33 +141,46 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
   const int tx = threadIdx.x, ty = threadIdx.y;
   float acc = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
-  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  // tilepipe: register-staged prefetch, 4 tiles ahead. Each thread holds its elements of the next 4 tiles in
+  // registers, one set per tile; it stores a set into the tile where the copy phase did, and the tile keeps its one buffer.
   {
     int t = 0;
-    float s_next;
-    float s_next_1;
+    float s_next[4];
+    float s_next_1[4];
     auto t_fetch = t;
-    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
-    auto load_next_tile = [&]() {
+    // Loads this thread's elements of the tile under the fetch cursor into set slot (nothing past the end).
+    auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < numTiles) {
-        s_next = p[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
-        s_next_1 = q[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
+        s_next[slot] = p[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
+        s_next_1[slot] = q[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
         ++t;
         t_fetch = t;
       }
     };
-    load_next_tile(); // prologue: the first tile
-    // Mainloop: store the loaded tile, then compute on it while the next one loads.
-    for (; t < numTiles; ++t) {
-      s[0][ty][tx] = s_next;
-      s[1][ty][tx] = s_next_1;
+    // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
+    auto trip = [&](int slot) {
+      s[0][ty][tx] = s_next[slot];
+      s[1][ty][tx] = s_next_1[slot];
       __syncthreads(); // the tile is published
-      load_next_tile(); // the next tile's loads are in flight during the compute
+      load_next_tile(slot); // in flight during the next 4 computes
       acc += s[0][ty][tx] * s[1][PY - 1 - ty][tx] +
              s[1][(ty + 1) % PY][(tx + blockIdx.x) % PX] * s[0][ty][(tx + 5) % PX];
       __syncthreads(); // no thread still reads the tile when it is stored again
+      ++t;
+    };
+    // Prologue: the first 4 tiles.
+#pragma unroll
+    for (int slot = 0; slot < 4; ++slot)
+      load_next_tile(slot);
+    // Mainloop, unrolled by 4: each set's index is a constant, so that the sets stay in registers.
+    while (t < numTiles) {
+#pragma unroll
+      for (int slot = 0; slot < 4; ++slot) {
+        if (slot > 0 && !(t < numTiles))
+          break;
+        trip(slot);
+      }
     }
   }
 #line 152

@@ -140,34 +140,47 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
   const int nb = (threadIdx.x + 1 + blockIdx.x) % T;
   float acc = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
-  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  // tilepipe: register-staged prefetch, 4 tiles ahead. Each thread holds its elements of the next 4 tiles in
+  // registers, one set per tile; it stores a set into the tile where the copy phase did, and the tile keeps its one buffer.
   {
     int t = 0;
-    float tile_next;
-    float vt_next;
+    float tile_next[4];
+    float vt_next[4];
     auto t_fetch = t;
-    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
-    auto load_next_tile = [&]() {
+    // Loads this thread's elements of the tile under the fetch cursor into set slot (nothing past the end).
+    auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < numTiles) {
-        tile_next = a[blockIdx.x * shift + t * T + threadIdx.x];
-        vt_next = v[t * T + threadIdx.x];
+        tile_next[slot] = a[blockIdx.x * shift + t * T + threadIdx.x];
+        vt_next[slot] = v[t * T + threadIdx.x];
         ++t;
         t_fetch = t;
       }
     };
-    load_next_tile(); // prologue: the first tile
-    // Mainloop: store the loaded tile, then compute on it while the next one loads.
-    for (; t < numTiles; ++t) {
+    // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
+    auto trip = [&](int slot) {
       __shared__ float tile[T];
       __shared__ float vt[T];
-      tile[threadIdx.x] = tile_next;
-      vt[threadIdx.x] = vt_next;
+      tile[threadIdx.x] = tile_next[slot];
+      vt[threadIdx.x] = vt_next[slot];
       __syncthreads(); // the tile is published
-      load_next_tile(); // the next tile's loads are in flight during the compute
+      load_next_tile(slot); // in flight during the next 4 computes
       acc += tile[threadIdx.x] * vt[nb] - 0.25f * tile[nb] * vt[threadIdx.x];
       __syncthreads(); // no thread still reads the tile when it is stored again
+      ++t;
+    };
+    // Prologue: the first 4 tiles.
+#pragma unroll
+    for (int slot = 0; slot < 4; ++slot)
+      load_next_tile(slot);
+    // Mainloop, unrolled by 4: each set's index is a constant, so that the sets stay in registers.
+    while (t < numTiles) {
+#pragma unroll
+      for (int slot = 0; slot < 4; ++slot) {
+        if (slot > 0 && !(t < numTiles))
+          break;
+        trip(slot);
+      }
     }
   }
 #line 152

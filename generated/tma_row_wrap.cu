@@ -143,29 +143,42 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int step, int n
   const int tx = threadIdx.x, ty = threadIdx.y;
   float acc = 0.0f;
   // EXPECT: pipelined
-  // tilepipe: register-staged prefetch. While the block computes on this tile, each thread loads its elements of the next
-  // one into registers; it stores them into the tile where the copy phase did, and the tile keeps its one buffer.
+  // tilepipe: register-staged prefetch, 4 tiles ahead. Each thread holds its elements of the next 4 tiles in
+  // registers, one set per tile; it stores a set into the tile where the copy phase did, and the tile keeps its one buffer.
   {
     int t = 0;
-    float tile_next;
+    float tile_next[4];
     auto t_fetch = t;
-    // Loads this thread's elements of the tile under the fetch cursor (nothing past the end).
-    auto load_next_tile = [&]() {
+    // Loads this thread's elements of the tile under the fetch cursor into set slot (nothing past the end).
+    auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < numTiles) {
-        tile_next = A[(blockIdx.x * TR + ty) * ld + t * step + tx];
+        tile_next[slot] = A[(blockIdx.x * TR + ty) * ld + t * step + tx];
         ++t;
         t_fetch = t;
       }
     };
-    load_next_tile(); // prologue: the first tile
-    // Mainloop: store the loaded tile, then compute on it while the next one loads.
-    for (; t < numTiles; ++t) {
-      tile[ty][tx] = tile_next;
+    // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
+    auto trip = [&](int slot) {
+      tile[ty][tx] = tile_next[slot];
       __syncthreads(); // the tile is published
-      load_next_tile(); // the next tile's loads are in flight during the compute
+      load_next_tile(slot); // in flight during the next 4 computes
       acc = tile[ty][(tx + t) % TC] * tile[(ty + 1) % TR][tx] - 0.5f * acc;
       __syncthreads(); // no thread still reads the tile when it is stored again
+      ++t;
+    };
+    // Prologue: the first 4 tiles.
+#pragma unroll
+    for (int slot = 0; slot < 4; ++slot)
+      load_next_tile(slot);
+    // Mainloop, unrolled by 4: each set's index is a constant, so that the sets stay in registers.
+    while (t < numTiles) {
+#pragma unroll
+      for (int slot = 0; slot < 4; ++slot) {
+        if (slot > 0 && !(t < numTiles))
+          break;
+        trip(slot);
+      }
     }
   }
 #line 152

@@ -281,6 +281,9 @@ std::map<std::string, std::string> choicesToBuild(const llvm::json::Value &Repor
   std::map<std::string, std::string> Out;
   for (const auto &[Kind, Count] : Stages)
     Out[Kind] = Kind == "registers" ? Kind : std::to_string(Count) + ":" + Kind;
+  // The register-staged prefetch has two skeletons: one tile ahead, and several (the deepest).
+  if (Stages.count("registers") && Stages["registers"] > 1)
+    Out["registers-deeper"] = std::to_string(Stages["registers"]) + ":registers";
   return Out;
 }
 

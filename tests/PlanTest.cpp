@@ -76,7 +76,7 @@ TEST(Plan, EnumeratesEveryLegalChoice) {
   O.CheckLaunchResources = false;
   FileResult R = runOnCode(Matmul, O);
   const LoopRecord &L = onlyLoop(R);
-  std::vector<std::string> Want = {"keep", "registers"};
+  std::vector<std::string> Want = {"keep", "registers", "2:registers", "3:registers", "4:registers"};
   for (int S = 2; S <= 5; ++S) // (4096 + 16) x 2 tiles x 6 stages would pass 48 KiB
     for (const char *K : {"per-element", "16-byte", "engine"})
       Want.push_back(std::to_string(S) + ":" + K);
@@ -191,6 +191,49 @@ TEST(Plan, RegistersStageTheNextTileAndKeepTheBuffer) {
   FileResult I = runOnCode(InnerCopy, O);
   EXPECT_EQ("plan-kept", reasonInfo(onlyLoop(I).Code).Id.str());
   EXPECT_NE(std::string::npos, onlyLoop(I).message().find("inner copy loop")) << onlyLoop(I).message();
+  EXPECT_EQ(I.Original, I.Rewritten);
+}
+
+TEST(Plan, RegistersDeeperKeepOneSetPerTileAhead) {
+  // The names: depth 1 is "registers" as before, deeper "<depth>:registers", 1 to 4.
+  EXPECT_EQ(PlanChoice::registers(1), *PlanChoice::parse("1:registers"));
+  EXPECT_EQ("registers", PlanChoice::parse("1:registers")->str());
+  EXPECT_EQ("3:registers", PlanChoice::parse("3:registers")->str());
+  EXPECT_FALSE(PlanChoice::parse("0:registers"));
+  EXPECT_FALSE(PlanChoice::parse("5:registers"));
+
+  FileResult R = runOnCode(Guarded, choosing("3:registers"));
+  const LoopRecord &L = onlyLoop(R);
+  ASSERT_TRUE(L.transformed()) << L.message();
+  ASSERT_TRUE(L.Plan && L.Plan->Registers);
+  EXPECT_EQ(3u, L.Stages);
+  EXPECT_NE(std::string::npos, L.message().find("prefetch of the next 3 tiles")) << L.message();
+  // One buffer; three sets of registers, each loaded before the loop and reloaded, three tiles
+  // ahead, by the trip that stored it; the mainloop unrolled by three.
+  const std::string &Out = R.Rewritten;
+  EXPECT_NE(std::string::npos, Out.find("__shared__ float s[256];")) << Out;
+  EXPECT_EQ(std::string::npos, Out.find("memcpy_async")) << Out;
+  size_t Decl = Out.find("float s_next[3];");
+  size_t Load = Out.find("s_next[slot] = i < n ? A[i] : 0.0f;");
+  size_t Store = Out.find("s[threadIdx.x] = s_next[slot];");
+  size_t Published = Out.find("__syncthreads(); // the tile is published", Store);
+  size_t Reload = Out.find("load_next_tile(slot); // in flight during the next 3 computes", Published);
+  size_t Compute = Out.find("acc += s[255 - threadIdx.x];", Reload);
+  size_t Prologue = Out.find("for (int slot = 0; slot < 3; ++slot)\n", Compute);
+  size_t Unrolled = Out.find("if (slot > 0 && !(", Prologue);
+  ASSERT_NE(std::string::npos, Decl) << Out;
+  EXPECT_TRUE(Decl < Load && Load < Store && Store < Published && Published < Reload &&
+              Reload < Compute && Compute < Prologue && Prologue < Unrolled)
+      << Out;
+  llvm::json::Value J = reportJson({R});
+  const llvm::json::Object *Plan =
+      J.getAsObject()->getArray("loops")->front().getAsObject()->getObject("plan");
+  ASSERT_TRUE(Plan);
+  EXPECT_EQ("3:registers", Plan->getString("choice"));
+
+  // An inner copy loop has no register plan of any depth.
+  FileResult I = runOnCode(InnerCopy, choosing("2:registers"));
+  EXPECT_EQ("plan-kept", reasonInfo(onlyLoop(I).Code).Id.str());
   EXPECT_EQ(I.Original, I.Rewritten);
 }
 

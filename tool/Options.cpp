@@ -75,7 +75,8 @@ static cl::opt<PlanPolicy> PlanOpt(
 static cl::opt<std::string> PlanChoiceOpt(
     "plan-choice",
     cl::desc("Give every legal loop this plan, where it is legal (else leave the loop as it is, "
-             "plan-kept): 'keep', or '<stages>:<per-element|16-byte|engine>'. What the benchmark's "
+             "plan-kept): 'keep', 'registers' (a register-staged prefetch of the next tile), "
+             "'<1-4>:registers' (of the next 1 to 4 tiles), or '<stages>:<per-element|16-byte|engine>'. What the benchmark's "
              "tuning variants are written with; the JSON report lists each loop's legal choices"),
     cl::value_desc("plan"), cl::cat(Category));
 static cl::opt<std::string> TuningOpt(
@@ -300,7 +301,7 @@ std::optional<CommandLine> parseCommandLine(int argc, const char **argv) {
   if (PlanChoiceOpt.getNumOccurrences()) {
     CL.Tool.Choice = PlanChoice::parse(PlanChoiceOpt);
     if (!CL.Tool.Choice || CL.Tool.Choice->Stages > 8)
-      return Fail("--plan-choice=" + PlanChoiceOpt + ": expected 'keep' or '<2-8>:<per-element|16-byte|engine>'");
+      return Fail("--plan-choice=" + PlanChoiceOpt + ": expected 'keep', 'registers', '<1-4>:registers' or '<2-8>:<per-element|16-byte|engine>'");
   }
   if (!TuningOpt.empty()) {
     if (CL.Tool.Choice)

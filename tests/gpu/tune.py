@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tuning: measure a set of plans for every testdata loop on a GPU, and choose per loop.
 
-The plans are tilepipe's `--plan-choice` values ('registers', or '<stages>:<per-element|16-byte|engine>'): each is
+The plans are tilepipe's `--plan-choice` values ('registers', '<depth>:registers', or
+'<stages>:<per-element|16-byte|engine>'): each is
 a benchmark variant (tests/gpu/benchmark.sh), written with that choice for every loop where it is
 legal and the loop left as it is where not. The benchmark builds and times every variant of every
 spec beside the original in one run and compares their outputs bit for bit; `select` reads its
@@ -36,28 +37,29 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, '..', '..'))
 
-# The plans measured by default: the register-staged prefetch (no extra shared memory), 2, 3 and 4
-# stages with whole-tile copies (16-byte chunks, or the copy engine), and per-element copies at 2
-# stages. Each is one build and one run of every spec;
-# this set fits one 10-minute GPU command with the 18 testdata specs (--plans measures others).
-DEFAULT_PLANS = ['registers', '2:16-byte', '3:16-byte', '4:16-byte',
-                 '2:engine', '3:engine', '4:engine',
+# The plans measured by default: the register-staged prefetch 1 to 4 tiles ahead (no extra shared
+# memory), 3 and 4 stages with whole-tile copies (16-byte chunks, or the copy engine), and
+# per-element copies at 2 stages. Each is one build and one run of every spec; this set fits one
+# 10-minute GPU command with the 18 testdata specs (--plans measures others, 2 stages among them:
+# in the sweep of 2026-12-02 they were never faster than 3 or 4).
+DEFAULT_PLANS = ['registers', '2:registers', '3:registers', '4:registers',
+                 '3:16-byte', '4:16-byte', '3:engine', '4:engine',
                  '2:per-element']
 
 
 def variant_name(plan):
-    if plan == 'registers':
+    if plan in ('registers', '1:registers'):
         return 'preg'
     stages, copies = plan.split(':')
-    return 'p%s%s' % (stages, {'per-element': 'e', '16-byte': 'c', 'engine': 't'}[copies])
+    return 'p%s%s' % (stages, {'per-element': 'e', '16-byte': 'c', 'engine': 't', 'registers': 'r'}[copies])
 
 
 def plan_of_variant(name):
     if name == 'preg':
         return 'registers'
-    if not (len(name) >= 3 and name[0] == 'p' and name[1:-1].isdigit() and name[-1] in 'ect'):
+    if not (len(name) >= 3 and name[0] == 'p' and name[1:-1].isdigit() and name[-1] in 'ectr'):
         return None
-    return '%s:%s' % (name[1:-1], {'e': 'per-element', 'c': '16-byte', 't': 'engine'}[name[-1]])
+    return '%s:%s' % (name[1:-1], {'e': 'per-element', 'c': '16-byte', 't': 'engine', 'r': 'registers'}[name[-1]])
 
 
 def tilepipe_path(arg):

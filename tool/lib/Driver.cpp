@@ -23,8 +23,9 @@ namespace tilepipe {
 std::string LoopRecord::message() const {
   if (!transformed())
     return reasonInfo(Code).Message.str() + (Detail.empty() ? "" : ": " + Detail);
-  std::string What = Plan && Plan->Registers ? "with a register-staged prefetch of the next tile"
-                                               : "into a " + std::to_string(Stages) + "-stage cp.async pipeline";
+  std::string What = !Plan || !Plan->Registers ? "into a " + std::to_string(Stages) + "-stage cp.async pipeline"
+                     : Stages > 1 ? "with a register-staged prefetch of the next " + std::to_string(Stages) + " tiles"
+                                  : std::string("with a register-staged prefetch of the next tile");
   return "rewritten " + What + (Detail.empty() ? "" : "; " + Detail);
 }
 

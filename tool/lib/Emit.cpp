@@ -410,7 +410,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   if (Plan.Tiles.size() != M.Tiles.size() || (Pipelined && !Plan.Registers && Plan.Stages < 2))
     return fail("internal: the plan does not fit the loop");
   if (Pipelined && Plan.Registers)
-    return emitRegisters(Ctx, M);
+    return emitRegisters(Ctx, M, Plan.Stages);
   if (llvm::Error E = checkPlan(M, Plan, Pipelined && Plan.Engine && !M.Tiles.empty()))
     return E;
   auto CutOr = cutLoop(F, M);

@@ -49,7 +49,7 @@ llvm::Expected<LoopCut> cutLoop(const FileText &F, const LoopModel &M) {
   }
   if (M.Inc) {
     std::string IncText = F.text(M.Inc->getSourceRange());
-    C.Increment = IncText + ";";
+    C.Increment = C.ForIncrement = IncText + ";";
     C.Header = "for (; " + C.CondText + "; " + IncText + ")";
   } else {
     C.Header = "while (" + C.CondText + ")";

@@ -23,6 +23,7 @@ struct LoopCut {
   std::string CondText;  ///< the loop's condition
   std::string InitText;  ///< the for-init as a statement, or ""
   std::string Increment; ///< the for-increment and the body's tail increments, as statements
+  std::string ForIncrement; ///< the for-increment alone, as a statement, or ""
   std::string Header;    ///< `for (; cond; inc)` or `while (cond)`
   Lines TailLines;       ///< the increments at the end of a while loop's body
 
@@ -49,9 +50,10 @@ std::tuple<unsigned, unsigned, std::string> dropStatement(const FileText &F, con
 /// The loop's cut, or an EmitError (Reason::Unsupported) where a piece is not plain text.
 llvm::Expected<LoopCut> cutLoop(const FileText &F, const LoopModel &M);
 
-/// The register-staged prefetch of a plan with LoopPlan::Registers (EmitRegisters.cpp).
+/// The register-staged prefetch of a plan with LoopPlan::Registers, Depth tiles ahead
+/// (EmitRegisters.cpp).
 llvm::Expected<std::vector<clang::tooling::Replacement>> emitRegisters(clang::ASTContext &Ctx,
-                                                                       const LoopModel &M);
+                                                                       const LoopModel &M, unsigned Depth);
 
 /// The block barrier Emit writes where the original's barrier stood.
 inline constexpr const char *BlockBarrier = "__syncthreads();";

@@ -21,8 +21,14 @@ namespace tilepipe::emit {
 static const char RegistersTemplate[] =
 #include "RegistersTemplate.inc"
     ;
+// Depth 2 and more: a set of registers per tile ahead, and the mainloop unrolled by the depth, so
+// that each set's index is a constant (a set chosen at run time would be read, and waited for, as
+// a whole, or go to local memory). The trip is a lambda, so the user's text stands once.
+static const char RegistersDeepTemplate[] =
+#include "RegistersDeepTemplate.inc"
+    ;
 
-llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const LoopModel &M) {
+llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const LoopModel &M, unsigned Depth) {
   FileText F(Ctx, Ctx.getSourceManager().getFileID(Ctx.getSourceManager().getExpansionLoc(M.Loop->getBeginLoc())));
   auto Fail = [](const Twine &Why) { return llvm::make_error<EmitError>(Reason::Unsupported, Why.str()); };
   auto CutOr = cutLoop(F, M);
@@ -31,6 +37,10 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
   const LoopCut &Cut = *CutOr;
   Namer Names(F, M.Function);
   std::string Load = Names.get("load_next_tile");
+  const bool Deep = Depth > 1;
+  std::string Slot = Deep ? Names.get("slot") : "", Step = Deep ? Names.get("trip") : "";
+  if (Depth < 1 || Depth > MaxRegisterDepth)
+    return Fail("internal: a register-staged prefetch of " + Twine(Depth) + " tiles");
 
   // The load phase is the copy phase with each store `tile[...] = value` become `reg = value`
   // (a fill stores nothing there); the store phase, the copy phase with it become
@@ -60,7 +70,9 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
     std::string Value = F.text(R->getSourceRange()), Dst = F.text(S.Dst->getSourceRange());
     if (Value.empty() || Dst.empty())
       return Fail("a tile store is not plain text");
-    Registers.push_back(mark(T.ElementTypeText + " " + Reg + ";"));
+    Registers.push_back(mark(T.ElementTypeText + " " + Reg + (Deep ? "[" + std::to_string(Depth) + "]" : "") + ";"));
+    if (Deep)
+      Reg += "[" + Slot + "]";
     LoadEdits.emplace_back(B, E - B, mark(Reg + " = " + Value));
     StoreEdits.emplace_back(B, E - B, mark(Dst + " = " + Reg));
     if (Pair)
@@ -89,7 +101,8 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
   if (M.TrailingBarrier)
     Last = {mark(std::string(BlockBarrier) + " // no thread still reads the tile when it is stored again")};
   std::map<std::string, std::string> Inline = {
-      {"load", Load}, {"cond", Cut.CondText}, {"loop_header", Cut.Header}};
+      {"load", Load}, {"cond", Cut.CondText}, {"loop_header", Cut.Header},
+      {"slot", Slot}, {"step", Step}, {"depth", std::to_string(Depth)}};
   std::map<std::string, Lines> Blocks = {
       {"init", single(Cut.InitText)},
       {"registers", Registers},
@@ -103,8 +116,9 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
       {"store_phase", chunk(editSpan(F, Cut.CopyBegin, Cut.CopyEnd, StoreEdits), Cut.BodyIndent)},
       {"compute_phase", chunk(F.slice(Cut.ComputeBegin, Cut.ComputeEnd), Cut.BodyIndent)},
       {"last_barrier", Last},
-      {"tail_increments", Cut.TailLines}};
-  std::string NewText = render(RegistersTemplate, Inline, Blocks, Cut.Base, Cut.Unit);
+      {"tail_increments", Cut.TailLines},
+      {"for_increment", single(Cut.ForIncrement)}};
+  std::string NewText = render(Deep ? RegistersDeepTemplate : RegistersTemplate, Inline, Blocks, Cut.Base, Cut.Unit);
   // The last line of defence: every line Emit wrote begins with a token of its own.
   if (std::string Why = unmark(NewText, F.LO); !Why.empty())
     return llvm::make_error<EmitError>(Reason::SourceText, Why);

@@ -1,6 +1,8 @@
 #include "tilepipe/Plan.h"
+#include "clang/AST/ASTContext.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include <algorithm>
 
 namespace tilepipe {
 
@@ -51,7 +53,7 @@ PlanChoice LoopPlan::choice() const {
   C.Keep = Keep.has_value();
   C.Stages = Stages;
   if (Registers && !C.Keep)
-    return PlanChoice::registers();
+    return PlanChoice::registers(Stages);
   C.Copy = Engine ? PlanChoice::Engine
            : llvm::any_of(Tiles, [](const TilePlan &T) { return T.CpAsync == CopyKind::Chunks16; })
                ? PlanChoice::Chunks16
@@ -191,11 +193,11 @@ std::string planEngine(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &I
   return Blocker;
 }
 
-/// The register-staged prefetch: one buffer (Stages 1), plain loads and stores that every device
-/// takes (no guard for older ones); Why says who chose it, for the remark.
-void planRegisters(LoopPlan &P, std::string Why) {
+/// The register-staged prefetch, Depth tiles ahead: one buffer, plain loads and stores that every
+/// device takes (no guard for older ones); Why says who chose it, for the remark.
+void planRegisters(LoopPlan &P, std::string Why, unsigned Depth) {
   P.Registers = true;
-  P.Stages = 1;
+  P.Stages = Depth;
   P.ArchGuard = false;
   P.Engine = false;
   P.StageNote = std::move(Why);
@@ -204,6 +206,30 @@ void planRegisters(LoopPlan &P, std::string Why) {
     T.MapName.clear();
   }
 }
+
+} // namespace
+
+unsigned modelRegisterDepth(llvm::ArrayRef<const LoopModel *> Is) {
+  uint64_t Words = 1;
+  for (const LoopModel *M : Is) {
+    uint64_t W = 0;
+    for (size_t I = 0; I < M->Stores.size(); ++I) {
+      const TileStore &S = M->Stores[I];
+      bool Pair = I + 1 < M->Stores.size() && M->Stores[I + 1].Statement == S.Statement;
+      if (!S.Src && !Pair)
+        continue; // a fill: no register
+      const Tile &T = M->Tiles[S.TileIdx];
+      uint64_t Bytes = M->Function->getASTContext().getTypeSizeInChars(T.ElementType).getQuantity();
+      W += (Bytes + 3) / 4;
+      if (Pair)
+        ++I;
+    }
+    Words = std::max(Words, W);
+  }
+  return static_cast<unsigned>(std::clamp<uint64_t>(RegisterDepthBudgetWords / Words, 1, MaxRegisterDepth));
+}
+
+namespace {
 
 /// The cost model: a loop it predicts no faster stays as it was.
 void planKeep(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In, LoopPlan &P) {
@@ -224,8 +250,13 @@ void planKeep(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In, LoopPl
   // and it is legal (geomean 1.016x, docs/benchmark/2026-12-02-h200-registers-sweep.md), so the
   // model takes it where it is legal.
   if (registersProblem(Is).empty()) {
+    unsigned Depth = modelRegisterDepth(Is);
     planRegisters(P, "planned by the cost model: a cp.async pipeline would not pay here (" + Why +
-                         "), and the register-staged prefetch adds no shared memory");
+                         "), and the register-staged prefetch adds no shared memory; " +
+                         std::to_string(Depth) + (Depth == 1 ? " tile" : " tiles") +
+                         " ahead, as many sets of registers as " +
+                         std::to_string(RegisterDepthBudgetWords) + " words per thread hold",
+                  Depth);
     return;
   }
   // Where neither pays in a full launch, a launch too small to fill the GPU still gains from a
@@ -264,7 +295,7 @@ LoopPlan planLoop(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In) {
     return P;
   }
   if (C.Copy == PlanChoice::Registers) {
-    planRegisters(P, "");
+    planRegisters(P, "", C.Stages);
     return P;
   }
   if (C.Copy == PlanChoice::Engine) {
@@ -285,7 +316,7 @@ std::string PlanChoice::str() const {
   if (Keep)
     return "keep";
   if (Copy == Registers)
-    return "registers";
+    return Stages == 1 ? "registers" : std::to_string(Stages) + ":registers";
   const char *Kind = Copy == PerElement ? "per-element" : Copy == Chunks16 ? "16-byte" : "engine";
   return std::to_string(Stages) + ":" + Kind;
 }
@@ -299,7 +330,14 @@ std::optional<PlanChoice> PlanChoice::parse(llvm::StringRef S) {
   if (S == "registers")
     return registers();
   auto [Count, Kind] = S.split(':');
-  if (Count.getAsInteger(10, C.Stages) || C.Stages < 2 || C.Stages > 16)
+  if (Count.getAsInteger(10, C.Stages))
+    return std::nullopt;
+  if (Kind == "registers") {
+    if (C.Stages < 1 || C.Stages > MaxRegisterDepth)
+      return std::nullopt;
+    return registers(C.Stages);
+  }
+  if (C.Stages < 2 || C.Stages > 16)
     return std::nullopt;
   if (Kind == "per-element")
     C.Copy = PerElement;
@@ -327,7 +365,9 @@ std::string choiceProblem(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs
   if (C.Keep)
     return "";
   if (C.Copy == PlanChoice::Registers)
-    return registersProblem(Is);
+    return C.Stages < 1 || C.Stages > MaxRegisterDepth
+               ? "a register-staged prefetch loads 1 to " + std::to_string(MaxRegisterDepth) + " tiles ahead"
+               : registersProblem(Is);
   if (C.Stages < 2)
     return "a pipeline needs two stages or more";
   LoopPlan P;
@@ -360,7 +400,8 @@ std::vector<PlanChoice> enumeratePlans(llvm::ArrayRef<const LoopModel *> Is, con
                                        unsigned MaxStages) {
   std::vector<PlanChoice> Out{PlanChoice{true, 0, PlanChoice::Chunks16}};
   if (registersProblem(Is).empty())
-    Out.push_back(PlanChoice::registers());
+    for (unsigned D = 1; D <= MaxRegisterDepth; ++D)
+      Out.push_back(PlanChoice::registers(D));
   for (unsigned S = 2; S <= MaxStages; ++S)
     for (PlanChoice::Copies K : {PlanChoice::PerElement, PlanChoice::Chunks16, PlanChoice::Engine}) {
       PlanChoice C{false, S, K};
@@ -391,9 +432,10 @@ std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, l
   std::vector<std::string> Parts{"tiles " + llvm::join(TileNames, ", ") + " copied from " +
                                  llvm::join(M.SourcePointers, ", ")};
   if (P.Registers)
-    Parts.push_back("each thread loads its elements of the next tile into registers while the block "
-                    "computes on this one, and stores them where the copy phase did (one buffer, no "
-                    "cp.async: every device)");
+    Parts.push_back(std::string("each thread loads its elements of the ") +
+                    (P.Stages > 1 ? "tile " + std::to_string(P.Stages) + " ahead" : std::string("next tile")) +
+                    " into registers while the block computes on this one, and stores them where the "
+                    "copy phase did (one buffer, no cp.async: every device)");
   std::vector<std::string> Wide, Narrow, TmaTiles, BulkTiles, NoTma;
   for (size_t I = 0; I < M.Tiles.size() && !P.Registers; ++I) {
     const TilePlan &T = P.Tiles[I];

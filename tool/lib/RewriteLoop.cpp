@@ -261,7 +261,7 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
   if (InMain)
     emitFloor(Ctx, Front.Model, Plan, Rec, F);
   Rec.Edits = *Edits;
-  Rec.Stages = Plan.Stages; // 1 for the register-staged prefetch
+  Rec.Stages = Plan.Stages; // the depth, for the register-staged prefetch
   Rec.Plan = Plan;
   const LoopModel &M = Front.Model;
   Rec.Detail = WithNotes(describePlan(M, Plan, Opts.Mode, Rec.Kernel));

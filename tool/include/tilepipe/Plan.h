@@ -79,23 +79,38 @@ struct TilePlan {
   std::string WhyNoEngine;   ///< when Kind is neither Tensor nor Bulk: why ("" where the kernel's problem says)
 };
 
+/// The most tiles a register-staged prefetch loads ahead: each is one more set of registers.
+constexpr unsigned MaxRegisterDepth = 4;
+
+/// The registers (32-bit words per thread) the cost model lets the sets of a register-staged
+/// prefetch take: it loads as many tiles ahead as fit, up to MaxRegisterDepth. On the H200, in the
+/// testdata loops where the model takes the prefetch (sets of 1 or 2 words), 4 tiles ahead ran
+/// 0.99x to 1.45x, one tile ahead 0.99x to 1.04x; no larger set was measured
+/// (docs/benchmark/2026-12-03-h200-deeper-registers.md).
+constexpr unsigned RegisterDepthBudgetWords = 16;
+
+/// How many tiles ahead the cost model's register-staged prefetch loads: MaxRegisterDepth, or as
+/// many sets as RegisterDepthBudgetWords hold (at least 1).
+unsigned modelRegisterDepth(llvm::ArrayRef<const LoopModel *> Instances);
+
 /// One point of a loop's plan space, as tuning names it: keep the loop, or rewrite it with Stages
 /// stages and tiles copied per element, in 16-byte chunks where a tile allows them, or by the copy
 /// engine (tensor or bulk copies, the cp.async loop's chunks beside them); or keep its one buffer
-/// and prefetch the next tile through registers (Registers, Stages 1).
+/// and prefetch the next Stages tiles through registers (Registers, Stages 1 to MaxRegisterDepth).
 struct PlanChoice {
   enum Copies { PerElement, Chunks16, Engine, Registers };
   bool Keep = false;
   unsigned Stages = 0;
   Copies Copy = Chunks16;
-  /// "keep", "registers", or "<stages>:<per-element|16-byte|engine>": how a tuning file writes it.
+  /// "keep", "registers" (one tile ahead), or "<stages>:<per-element|16-byte|engine|registers>":
+  /// how a tuning file writes it.
   std::string str() const;
   static std::optional<PlanChoice> parse(llvm::StringRef S);
   bool operator==(const PlanChoice &O) const {
     return Keep == O.Keep && (Keep || (Stages == O.Stages && Copy == O.Copy));
   }
-  /// The register-staged prefetch: tuning's only plan that adds no shared memory.
-  static PlanChoice registers() { return PlanChoice{false, 1, Registers}; }
+  /// The register-staged prefetch, Depth tiles ahead: tuning's only plans that add no shared memory.
+  static PlanChoice registers(unsigned Depth = 1) { return PlanChoice{false, Depth, Registers}; }
 };
 
 struct LoopPlan {
@@ -113,9 +128,9 @@ struct LoopPlan {
   bool Engine = false;
   std::string TmaFlag; ///< the kernel's flag parameter, where some tile is Tensor
   std::string KernelProblem; ///< why the kernel cannot take tensor maps, or ""
-  /// No stage buffers: each thread loads its elements of the next tile into registers right after
-  /// the copy barrier and stores them where the original's copy phase did (Stages is 1; every
-  /// tile's Kind is CopyKind::Registers).
+  /// No stage buffers: each thread loads its elements of the tile Stages ahead into registers right
+  /// after the copy barrier and stores them where the original's copy phase did, Stages trips
+  /// later (Stages is the depth, 1 to MaxRegisterDepth; every tile's Kind is CopyKind::Registers).
   bool Registers = false;
   /// The pipeline runs only in launches too small to fill the GPU (at most SmallLaunchWarpsPerSM
   /// warps per SM, counted from the launch's grid and block and the SMs the device reports);
@@ -158,7 +173,8 @@ struct PlanInputs {
 /// every instantiation allows it).
 LoopPlan planLoop(llvm::ArrayRef<const LoopModel *> Instances, const PlanInputs &In);
 
-/// Every legal choice for the loop, keep first, then the register-staged prefetch where legal:
+/// Every legal choice for the loop, keep first, then the register-staged prefetch where legal
+/// (1 to MaxRegisterDepth tiles ahead):
 /// stage counts 2 to MaxStages (what fits the function's shared memory), each with per-element
 /// copies, with 16-byte chunks where some tile allows them, and with the copy engine where every
 /// tile can take it (Mode permitting).
