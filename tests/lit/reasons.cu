@@ -50,6 +50,41 @@ __global__ void k(const float *A, float *C, int nt) {
 }
 } // namespace Break
 
+// A switch takes a break but not a continue: this one continues the tiled loop.
+// CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [control-flow] {{.*}}the body has a 'continue'
+namespace ContinueInASwitch {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    switch (t % 3) {
+    case 0: acc += s[threadIdx.x]; break;
+    case 1: continue;
+    default: acc -= s[(threadIdx.x + 1) % T];
+    }
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+} // namespace ContinueInASwitch
+
+// A jump in an inner loop's condition (a statement expression) is the body's, not the inner loop's.
+// CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [control-flow] {{.*}}the body has a 'return'
+namespace ReturnInAnInnerCondition {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[T]; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    for (int j = 0; ({ if (acc > 1e30f) return; j < 2; }); ++j)
+      acc += s[(threadIdx.x + j) % T];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+} // namespace ReturnInAnInnerCondition
+
 // CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [control-flow]
 namespace Goto {
 __global__ void k(const float *A, float *C, int nt) {

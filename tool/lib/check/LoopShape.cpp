@@ -4,6 +4,7 @@
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace clang;
 
@@ -11,25 +12,31 @@ namespace tilepipe::check {
 
 namespace {
 
-/// Finds jumps that leave the loop body: return and goto anywhere, break and continue outside
-/// the body's own inner loops and switches.
+/// Finds jumps that leave the loop body: return and goto anywhere, break outside the body's own
+/// inner loops and switches, continue outside its inner loops (a switch does not take a
+/// continue: it continues the loop around it). Only an inner statement's body is inside it: a
+/// jump in its condition, initialization or increment (a statement expression) is the body's.
 struct ControlFlowWalker : RecursiveASTVisitor<ControlFlowWalker> {
-  unsigned Depth = 0;
+  unsigned Loops = 0, Switches = 0;
   std::string Found;
-  bool TraverseForStmt(ForStmt *S) { return nested(S); }
-  bool TraverseWhileStmt(WhileStmt *S) { return nested(S); }
-  bool TraverseDoStmt(DoStmt *S) { return nested(S); }
-  bool TraverseSwitchStmt(SwitchStmt *S) { return nested(S); }
-  bool TraverseCXXForRangeStmt(CXXForRangeStmt *S) { return nested(S); }
+  bool TraverseForStmt(ForStmt *S) { return nested(S, S->getBody(), true); }
+  bool TraverseWhileStmt(WhileStmt *S) { return nested(S, S->getBody(), true); }
+  bool TraverseDoStmt(DoStmt *S) { return nested(S, S->getBody(), true); }
+  bool TraverseSwitchStmt(SwitchStmt *S) { return nested(S, S->getBody(), false); }
+  bool TraverseCXXForRangeStmt(CXXForRangeStmt *S) { return nested(S, S->getBody(), true); }
   bool TraverseLambdaExpr(LambdaExpr *) { return true; }
-  template <class T> bool nested(T *S) {
+  bool nested(Stmt *S, Stmt *Body, bool Loop) {
+    for (Stmt *Child : S->children())
+      if (Child && Child != Body && !TraverseStmt(Child))
+        return false;
+    unsigned &Depth = Loop ? Loops : Switches;
     ++Depth;
-    bool R = RecursiveASTVisitor<ControlFlowWalker>::TraverseStmt(S->getBody());
+    bool R = TraverseStmt(Body);
     --Depth;
     return R;
   }
-  bool VisitBreakStmt(BreakStmt *) { return Depth ? true : (Found = "break", false); }
-  bool VisitContinueStmt(ContinueStmt *) { return Depth ? true : (Found = "continue", false); }
+  bool VisitBreakStmt(BreakStmt *) { return Loops + Switches ? true : (Found = "break", false); }
+  bool VisitContinueStmt(ContinueStmt *) { return Loops ? true : (Found = "continue", false); }
   bool VisitReturnStmt(ReturnStmt *) { return Found = "return", false; }
   bool VisitGotoStmt(GotoStmt *) { return Found = "goto", false; }
   bool VisitIndirectGotoStmt(IndirectGotoStmt *) { return Found = "goto", false; }
@@ -58,6 +65,24 @@ struct OnceOnlyWalker : RecursiveASTVisitor<OnceOnlyWalker> {
   }
 };
 
+/// A structured binding the loop names but does not declare: the rewrite moves the loop's text into
+/// lambdas of its own, which may capture a structured binding only from C++20 (nvcc warns, Clang
+/// refuses before it).
+struct OuterBindingWalker : RecursiveASTVisitor<OuterBindingWalker> {
+  llvm::SmallPtrSet<const ValueDecl *, 4> Inside;
+  std::string Found;
+  bool VisitDecompositionDecl(DecompositionDecl *D) {
+    for (const BindingDecl *B : D->bindings())
+      Inside.insert(B);
+    return true;
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    if (const auto *B = dyn_cast<BindingDecl>(E->getDecl()); B && !Inside.count(B))
+      return Found = B->getName().str(), false;
+    return true;
+  }
+};
+
 } // namespace
 
 Verdict LoopChecker::checkControlFlow(const Stmt *Body) {
@@ -80,6 +105,13 @@ Verdict LoopChecker::checkLoopStatement() {
   for (const DynTypedNode &P : Ctx.getParents(*M.Loop))
     if (P.get<AttributedStmt>())
       return Verdict::refuse(Reason::Unsupported, "a #pragma or attribute applies to the loop");
+  OuterBindingWalker B;
+  B.TraverseStmt(const_cast<Stmt *>(M.Loop));
+  if (!B.Found.empty())
+    return Verdict::refuse(Reason::Unsupported,
+                           "the loop names the structured binding '" + B.Found +
+                               "', declared before it: the rewrite moves the loop's text into lambdas, "
+                               "which capture a structured binding only from C++20");
   return {};
 }
 
