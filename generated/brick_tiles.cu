@@ -162,34 +162,36 @@ __global__ void brick_mix(float* out, const float* vol, int pitch, int plane, in
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < numTiles) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+(base + tz * plane + ty * pitch + t * TX + tx));
-        const s_index s_base = (s_index)(base + tz * plane + ty * pitch + t * TX + tx)
-            - (s_index)threadIdx.z * (s_index)(plane)
-            - (s_index)threadIdx.y * (s_index)(pitch)
-            - (s_index)threadIdx.x;
-        if (sizeof(s[0][0]) % 16 == 0 &&
-            blockDim.z == sizeof(s) / sizeof(s[0]) &&
-            blockDim.y == sizeof(s[0]) / sizeof(s[0][0]) &&
-            blockDim.x == sizeof(s[0][0]) / sizeof(s[0][0][0]) &&
-            (plane) % (16 / sizeof(s[0][0][0])) == 0 &&
-            (pitch) % (16 / sizeof(s[0][0][0])) == 0 &&
-            reinterpret_cast<unsigned long long>(&vol[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0][0][0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned row0 = chunk / (sizeof(s[0]) / 16);
-            const unsigned row1 = chunk / (sizeof(s[0][0]) / 16) % (sizeof(s[0]) / sizeof(s[0][0]));
-            const unsigned col = chunk % (sizeof(s[0][0]) / 16) * (16 / sizeof(s[0][0][0]));
-            ::cuda::memcpy_async(&s[row0][row1][col],
-                                 &vol[s_base + (s_index)row0 * (s_index)(plane) + (s_index)row1 * (s_index)(pitch) + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+(base + tz * plane + ty * pitch + t * TX + tx));
+          const s_index s_base = (s_index)(base + tz * plane + ty * pitch + t * TX + tx)
+              - (s_index)threadIdx.z * (s_index)(plane)
+              - (s_index)threadIdx.y * (s_index)(pitch)
+              - (s_index)threadIdx.x;
+          if (sizeof(s[0][0]) % 16 == 0 &&
+              blockDim.z == sizeof(s) / sizeof(s[0]) &&
+              blockDim.y == sizeof(s[0]) / sizeof(s[0][0]) &&
+              blockDim.x == sizeof(s[0][0]) / sizeof(s[0][0][0]) &&
+              (plane) % (16 / sizeof(s[0][0][0])) == 0 &&
+              (pitch) % (16 / sizeof(s[0][0][0])) == 0 &&
+              reinterpret_cast<unsigned long long>(&vol[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0][0][0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned row0 = chunk / (sizeof(s[0]) / 16);
+              const unsigned row1 = chunk / (sizeof(s[0][0]) / 16) % (sizeof(s[0]) / sizeof(s[0][0]));
+              const unsigned col = chunk % (sizeof(s[0][0]) / 16) * (16 / sizeof(s[0][0][0]));
+              ::cuda::memcpy_async(&s[row0][row1][col],
+                                   &vol[s_base + (s_index)row0 * (s_index)(plane) + (s_index)row1 * (s_index)(pitch) + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            ::cuda::memcpy_async(&s[tz][ty][tx], &vol[base + tz * plane + ty * pitch + t * TX + tx],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          ::cuda::memcpy_async(&s[tz][ty][tx], &vol[base + tz * plane + ty * pitch + t * TX + tx],
-                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;

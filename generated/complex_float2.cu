@@ -189,10 +189,12 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
       if (leader) {
         auto k0 = k0_fetch;
         for (int probe = 0; probe < 2 && (k0 < K); ++probe) {
-          tiles_aligned = tiles_aligned &&
-                          ::tilepipe_rt::starts_on_16(A, (long long)(row * K + k0 + threadIdx.x));
-          tiles_aligned = tiles_aligned &&
-                          ::tilepipe_rt::starts_on_16(B, (long long)((k0 + threadIdx.y) * N + col));
+          { // the copy phase's own scope
+            tiles_aligned = tiles_aligned &&
+                            ::tilepipe_rt::starts_on_16(A, (long long)(row * K + k0 + threadIdx.x));
+            tiles_aligned = tiles_aligned &&
+                            ::tilepipe_rt::starts_on_16(B, (long long)((k0 + threadIdx.y) * N + col));
+          }
           k0 += T;
         }
         if (tiles_aligned) {
@@ -213,14 +215,16 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
         auto issue_tile = [&]() {
           auto k0 = k0_fetch;
           if (k0 < K) {
-            auto &As = As_stages[fetch_stage];
-            auto &Bs = Bs_stages[fetch_stage];
-            ::tilepipe_rt::copy_tile(As_tmap, As, A, (long long)(row * K + k0 + threadIdx.x),
-                                     stage_barriers[fetch_stage]);
-            ::tilepipe_rt::copy_tile(Bs_tmap, Bs, B, (long long)((k0 + threadIdx.y) * N + col),
-                                     stage_barriers[fetch_stage]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                    sizeof(As) + sizeof(Bs));
+            { // the copy phase's own scope
+              auto &As = As_stages[fetch_stage];
+              auto &Bs = Bs_stages[fetch_stage];
+              ::tilepipe_rt::copy_tile(As_tmap, As, A, (long long)(row * K + k0 + threadIdx.x),
+                                       stage_barriers[fetch_stage]);
+              ::tilepipe_rt::copy_tile(Bs_tmap, Bs, B, (long long)((k0 + threadIdx.y) * N + col),
+                                       stage_barriers[fetch_stage]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                      sizeof(As) + sizeof(Bs));
+            }
             k0 += T;
             k0_fetch = k0;
           }
@@ -261,55 +265,57 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
         pipe.producer_acquire();
         auto k0 = k0_fetch;
         if (k0 < K) {
-          auto &As = As_stages[fetch_stage];
-          auto &Bs = Bs_stages[fetch_stage];
-          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-          using As_index = decltype(+(row * K + k0 + threadIdx.x));
-          const As_index As_base = (As_index)(row * K + k0 + threadIdx.x)
-              - (As_index)threadIdx.y * (As_index)(K)
-              - (As_index)threadIdx.x;
-          if (sizeof(As[0]) % 16 == 0 &&
-              blockDim.y == sizeof(As) / sizeof(As[0]) &&
-              blockDim.x == sizeof(As[0]) / sizeof(As[0][0]) &&
-              (K) % (16 / sizeof(As[0][0])) == 0 &&
-              reinterpret_cast<unsigned long long>(&A[As_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&As[0][0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk = rank; chunk < sizeof(As) / 16; chunk += threads) {
-              const unsigned row0 = chunk / (sizeof(As[0]) / 16);
-              const unsigned col_1 = chunk % (sizeof(As[0]) / 16) * (16 / sizeof(As[0][0]));
-              ::cuda::memcpy_async(&As[row0][col_1],
-                                   &A[As_base + (As_index)row0 * (As_index)(K) + (As_index)col_1],
-                                   ::cuda::aligned_size_t<16>(16), pipe);
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &As = As_stages[fetch_stage];
+            auto &Bs = Bs_stages[fetch_stage];
+            const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+            const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+            using As_index = decltype(+(row * K + k0 + threadIdx.x));
+            const As_index As_base = (As_index)(row * K + k0 + threadIdx.x)
+                - (As_index)threadIdx.y * (As_index)(K)
+                - (As_index)threadIdx.x;
+            if (sizeof(As[0]) % 16 == 0 &&
+                blockDim.y == sizeof(As) / sizeof(As[0]) &&
+                blockDim.x == sizeof(As[0]) / sizeof(As[0][0]) &&
+                (K) % (16 / sizeof(As[0][0])) == 0 &&
+                reinterpret_cast<unsigned long long>(&A[As_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&As[0][0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk = rank; chunk < sizeof(As) / 16; chunk += threads) {
+                const unsigned row0 = chunk / (sizeof(As[0]) / 16);
+                const unsigned col_1 = chunk % (sizeof(As[0]) / 16) * (16 / sizeof(As[0][0]));
+                ::cuda::memcpy_async(&As[row0][col_1],
+                                     &A[As_base + (As_index)row0 * (As_index)(K) + (As_index)col_1],
+                                     ::cuda::aligned_size_t<16>(16), pipe);
+              }
+            } else {
+              if (threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&As[threadIdx.y][threadIdx.x], &A[row * K + k0 + threadIdx.x],
+                                     ::cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
             }
-          } else {
-            if (threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&As[threadIdx.y][threadIdx.x], &A[row * K + k0 + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
-          }
-          using Bs_index = decltype(+((k0 + threadIdx.y) * N + col));
-          const Bs_index Bs_base = (Bs_index)((k0 + threadIdx.y) * N + col)
-              - (Bs_index)threadIdx.y * (Bs_index)(N)
-              - (Bs_index)threadIdx.x;
-          if (sizeof(Bs[0]) % 16 == 0 &&
-              blockDim.y == sizeof(Bs) / sizeof(Bs[0]) &&
-              blockDim.x == sizeof(Bs[0]) / sizeof(Bs[0][0]) &&
-              (N) % (16 / sizeof(Bs[0][0])) == 0 &&
-              reinterpret_cast<unsigned long long>(&B[Bs_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&Bs[0][0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk_1 = rank; chunk_1 < sizeof(Bs) / 16; chunk_1 += threads) {
-              const unsigned row0_1 = chunk_1 / (sizeof(Bs[0]) / 16);
-              const unsigned col_2 = chunk_1 % (sizeof(Bs[0]) / 16) * (16 / sizeof(Bs[0][0]));
-              ::cuda::memcpy_async(&Bs[row0_1][col_2],
-                                   &B[Bs_base + (Bs_index)row0_1 * (Bs_index)(N) + (Bs_index)col_2],
-                                   ::cuda::aligned_size_t<16>(16), pipe);
+            using Bs_index = decltype(+((k0 + threadIdx.y) * N + col));
+            const Bs_index Bs_base = (Bs_index)((k0 + threadIdx.y) * N + col)
+                - (Bs_index)threadIdx.y * (Bs_index)(N)
+                - (Bs_index)threadIdx.x;
+            if (sizeof(Bs[0]) % 16 == 0 &&
+                blockDim.y == sizeof(Bs) / sizeof(Bs[0]) &&
+                blockDim.x == sizeof(Bs[0]) / sizeof(Bs[0][0]) &&
+                (N) % (16 / sizeof(Bs[0][0])) == 0 &&
+                reinterpret_cast<unsigned long long>(&B[Bs_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&Bs[0][0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk_1 = rank; chunk_1 < sizeof(Bs) / 16; chunk_1 += threads) {
+                const unsigned row0_1 = chunk_1 / (sizeof(Bs[0]) / 16);
+                const unsigned col_2 = chunk_1 % (sizeof(Bs[0]) / 16) * (16 / sizeof(Bs[0][0]));
+                ::cuda::memcpy_async(&Bs[row0_1][col_2],
+                                     &B[Bs_base + (Bs_index)row0_1 * (Bs_index)(N) + (Bs_index)col_2],
+                                     ::cuda::aligned_size_t<16>(16), pipe);
+              }
+            } else {
+              if (threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&Bs[threadIdx.y][threadIdx.x], &B[(k0 + threadIdx.y) * N + col],
+                                     ::cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
             }
-          } else {
-            if (threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&Bs[threadIdx.y][threadIdx.x], &B[(k0 + threadIdx.y) * N + col],
-                                   ::cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
           }
           k0 += T;
           k0_fetch = k0;

@@ -164,14 +164,16 @@ __global__ void conv2d_channels(float* out, const float* in, const float* filt, 
       pipe.producer_acquire();
       auto c = c_fetch;
       if (c < channels) {
-        auto &tile = tile_stages[fetch_stage];
-        for (int y = threadIdx.y; y < TH + 2 * R; y += blockDim.y)
-          for (int x = threadIdx.x; x < TW + 2 * R; x += blockDim.x)
-            if (y0 + y >= 0 && y0 + y < H && x0 + x >= 0 && x0 + x < W)
-              ::cuda::memcpy_async(&tile[y][x], &in[(c * H + y0 + y) * W + x0 + x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-            else
-              tile[y][x] = 0.0f;
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &tile = tile_stages[fetch_stage];
+          for (int y = threadIdx.y; y < TH + 2 * R; y += blockDim.y)
+            for (int x = threadIdx.x; x < TW + 2 * R; x += blockDim.x)
+              if (y0 + y >= 0 && y0 + y < H && x0 + x >= 0 && x0 + x < W)
+                ::cuda::memcpy_async(&tile[y][x], &in[(c * H + y0 + y) * W + x0 + x],
+                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+              else
+                tile[y][x] = 0.0f;
+        }
         ++c;
         c_fetch = c;
       }

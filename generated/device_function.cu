@@ -152,23 +152,27 @@ __device__ void row_tile_mix(float* out, const float* a, const float* b, int lda
     auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < numTiles) {
-        sa_next[slot] = a[row * lda + t * T + threadIdx.x];
-        sb_next[slot] = b[t * T + threadIdx.x];
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          sa_next[slot] = a[row * lda + t * T + threadIdx.x];
+          sb_next[slot] = b[t * T + threadIdx.x];
+        }
         ++t;
         t_fetch = t;
       }
     };
     // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
     auto trip = [&](int slot) {
-      sa[threadIdx.x] = sa_next[slot];
-      sb[threadIdx.x] = sb_next[slot];
-      __syncthreads(); // the tile is published
-      load_next_tile(slot); // in flight during the next 4 computes
-      float s = 0.0f;
-      for (int j = 0; j < 8; ++j)
-        s += sa[(threadIdx.x + j) % T] * sb[(threadIdx.x + 3 * j) % T];
-      acc = 0.5f * acc + s;
-      __syncthreads(); // no thread still reads the tile when it is stored again
+      { // the loop body's scope: its names end before the loop's increment
+        sa[threadIdx.x] = sa_next[slot];
+        sb[threadIdx.x] = sb_next[slot];
+        __syncthreads(); // the tile is published
+        load_next_tile(slot); // in flight during the next 4 computes
+        float s = 0.0f;
+        for (int j = 0; j < 8; ++j)
+          s += sa[(threadIdx.x + j) % T] * sb[(threadIdx.x + 3 * j) % T];
+        acc = 0.5f * acc + s;
+        __syncthreads(); // no thread still reads the tile when it is stored again
+      }
       ++t;
     };
     // Prologue: the first 4 tiles.

@@ -178,8 +178,10 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
       if (leader) {
         auto k = k_fetch;
         for (int probe = 0; probe < 2 && (k < n); ++probe) {
-          tiles_aligned = tiles_aligned && ::tilepipe_rt::starts_on_16(x, (long long)(k + threadIdx.x));
-          tiles_aligned = tiles_aligned && ::tilepipe_rt::starts_on_16(y, (long long)(k + threadIdx.x));
+          { // the copy phase's own scope
+            tiles_aligned = tiles_aligned && ::tilepipe_rt::starts_on_16(x, (long long)(k + threadIdx.x));
+            tiles_aligned = tiles_aligned && ::tilepipe_rt::starts_on_16(y, (long long)(k + threadIdx.x));
+          }
           k += blockDim.x;
         }
         if (tiles_aligned) {
@@ -200,12 +202,14 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
         auto issue_tile = [&]() {
           auto k = k_fetch;
           if (k < n) {
-            auto &sa = sa_stages[fetch_stage];
-            auto &sb = sb_stages[fetch_stage];
-            ::tilepipe_rt::bulk_copy(sa, x, (long long)(k + threadIdx.x), stage_barriers[fetch_stage]);
-            ::tilepipe_rt::bulk_copy(sb, y, (long long)(k + threadIdx.x), stage_barriers[fetch_stage]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                    sizeof(sa) + sizeof(sb));
+            { // the copy phase's own scope
+              auto &sa = sa_stages[fetch_stage];
+              auto &sb = sb_stages[fetch_stage];
+              ::tilepipe_rt::bulk_copy(sa, x, (long long)(k + threadIdx.x), stage_barriers[fetch_stage]);
+              ::tilepipe_rt::bulk_copy(sb, y, (long long)(k + threadIdx.x), stage_barriers[fetch_stage]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                      sizeof(sa) + sizeof(sb));
+            }
             k += blockDim.x;
             k_fetch = k;
           }
@@ -243,45 +247,47 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
         pipe.producer_acquire();
         auto k = k_fetch;
         if (k < n) {
-          auto &sa = sa_stages[fetch_stage];
-          auto &sb = sb_stages[fetch_stage];
-          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-          using sa_index = decltype(+(k + threadIdx.x));
-          const sa_index sa_base = (sa_index)(k + threadIdx.x) - (sa_index)threadIdx.x;
-          if (sizeof(sa) % 16 == 0 &&
-              blockDim.x == sizeof(sa) / sizeof(sa[0]) &&
-              reinterpret_cast<unsigned long long>(&x[sa_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&sa[0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk = rank; chunk < sizeof(sa) / 16; chunk += threads) {
-              const unsigned col = chunk % (sizeof(sa) / 16) * (16 / sizeof(sa[0]));
-              ::cuda::memcpy_async(&sa[col],
-                                   &x[sa_base + (sa_index)col],
-                                   ::cuda::aligned_size_t<16>(16), pipe);
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &sa = sa_stages[fetch_stage];
+            auto &sb = sb_stages[fetch_stage];
+            const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+            const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+            using sa_index = decltype(+(k + threadIdx.x));
+            const sa_index sa_base = (sa_index)(k + threadIdx.x) - (sa_index)threadIdx.x;
+            if (sizeof(sa) % 16 == 0 &&
+                blockDim.x == sizeof(sa) / sizeof(sa[0]) &&
+                reinterpret_cast<unsigned long long>(&x[sa_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&sa[0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk = rank; chunk < sizeof(sa) / 16; chunk += threads) {
+                const unsigned col = chunk % (sizeof(sa) / 16) * (16 / sizeof(sa[0]));
+                ::cuda::memcpy_async(&sa[col],
+                                     &x[sa_base + (sa_index)col],
+                                     ::cuda::aligned_size_t<16>(16), pipe);
+              }
+            } else {
+              if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&sa[threadIdx.x], &x[k + threadIdx.x],
+                                     ::cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
             }
-          } else {
-            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&sa[threadIdx.x], &x[k + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
-          }
-          using sb_index = decltype(+(k + threadIdx.x));
-          const sb_index sb_base = (sb_index)(k + threadIdx.x) - (sb_index)threadIdx.x;
-          if (sizeof(sb) % 16 == 0 &&
-              blockDim.x == sizeof(sb) / sizeof(sb[0]) &&
-              reinterpret_cast<unsigned long long>(&y[sb_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&sb[0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk_1 = rank; chunk_1 < sizeof(sb) / 16; chunk_1 += threads) {
-              const unsigned col_1 = chunk_1 % (sizeof(sb) / 16) * (16 / sizeof(sb[0]));
-              ::cuda::memcpy_async(&sb[col_1],
-                                   &y[sb_base + (sb_index)col_1],
-                                   ::cuda::aligned_size_t<16>(16), pipe);
+            using sb_index = decltype(+(k + threadIdx.x));
+            const sb_index sb_base = (sb_index)(k + threadIdx.x) - (sb_index)threadIdx.x;
+            if (sizeof(sb) % 16 == 0 &&
+                blockDim.x == sizeof(sb) / sizeof(sb[0]) &&
+                reinterpret_cast<unsigned long long>(&y[sb_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&sb[0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk_1 = rank; chunk_1 < sizeof(sb) / 16; chunk_1 += threads) {
+                const unsigned col_1 = chunk_1 % (sizeof(sb) / 16) * (16 / sizeof(sb[0]));
+                ::cuda::memcpy_async(&sb[col_1],
+                                     &y[sb_base + (sb_index)col_1],
+                                     ::cuda::aligned_size_t<16>(16), pipe);
+              }
+            } else {
+              if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&sb[threadIdx.x], &y[k + threadIdx.x],
+                                     ::cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
             }
-          } else {
-            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&sb[threadIdx.x], &y[k + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
           }
           k += blockDim.x;
           k_fetch = k;

@@ -185,8 +185,10 @@ __global__ void block_totals(float* out, const float* in, int numTiles) {
       if (leader) {
         auto t = t_fetch;
         for (int probe = 0; probe < 2 && (t < numTiles); ++probe) {
-          tiles_aligned = tiles_aligned &&
-                          ::tilepipe_rt::starts_on_16(in, (long long)((blockIdx.x * numTiles + t) * T + threadIdx.x));
+          { // the copy phase's own scope
+            tiles_aligned = tiles_aligned &&
+                            ::tilepipe_rt::starts_on_16(in, (long long)((blockIdx.x * numTiles + t) * T + threadIdx.x));
+          }
           ++t;
         }
         if (tiles_aligned) {
@@ -207,11 +209,13 @@ __global__ void block_totals(float* out, const float* in, int numTiles) {
         auto issue_tile = [&]() {
           auto t = t_fetch;
           if (t < numTiles) {
-            auto &s = s_stages[fetch_stage];
-            ::tilepipe_rt::bulk_copy(s, in, (long long)((blockIdx.x * numTiles + t) * T + threadIdx.x),
-                                     stage_barriers[fetch_stage]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                    sizeof(s));
+            { // the copy phase's own scope
+              auto &s = s_stages[fetch_stage];
+              ::tilepipe_rt::bulk_copy(s, in, (long long)((blockIdx.x * numTiles + t) * T + threadIdx.x),
+                                       stage_barriers[fetch_stage]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                      sizeof(s));
+            }
             ++t;
             t_fetch = t;
           }
@@ -247,27 +251,29 @@ __global__ void block_totals(float* out, const float* in, int numTiles) {
         pipe.producer_acquire();
         auto t = t_fetch;
         if (t < numTiles) {
-          auto &s = s_stages[fetch_stage];
-          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-          using s_index = decltype(+((blockIdx.x * numTiles + t) * T + threadIdx.x));
-          const s_index s_base = (s_index)((blockIdx.x * numTiles + t) * T + threadIdx.x)
-              - (s_index)threadIdx.x;
-          if (sizeof(s) % 16 == 0 &&
-              blockDim.x == sizeof(s) / sizeof(s[0]) &&
-              reinterpret_cast<unsigned long long>(&in[s_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-              ::cuda::memcpy_async(&s[col],
-                                   &in[s_base + (s_index)col],
-                                   ::cuda::aligned_size_t<16>(16), pipe);
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &s = s_stages[fetch_stage];
+            const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+            const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+            using s_index = decltype(+((blockIdx.x * numTiles + t) * T + threadIdx.x));
+            const s_index s_base = (s_index)((blockIdx.x * numTiles + t) * T + threadIdx.x)
+                - (s_index)threadIdx.x;
+            if (sizeof(s) % 16 == 0 &&
+                blockDim.x == sizeof(s) / sizeof(s[0]) &&
+                reinterpret_cast<unsigned long long>(&in[s_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+                const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+                ::cuda::memcpy_async(&s[col],
+                                     &in[s_base + (s_index)col],
+                                     ::cuda::aligned_size_t<16>(16), pipe);
+              }
+            } else {
+              if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T + threadIdx.x],
+                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
             }
-          } else {
-            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
           ++t;
           t_fetch = t;
@@ -345,8 +351,10 @@ __global__ void own_totals(float* out, const float* in, int numTiles) {
       if (leader) {
         auto t = t_fetch;
         for (int probe = 0; probe < 2 && (t < numTiles); ++probe) {
-          tiles_aligned = tiles_aligned &&
-                          ::tilepipe_rt::starts_on_16(in, (long long)((blockIdx.x * numTiles + t) * T + threadIdx.x));
+          { // the copy phase's own scope
+            tiles_aligned = tiles_aligned &&
+                            ::tilepipe_rt::starts_on_16(in, (long long)((blockIdx.x * numTiles + t) * T + threadIdx.x));
+          }
           ++t;
         }
         if (tiles_aligned) {
@@ -367,11 +375,13 @@ __global__ void own_totals(float* out, const float* in, int numTiles) {
         auto issue_tile = [&]() {
           auto t = t_fetch;
           if (t < numTiles) {
-            auto &s = s_stages[fetch_stage];
-            ::tilepipe_rt::bulk_copy(s, in, (long long)((blockIdx.x * numTiles + t) * T + threadIdx.x),
-                                     stage_barriers[fetch_stage]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                    sizeof(s));
+            { // the copy phase's own scope
+              auto &s = s_stages[fetch_stage];
+              ::tilepipe_rt::bulk_copy(s, in, (long long)((blockIdx.x * numTiles + t) * T + threadIdx.x),
+                                       stage_barriers[fetch_stage]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                      sizeof(s));
+            }
             ++t;
             t_fetch = t;
           }
@@ -407,27 +417,29 @@ __global__ void own_totals(float* out, const float* in, int numTiles) {
         pipe.producer_acquire();
         auto t = t_fetch;
         if (t < numTiles) {
-          auto &s = s_stages[fetch_stage];
-          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-          using s_index = decltype(+((blockIdx.x * numTiles + t) * T + threadIdx.x));
-          const s_index s_base = (s_index)((blockIdx.x * numTiles + t) * T + threadIdx.x)
-              - (s_index)threadIdx.x;
-          if (sizeof(s) % 16 == 0 &&
-              blockDim.x == sizeof(s) / sizeof(s[0]) &&
-              reinterpret_cast<unsigned long long>(&in[s_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-              ::cuda::memcpy_async(&s[col],
-                                   &in[s_base + (s_index)col],
-                                   ::cuda::aligned_size_t<16>(16), pipe);
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &s = s_stages[fetch_stage];
+            const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+            const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+            using s_index = decltype(+((blockIdx.x * numTiles + t) * T + threadIdx.x));
+            const s_index s_base = (s_index)((blockIdx.x * numTiles + t) * T + threadIdx.x)
+                - (s_index)threadIdx.x;
+            if (sizeof(s) % 16 == 0 &&
+                blockDim.x == sizeof(s) / sizeof(s[0]) &&
+                reinterpret_cast<unsigned long long>(&in[s_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+                const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+                ::cuda::memcpy_async(&s[col],
+                                     &in[s_base + (s_index)col],
+                                     ::cuda::aligned_size_t<16>(16), pipe);
+              }
+            } else {
+              if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T + threadIdx.x],
+                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
             }
-          } else {
-            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
           ++t;
           t_fetch = t;
@@ -492,27 +504,29 @@ __global__ void neighbour_means(float* out, float* row, const float* in, int num
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < numTiles) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+((blockIdx.x * numTiles + t) * T2 + threadIdx.x));
-        const s_index s_base = (s_index)((blockIdx.x * numTiles + t) * T2 + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&in[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &in[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+((blockIdx.x * numTiles + t) * T2 + threadIdx.x));
+          const s_index s_base = (s_index)((blockIdx.x * numTiles + t) * T2 + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&in[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &in[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T2 + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T2 + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;

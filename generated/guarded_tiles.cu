@@ -183,8 +183,10 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
         auto t = t_fetch;
         ::tilepipe_rt::BoxProbe s_probe;
         for (int probe = 0; probe < 2 && (t < numTiles); ++probe) {
-          const unsigned i = blockIdx.x * seg + t * W + threadIdx.x;
-          tiles_aligned = tiles_aligned && s_probe.fits(s_tmap, X, (long long)(i), 0, i);
+          { // the copy phase's own scope
+            const unsigned i = blockIdx.x * seg + t * W + threadIdx.x;
+            tiles_aligned = tiles_aligned && s_probe.fits(s_tmap, X, (long long)(i), 0, i);
+          }
           ++t;
         }
         if (tiles_aligned) {
@@ -205,11 +207,13 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
         auto issue_tile = [&]() {
           auto t = t_fetch;
           if (t < numTiles) {
-            auto &s = s_stages[fetch_stage];
-            const unsigned i = blockIdx.x * seg + t * W + threadIdx.x;
-            ::tilepipe_rt::copy_box(s_tmap, s, 0, i, stage_barriers[fetch_stage]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                    sizeof(s));
+            { // the copy phase's own scope
+              auto &s = s_stages[fetch_stage];
+              const unsigned i = blockIdx.x * seg + t * W + threadIdx.x;
+              ::tilepipe_rt::copy_box(s_tmap, s, 0, i, stage_barriers[fetch_stage]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                      sizeof(s));
+            }
             ++t;
             t_fetch = t;
           }
@@ -244,13 +248,15 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
         pipe.producer_acquire();
         auto t = t_fetch;
         if (t < numTiles) {
-          auto &s = s_stages[fetch_stage];
-          const unsigned i = blockIdx.x * seg + t * W + threadIdx.x;
-          if (i <= last)
-            ::cuda::memcpy_async(&s[threadIdx.x], &X[i],
-                                 ::cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
-          else
-            s[threadIdx.x] = 0.0;
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &s = s_stages[fetch_stage];
+            const unsigned i = blockIdx.x * seg + t * W + threadIdx.x;
+            if (i <= last)
+              ::cuda::memcpy_async(&s[threadIdx.x], &X[i],
+                                   ::cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
+            else
+              s[threadIdx.x] = 0.0;
+          }
           ++t;
           t_fetch = t;
         }
@@ -349,10 +355,12 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
         ::tilepipe_rt::BoxProbe As_probe;
         ::tilepipe_rt::BoxProbe Bs_probe;
         for (int probe = 0; probe < 2 && (k0 < K); ++probe) {
-          tiles_aligned = tiles_aligned &&
-                          As_probe.fits(As_tmap, A, (long long)(row * K + k0 + tx), row, k0 + tx);
-          tiles_aligned = tiles_aligned &&
-                          Bs_probe.fits(Bs_tmap, B, (long long)((k0 + ty) * N + col), k0 + ty, col);
+          { // the copy phase's own scope
+            tiles_aligned = tiles_aligned &&
+                            As_probe.fits(As_tmap, A, (long long)(row * K + k0 + tx), row, k0 + tx);
+            tiles_aligned = tiles_aligned &&
+                            Bs_probe.fits(Bs_tmap, B, (long long)((k0 + ty) * N + col), k0 + ty, col);
+          }
           k0 += T;
         }
         if (tiles_aligned) {
@@ -373,12 +381,14 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
         auto issue_tile = [&]() {
           auto k0 = k0_fetch;
           if (k0 < K) {
-            auto &As = As_stages[fetch_stage];
-            auto &Bs = Bs_stages[fetch_stage];
-            ::tilepipe_rt::copy_box(As_tmap, As, row, k0 + tx, stage_barriers[fetch_stage]);
-            ::tilepipe_rt::copy_box(Bs_tmap, Bs, k0 + ty, col, stage_barriers[fetch_stage]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                    sizeof(As) + sizeof(Bs));
+            { // the copy phase's own scope
+              auto &As = As_stages[fetch_stage];
+              auto &Bs = Bs_stages[fetch_stage];
+              ::tilepipe_rt::copy_box(As_tmap, As, row, k0 + tx, stage_barriers[fetch_stage]);
+              ::tilepipe_rt::copy_box(Bs_tmap, Bs, k0 + ty, col, stage_barriers[fetch_stage]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                      sizeof(As) + sizeof(Bs));
+            }
             k0 += T;
             k0_fetch = k0;
           }
@@ -415,18 +425,20 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
         pipe.producer_acquire();
         auto k0 = k0_fetch;
         if (k0 < K) {
-          auto &As = As_stages[fetch_stage];
-          auto &Bs = Bs_stages[fetch_stage];
-          if (M > row && K > k0 + tx)
-            ::cuda::memcpy_async(&As[ty][tx], &A[row * K + k0 + tx],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-          else
-            As[ty][tx] = 0.0f;
-          if (k0 + ty <= K - 1 && col <= N - 1) {
-            ::cuda::memcpy_async(&Bs[ty][tx], &B[(k0 + ty) * N + col],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-          } else {
-            Bs[ty][tx] = 0;
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &As = As_stages[fetch_stage];
+            auto &Bs = Bs_stages[fetch_stage];
+            if (M > row && K > k0 + tx)
+              ::cuda::memcpy_async(&As[ty][tx], &A[row * K + k0 + tx],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            else
+              As[ty][tx] = 0.0f;
+            if (k0 + ty <= K - 1 && col <= N - 1) {
+              ::cuda::memcpy_async(&Bs[ty][tx], &B[(k0 + ty) * N + col],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            } else {
+              Bs[ty][tx] = 0;
+            }
           }
           k0 += T;
           k0_fetch = k0;

@@ -159,20 +159,24 @@ __global__ void int_matvec(int* y, const int* A, const int* x, int cols, int lda
     auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < cols / TX) {
-        as_next[slot] = A[row * lda + t * TX + threadIdx.x];
-        if (threadIdx.y == 0) xs_next[slot] = x[t * TX + threadIdx.x];
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          as_next[slot] = A[row * lda + t * TX + threadIdx.x];
+          if (threadIdx.y == 0) xs_next[slot] = x[t * TX + threadIdx.x];
+        }
         ++t;
         t_fetch = t;
       }
     };
     // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
     auto trip = [&](int slot) {
-      as[threadIdx.y][threadIdx.x] = as_next[slot];
-      if (threadIdx.y == 0) xs[threadIdx.x] = xs_next[slot];
-      __syncthreads(); // the tile is published
-      load_next_tile(slot); // in flight during the next 4 computes
-      acc += as[threadIdx.y][rot] * xs[rot];
-      __syncthreads(); // no thread still reads the tile when it is stored again
+      { // the loop body's scope: its names end before the loop's increment
+        as[threadIdx.y][threadIdx.x] = as_next[slot];
+        if (threadIdx.y == 0) xs[threadIdx.x] = xs_next[slot];
+        __syncthreads(); // the tile is published
+        load_next_tile(slot); // in flight during the next 4 computes
+        acc += as[threadIdx.y][rot] * xs[rot];
+        __syncthreads(); // no thread still reads the tile when it is stored again
+      }
       ++t;
     };
     // Prologue: the first 4 tiles.

@@ -169,37 +169,39 @@ __global__ void __launch_bounds__(1024) wide_block(int* __restrict__ out, const 
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < numTiles) {
-        auto &tile0 = tile0_stages[fetch_stage];
-        auto &buf1 = buf1_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using tile0_index = decltype(+(base_src0 + t * 32 + ty * ld0 + tx));
-        const tile0_index tile0_base = (tile0_index)(base_src0 + t * 32 + ty * ld0 + tx)
-            - (tile0_index)threadIdx.y * (tile0_index)(ld0)
-            - (tile0_index)threadIdx.x;
-        if (sizeof(tile0[0]) % 16 == 0 &&
-            blockDim.y == sizeof(tile0) / sizeof(tile0[0]) &&
-            blockDim.x == sizeof(tile0[0]) / sizeof(tile0[0][0]) &&
-            (ld0) % (16 / sizeof(tile0[0][0])) == 0 &&
-            reinterpret_cast<unsigned long long>(&src0[tile0_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&tile0[0][0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(tile0) / 16; chunk += threads) {
-            const unsigned row0 = chunk / (sizeof(tile0[0]) / 16);
-            const unsigned col = chunk % (sizeof(tile0[0]) / 16) * (16 / sizeof(tile0[0][0]));
-            ::cuda::memcpy_async(&tile0[row0][col],
-                                 &src0[tile0_base + (tile0_index)row0 * (tile0_index)(ld0) + (tile0_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &tile0 = tile0_stages[fetch_stage];
+          auto &buf1 = buf1_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using tile0_index = decltype(+(base_src0 + t * 32 + ty * ld0 + tx));
+          const tile0_index tile0_base = (tile0_index)(base_src0 + t * 32 + ty * ld0 + tx)
+              - (tile0_index)threadIdx.y * (tile0_index)(ld0)
+              - (tile0_index)threadIdx.x;
+          if (sizeof(tile0[0]) % 16 == 0 &&
+              blockDim.y == sizeof(tile0) / sizeof(tile0[0]) &&
+              blockDim.x == sizeof(tile0[0]) / sizeof(tile0[0][0]) &&
+              (ld0) % (16 / sizeof(tile0[0][0])) == 0 &&
+              reinterpret_cast<unsigned long long>(&src0[tile0_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&tile0[0][0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(tile0) / 16; chunk += threads) {
+              const unsigned row0 = chunk / (sizeof(tile0[0]) / 16);
+              const unsigned col = chunk % (sizeof(tile0[0]) / 16) * (16 / sizeof(tile0[0][0]));
+              ::cuda::memcpy_async(&tile0[row0][col],
+                                   &src0[tile0_base + (tile0_index)row0 * (tile0_index)(ld0) + (tile0_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&tile0[ty][tx], &src0[base_src0 + t * 32 + ty * ld0 + tx],
+                                   ::cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
           }
-        } else {
-          if (threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&tile0[ty][tx], &src0[base_src0 + t * 32 + ty * ld0 + tx],
-                                 ::cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
+          ::cuda::memcpy_async(&buf1[ty][tx], &src1[min(t * 32 * ld1 + ty * ld1 + tx, n_src1 - 1)],
+                               ::cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
+          ::cuda::memcpy_async(&buf1[ty][tx + 32], &src1[min(t * 32 * ld1 + ty * ld1 + tx + 32, n_src1 - 1)],
+                               ::cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
         }
-        ::cuda::memcpy_async(&buf1[ty][tx], &src1[min(t * 32 * ld1 + ty * ld1 + tx, n_src1 - 1)],
-                             ::cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
-        ::cuda::memcpy_async(&buf1[ty][tx + 32], &src1[min(t * 32 * ld1 + ty * ld1 + tx + 32, n_src1 - 1)],
-                             ::cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
         t++;
         t_fetch = t;
       }
@@ -310,27 +312,29 @@ __global__ void no_scratch(float* out, const float* g, int numTiles) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < numTiles) {
-        auto &tile = tile_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using tile_index = decltype(+((blockIdx.x * numTiles + t) * TS + threadIdx.x));
-        const tile_index tile_base = (tile_index)((blockIdx.x * numTiles + t) * TS + threadIdx.x)
-            - (tile_index)threadIdx.x;
-        if (sizeof(tile) % 16 == 0 &&
-            blockDim.x == sizeof(tile) / sizeof(tile[0]) &&
-            reinterpret_cast<unsigned long long>(&g[tile_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&tile[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(tile) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(tile) / 16) * (16 / sizeof(tile[0]));
-            ::cuda::memcpy_async(&tile[col],
-                                 &g[tile_base + (tile_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &tile = tile_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using tile_index = decltype(+((blockIdx.x * numTiles + t) * TS + threadIdx.x));
+          const tile_index tile_base = (tile_index)((blockIdx.x * numTiles + t) * TS + threadIdx.x)
+              - (tile_index)threadIdx.x;
+          if (sizeof(tile) % 16 == 0 &&
+              blockDim.x == sizeof(tile) / sizeof(tile[0]) &&
+              reinterpret_cast<unsigned long long>(&g[tile_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&tile[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(tile) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(tile) / 16) * (16 / sizeof(tile[0]));
+              ::cuda::memcpy_async(&tile[col],
+                                   &g[tile_base + (tile_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&tile[threadIdx.x], &g[(blockIdx.x * numTiles + t) * TS + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&tile[threadIdx.x], &g[(blockIdx.x * numTiles + t) * TS + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;

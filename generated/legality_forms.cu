@@ -186,27 +186,29 @@ __global__ void lambda_into_output(const float* __restrict__ A, float* __restric
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+((blockIdx.x * nt + t) * T + threadIdx.x));
-        const s_index s_base = (s_index)((blockIdx.x * nt + t) * T + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+((blockIdx.x * nt + t) * T + threadIdx.x));
+          const s_index s_base = (s_index)((blockIdx.x * nt + t) * T + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[(blockIdx.x * nt + t) * T + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &A[(blockIdx.x * nt + t) * T + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -287,27 +289,29 @@ __global__ void pure_index(const float* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+(tileOf(blockIdx.x, t, nt) * T + threadIdx.x));
-        const s_index s_base = (s_index)(tileOf(blockIdx.x, t, nt) * T + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+(tileOf(blockIdx.x, t, nt) * T + threadIdx.x));
+          const s_index s_base = (s_index)(tileOf(blockIdx.x, t, nt) * T + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[tileOf(blockIdx.x, t, nt) * T + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &A[tileOf(blockIdx.x, t, nt) * T + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -370,9 +374,11 @@ __global__ void rows_after_early_exit(const float* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        ::cuda::memcpy_async(&s[ty][tx], &A[((size_t)(blockIdx.x * nt + t) * 16 + ty) * 16 + tx],
-                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          ::cuda::memcpy_async(&s[ty][tx], &A[((size_t)(blockIdx.x * nt + t) * 16 + ty) * 16 + tx],
+                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
         ++t;
         t_fetch = t;
       }
@@ -432,27 +438,29 @@ __global__ void shared_read_after_loop(const float* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+((blockIdx.x * nt + t) * T + threadIdx.x));
-        const s_index s_base = (s_index)((blockIdx.x * nt + t) * T + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+((blockIdx.x * nt + t) * T + threadIdx.x));
+          const s_index s_base = (s_index)((blockIdx.x * nt + t) * T + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[(blockIdx.x * nt + t) * T + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &A[(blockIdx.x * nt + t) * T + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -519,27 +527,29 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+(((size_t)blockIdx.x * nt + t) * T + threadIdx.x));
-        const s_index s_base = (s_index)(((size_t)blockIdx.x * nt + t) * T + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+(((size_t)blockIdx.x * nt + t) * T + threadIdx.x));
+          const s_index s_base = (s_index)(((size_t)blockIdx.x * nt + t) * T + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -617,8 +627,10 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
       if (leader) {
         auto t = t_fetch;
         for (int probe = 0; probe < 2 && (t < nt); ++probe) {
-          tiles_aligned = tiles_aligned &&
-                          ::tilepipe_rt::starts_on_16(A, (long long)((blockIdx.x * 32 + ty) * ld + t * 32 + tx));
+          { // the copy phase's own scope
+            tiles_aligned = tiles_aligned &&
+                            ::tilepipe_rt::starts_on_16(A, (long long)((blockIdx.x * 32 + ty) * ld + t * 32 + tx));
+          }
           ++t;
         }
         if (tiles_aligned) {
@@ -639,11 +651,13 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
         auto issue_tile = [&]() {
           auto t = t_fetch;
           if (t < nt) {
-            auto &s = s_stages[fetch_stage];
-            ::tilepipe_rt::copy_tile(s_tmap, s, A, (long long)((blockIdx.x * 32 + ty) * ld + t * 32 + tx),
-                                     stage_barriers[fetch_stage]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                    sizeof(s));
+            { // the copy phase's own scope
+              auto &s = s_stages[fetch_stage];
+              ::tilepipe_rt::copy_tile(s_tmap, s, A, (long long)((blockIdx.x * 32 + ty) * ld + t * 32 + tx),
+                                       stage_barriers[fetch_stage]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                      sizeof(s));
+            }
             ++t;
             t_fetch = t;
           }
@@ -678,31 +692,33 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
         pipe.producer_acquire();
         auto t = t_fetch;
         if (t < nt) {
-          auto &s = s_stages[fetch_stage];
-          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-          using s_index = decltype(+((blockIdx.x * 32 + ty) * ld + t * 32 + tx));
-          const s_index s_base = (s_index)((blockIdx.x * 32 + ty) * ld + t * 32 + tx)
-              - (s_index)threadIdx.y * (s_index)(ld)
-              - (s_index)threadIdx.x;
-          if (sizeof(s[0]) % 16 == 0 &&
-              blockDim.y == sizeof(s) / sizeof(s[0]) &&
-              blockDim.x == sizeof(s[0]) / sizeof(s[0][0]) &&
-              (ld) % (16 / sizeof(s[0][0])) == 0 &&
-              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&s[0][0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-              const unsigned row0 = chunk / (sizeof(s[0]) / 16);
-              const unsigned col = chunk % (sizeof(s[0]) / 16) * (16 / sizeof(s[0][0]));
-              ::cuda::memcpy_async(&s[row0][col],
-                                   &A[s_base + (s_index)row0 * (s_index)(ld) + (s_index)col],
-                                   ::cuda::aligned_size_t<16>(16), pipe);
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &s = s_stages[fetch_stage];
+            const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+            const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+            using s_index = decltype(+((blockIdx.x * 32 + ty) * ld + t * 32 + tx));
+            const s_index s_base = (s_index)((blockIdx.x * 32 + ty) * ld + t * 32 + tx)
+                - (s_index)threadIdx.y * (s_index)(ld)
+                - (s_index)threadIdx.x;
+            if (sizeof(s[0]) % 16 == 0 &&
+                blockDim.y == sizeof(s) / sizeof(s[0]) &&
+                blockDim.x == sizeof(s[0]) / sizeof(s[0][0]) &&
+                (ld) % (16 / sizeof(s[0][0])) == 0 &&
+                reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&s[0][0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+                const unsigned row0 = chunk / (sizeof(s[0]) / 16);
+                const unsigned col = chunk % (sizeof(s[0]) / 16) * (16 / sizeof(s[0][0]));
+                ::cuda::memcpy_async(&s[row0][col],
+                                     &A[s_base + (s_index)row0 * (s_index)(ld) + (s_index)col],
+                                     ::cuda::aligned_size_t<16>(16), pipe);
+              }
+            } else {
+              if (threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&s[ty][tx], &A[(blockIdx.x * 32 + ty) * ld + t * 32 + tx],
+                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
             }
-          } else {
-            if (threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&s[ty][tx], &A[(blockIdx.x * 32 + ty) * ld + t * 32 + tx],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
           ++t;
           t_fetch = t;

@@ -172,27 +172,29 @@ __global__ void temporary_without_effects(const float* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+(tileAt(blockIdx.x, nt, t) + threadIdx.x));
-        const s_index s_base = (s_index)(tileAt(blockIdx.x, nt, t) + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+(tileAt(blockIdx.x, nt, t) + threadIdx.x));
+          const s_index s_base = (s_index)(tileAt(blockIdx.x, nt, t) + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -280,27 +282,29 @@ __global__ void default_argument_constant(const float* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+(tileAt(blockIdx.x, nt, t) + threadIdx.x));
-        const s_index s_base = (s_index)(tileAt(blockIdx.x, nt, t) + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+(tileAt(blockIdx.x, nt, t) + threadIdx.x));
+          const s_index s_base = (s_index)(tileAt(blockIdx.x, nt, t) + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -373,27 +377,29 @@ __global__ void member_initializer_constant(const float* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+(tileAt(blockIdx.x, nt, t) + threadIdx.x));
-        const s_index s_base = (s_index)(tileAt(blockIdx.x, nt, t) + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+(tileAt(blockIdx.x, nt, t) + threadIdx.x));
+          const s_index s_base = (s_index)(tileAt(blockIdx.x, nt, t) + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -486,27 +492,29 @@ __global__ void range_for_view(const float* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+(tileAt(blockIdx.x, nt, t) + threadIdx.x));
-        const s_index s_base = (s_index)(tileAt(blockIdx.x, nt, t) + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+(tileAt(blockIdx.x, nt, t) + threadIdx.x));
+          const s_index s_base = (s_index)(tileAt(blockIdx.x, nt, t) + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -589,27 +597,29 @@ __global__ void pointer_copy_kept(const float* __restrict__ A, float* __restrict
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+(tileAt(blockIdx.x, nt, t) + threadIdx.x));
-        const s_index s_base = (s_index)(tileAt(blockIdx.x, nt, t) + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+(tileAt(blockIdx.x, nt, t) + threadIdx.x));
+          const s_index s_base = (s_index)(tileAt(blockIdx.x, nt, t) + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -681,9 +691,11 @@ __global__ void exit_in_destructor(const float* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        ::cuda::memcpy_async(&s[threadIdx.y][threadIdx.x], &A[((size_t)(blockIdx.x * nt + t) * 32 + threadIdx.y) * 32 + threadIdx.x],
-                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          ::cuda::memcpy_async(&s[threadIdx.y][threadIdx.x], &A[((size_t)(blockIdx.x * nt + t) * 32 + threadIdx.y) * 32 + threadIdx.x],
+                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
         ++t;
         t_fetch = t;
       }
@@ -745,9 +757,11 @@ __global__ void rerun_through_lambda(const float* A, float* C, int nt) {
         pipe.producer_acquire();
         auto t = t_fetch;
         if (t < nt) {
-          auto &s = s_stages[fetch_stage];
-          ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, (t + pass * 5) % nt) + threadIdx.x],
-                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &s = s_stages[fetch_stage];
+            ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, (t + pass * 5) % nt) + threadIdx.x],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+          }
           ++t;
           t_fetch = t;
         }
@@ -823,9 +837,11 @@ again:
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, (t + pass * 5) % nt) + threadIdx.x],
-                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, (t + pass * 5) % nt) + threadIdx.x],
+                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
         ++t;
         t_fetch = t;
       }

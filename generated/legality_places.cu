@@ -165,28 +165,30 @@ __global__ void plain_index(const float* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        const int lane = threadIdx.x;
-        using s_index = decltype(+(((size_t)blockIdx.x * nt + t) * T + lane));
-        const s_index s_base = (s_index)(((size_t)blockIdx.x * nt + t) * T + lane)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          const int lane = threadIdx.x;
+          using s_index = decltype(+(((size_t)blockIdx.x * nt + t) * T + lane));
+          const s_index s_base = (s_index)(((size_t)blockIdx.x * nt + t) * T + lane)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[lane], &A[((size_t)blockIdx.x * nt + t) * T + lane],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[lane], &A[((size_t)blockIdx.x * nt + t) * T + lane],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -263,27 +265,29 @@ __global__ void line_of_callee(const float* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+(((size_t)blockIdx.x * nt + t) * T + threadIdx.x));
-        const s_index s_base = (s_index)(((size_t)blockIdx.x * nt + t) * T + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+(((size_t)blockIdx.x * nt + t) * T + threadIdx.x));
+          const s_index s_base = (s_index)(((size_t)blockIdx.x * nt + t) * T + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -348,9 +352,11 @@ __global__ void rows_bottom_up(const float* img, float* C, unsigned w, unsigned 
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        ::cuda::memcpy_async(&s[threadIdx.y][threadIdx.x], &img[rowStart + t * T + threadIdx.x],
-                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          ::cuda::memcpy_async(&s[threadIdx.y][threadIdx.x], &img[rowStart + t * T + threadIdx.x],
+                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
         ++t;
         t_fetch = t;
       }
@@ -426,8 +432,10 @@ __global__ void rows_bottom_up_narrow(const float* img, float* C, int w, int h, 
       if (leader) {
         auto t = t_fetch;
         for (int probe = 0; probe < 2 && (t < nt); ++probe) {
-          tiles_aligned = tiles_aligned &&
-                          ::tilepipe_rt::starts_on_16(img, (long long)(rowStart + t * T + threadIdx.x));
+          { // the copy phase's own scope
+            tiles_aligned = tiles_aligned &&
+                            ::tilepipe_rt::starts_on_16(img, (long long)(rowStart + t * T + threadIdx.x));
+          }
           ++t;
         }
         if (tiles_aligned) {
@@ -448,11 +456,13 @@ __global__ void rows_bottom_up_narrow(const float* img, float* C, int w, int h, 
         auto issue_tile = [&]() {
           auto t = t_fetch;
           if (t < nt) {
-            auto &s = s_stages[fetch_stage];
-            ::tilepipe_rt::copy_tile(s_tmap, s, img, (long long)(rowStart + t * T + threadIdx.x),
-                                     stage_barriers[fetch_stage]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                    sizeof(s));
+            { // the copy phase's own scope
+              auto &s = s_stages[fetch_stage];
+              ::tilepipe_rt::copy_tile(s_tmap, s, img, (long long)(rowStart + t * T + threadIdx.x),
+                                       stage_barriers[fetch_stage]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                      sizeof(s));
+            }
             ++t;
             t_fetch = t;
           }
@@ -487,31 +497,33 @@ __global__ void rows_bottom_up_narrow(const float* img, float* C, int w, int h, 
         pipe.producer_acquire();
         auto t = t_fetch;
         if (t < nt) {
-          auto &s = s_stages[fetch_stage];
-          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-          using s_index = decltype(+(rowStart + t * T + threadIdx.x));
-          const s_index s_base = (s_index)(rowStart + t * T + threadIdx.x)
-              - (s_index)threadIdx.y * (s_index)((-(1)) * (w))
-              - (s_index)threadIdx.x;
-          if (sizeof(s[0]) % 16 == 0 &&
-              blockDim.y == sizeof(s) / sizeof(s[0]) &&
-              blockDim.x == sizeof(s[0]) / sizeof(s[0][0]) &&
-              ((-(1)) * (w)) % (16 / sizeof(s[0][0])) == 0 &&
-              reinterpret_cast<unsigned long long>(&img[s_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&s[0][0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-              const unsigned row0 = chunk / (sizeof(s[0]) / 16);
-              const unsigned col = chunk % (sizeof(s[0]) / 16) * (16 / sizeof(s[0][0]));
-              ::cuda::memcpy_async(&s[row0][col],
-                                   &img[s_base + (s_index)row0 * (s_index)((-(1)) * (w)) + (s_index)col],
-                                   ::cuda::aligned_size_t<16>(16), pipe);
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &s = s_stages[fetch_stage];
+            const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+            const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+            using s_index = decltype(+(rowStart + t * T + threadIdx.x));
+            const s_index s_base = (s_index)(rowStart + t * T + threadIdx.x)
+                - (s_index)threadIdx.y * (s_index)((-(1)) * (w))
+                - (s_index)threadIdx.x;
+            if (sizeof(s[0]) % 16 == 0 &&
+                blockDim.y == sizeof(s) / sizeof(s[0]) &&
+                blockDim.x == sizeof(s[0]) / sizeof(s[0][0]) &&
+                ((-(1)) * (w)) % (16 / sizeof(s[0][0])) == 0 &&
+                reinterpret_cast<unsigned long long>(&img[s_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&s[0][0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+                const unsigned row0 = chunk / (sizeof(s[0]) / 16);
+                const unsigned col = chunk % (sizeof(s[0]) / 16) * (16 / sizeof(s[0][0]));
+                ::cuda::memcpy_async(&s[row0][col],
+                                     &img[s_base + (s_index)row0 * (s_index)((-(1)) * (w)) + (s_index)col],
+                                     ::cuda::aligned_size_t<16>(16), pipe);
+              }
+            } else {
+              if (threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&s[threadIdx.y][threadIdx.x], &img[rowStart + t * T + threadIdx.x],
+                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
             }
-          } else {
-            if (threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&s[threadIdx.y][threadIdx.x], &img[rowStart + t * T + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
           ++t;
           t_fetch = t;

@@ -158,9 +158,11 @@ __global__ void real_elements(const float* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        for (int q = 0; q < 4; ++q) ::cuda::memcpy_async(&s[threadIdx.x][q], &A[quadAt(blockIdx.x, nt, t) + threadIdx.x * 4 + q],
-                             ::cuda::aligned_size_t<sizeof(Real)>(sizeof(Real)), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          for (int q = 0; q < 4; ++q) ::cuda::memcpy_async(&s[threadIdx.x][q], &A[quadAt(blockIdx.x, nt, t) + threadIdx.x * 4 + q],
+                               ::cuda::aligned_size_t<sizeof(Real)>(sizeof(Real)), pipe);
+        }
         ++t;
         t_fetch = t;
       }
@@ -240,27 +242,29 @@ __global__ void plain_member(const Cell* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+(((size_t)blockIdx.x * nt + t) * T + threadIdx.x));
-        const s_index s_base = (s_index)(((size_t)blockIdx.x * nt + t) * T + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+(((size_t)blockIdx.x * nt + t) * T + threadIdx.x));
+          const s_index s_base = (s_index)(((size_t)blockIdx.x * nt + t) * T + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(Cell)>(sizeof(Cell)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(Cell)>(sizeof(Cell)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -342,27 +346,29 @@ __global__ void conditional_before_loop(const float* A, float* C, int nt) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+(((size_t)blockIdx.x * nt + t) * T + threadIdx.x));
-        const s_index s_base = (s_index)(((size_t)blockIdx.x * nt + t) * T + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+(((size_t)blockIdx.x * nt + t) * T + threadIdx.x));
+          const s_index s_base = (s_index)(((size_t)blockIdx.x * nt + t) * T + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;
@@ -423,9 +429,11 @@ __device__ float strided_tiles(const float* A, int nt, int off) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T * 4 + threadIdx.x + off],
-                             ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T * 4 + threadIdx.x + off],
+                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
         ++t;
         t_fetch = t;
       }
@@ -487,27 +495,29 @@ __device__ float block_tiles(const float* A, int nt, int off) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < nt) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+(((size_t)blockIdx.x * nt + t) * T * 4 + threadIdx.x + off));
-        const s_index s_base = (s_index)(((size_t)blockIdx.x * nt + t) * T * 4 + threadIdx.x + off)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &A[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+(((size_t)blockIdx.x * nt + t) * T * 4 + threadIdx.x + off));
+          const s_index s_base = (s_index)(((size_t)blockIdx.x * nt + t) * T * 4 + threadIdx.x + off)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T * 4 + threadIdx.x + off],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T * 4 + threadIdx.x + off],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;

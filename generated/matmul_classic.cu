@@ -195,10 +195,12 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
         auto a = a_fetch;
         auto b = b_fetch;
         for (int probe = 0; probe < 2 && (a <= aEnd); ++probe) {
-          tiles_aligned = tiles_aligned &&
-                          ::tilepipe_rt::starts_on_16(A, (long long)(a + wA * ty + tx));
-          tiles_aligned = tiles_aligned &&
-                          ::tilepipe_rt::starts_on_16(B, (long long)(b + wB * ty + tx));
+          { // the copy phase's own scope
+            tiles_aligned = tiles_aligned &&
+                            ::tilepipe_rt::starts_on_16(A, (long long)(a + wA * ty + tx));
+            tiles_aligned = tiles_aligned &&
+                            ::tilepipe_rt::starts_on_16(B, (long long)(b + wB * ty + tx));
+          }
           a += aStep, b += bStep;
         }
         if (tiles_aligned) {
@@ -220,14 +222,16 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
           auto a = a_fetch;
           auto b = b_fetch;
           if (a <= aEnd) {
-            auto &As = As_stages[fetch_stage];
-            auto &Bs = Bs_stages[fetch_stage];
-            ::tilepipe_rt::copy_tile(As_tmap, As, A, (long long)(a + wA * ty + tx),
-                                     stage_barriers[fetch_stage]);
-            ::tilepipe_rt::copy_tile(Bs_tmap, Bs, B, (long long)(b + wB * ty + tx),
-                                     stage_barriers[fetch_stage]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                    sizeof(As) + sizeof(Bs));
+            { // the copy phase's own scope
+              auto &As = As_stages[fetch_stage];
+              auto &Bs = Bs_stages[fetch_stage];
+              ::tilepipe_rt::copy_tile(As_tmap, As, A, (long long)(a + wA * ty + tx),
+                                       stage_barriers[fetch_stage]);
+              ::tilepipe_rt::copy_tile(Bs_tmap, Bs, B, (long long)(b + wB * ty + tx),
+                                       stage_barriers[fetch_stage]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                      sizeof(As) + sizeof(Bs));
+            }
             a += aStep, b += bStep;
             a_fetch = a;
             b_fetch = b;
@@ -268,55 +272,57 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
         auto a = a_fetch;
         auto b = b_fetch;
         if (a <= aEnd) {
-          auto &As = As_stages[fetch_stage];
-          auto &Bs = Bs_stages[fetch_stage];
-          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-          using As_index = decltype(+(a + wA * ty + tx));
-          const As_index As_base = (As_index)(a + wA * ty + tx)
-              - (As_index)threadIdx.y * (As_index)(wA)
-              - (As_index)threadIdx.x;
-          if (sizeof(As[0]) % 16 == 0 &&
-              blockDim.y == sizeof(As) / sizeof(As[0]) &&
-              blockDim.x == sizeof(As[0]) / sizeof(As[0][0]) &&
-              (wA) % (16 / sizeof(As[0][0])) == 0 &&
-              reinterpret_cast<unsigned long long>(&A[As_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&As[0][0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk = rank; chunk < sizeof(As) / 16; chunk += threads) {
-              const unsigned row0 = chunk / (sizeof(As[0]) / 16);
-              const unsigned col = chunk % (sizeof(As[0]) / 16) * (16 / sizeof(As[0][0]));
-              ::cuda::memcpy_async(&As[row0][col],
-                                   &A[As_base + (As_index)row0 * (As_index)(wA) + (As_index)col],
-                                   ::cuda::aligned_size_t<16>(16), pipe);
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &As = As_stages[fetch_stage];
+            auto &Bs = Bs_stages[fetch_stage];
+            const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+            const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+            using As_index = decltype(+(a + wA * ty + tx));
+            const As_index As_base = (As_index)(a + wA * ty + tx)
+                - (As_index)threadIdx.y * (As_index)(wA)
+                - (As_index)threadIdx.x;
+            if (sizeof(As[0]) % 16 == 0 &&
+                blockDim.y == sizeof(As) / sizeof(As[0]) &&
+                blockDim.x == sizeof(As[0]) / sizeof(As[0][0]) &&
+                (wA) % (16 / sizeof(As[0][0])) == 0 &&
+                reinterpret_cast<unsigned long long>(&A[As_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&As[0][0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk = rank; chunk < sizeof(As) / 16; chunk += threads) {
+                const unsigned row0 = chunk / (sizeof(As[0]) / 16);
+                const unsigned col = chunk % (sizeof(As[0]) / 16) * (16 / sizeof(As[0][0]));
+                ::cuda::memcpy_async(&As[row0][col],
+                                     &A[As_base + (As_index)row0 * (As_index)(wA) + (As_index)col],
+                                     ::cuda::aligned_size_t<16>(16), pipe);
+              }
+            } else {
+              if (threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&As[ty][tx], &A[a + wA * ty + tx],
+                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
             }
-          } else {
-            if (threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&As[ty][tx], &A[a + wA * ty + tx],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-          }
-          using Bs_index = decltype(+(b + wB * ty + tx));
-          const Bs_index Bs_base = (Bs_index)(b + wB * ty + tx)
-              - (Bs_index)threadIdx.y * (Bs_index)(wB)
-              - (Bs_index)threadIdx.x;
-          if (sizeof(Bs[0]) % 16 == 0 &&
-              blockDim.y == sizeof(Bs) / sizeof(Bs[0]) &&
-              blockDim.x == sizeof(Bs[0]) / sizeof(Bs[0][0]) &&
-              (wB) % (16 / sizeof(Bs[0][0])) == 0 &&
-              reinterpret_cast<unsigned long long>(&B[Bs_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&Bs[0][0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk_1 = rank; chunk_1 < sizeof(Bs) / 16; chunk_1 += threads) {
-              const unsigned row0_1 = chunk_1 / (sizeof(Bs[0]) / 16);
-              const unsigned col_1 = chunk_1 % (sizeof(Bs[0]) / 16) * (16 / sizeof(Bs[0][0]));
-              ::cuda::memcpy_async(&Bs[row0_1][col_1],
-                                   &B[Bs_base + (Bs_index)row0_1 * (Bs_index)(wB) + (Bs_index)col_1],
-                                   ::cuda::aligned_size_t<16>(16), pipe);
+            using Bs_index = decltype(+(b + wB * ty + tx));
+            const Bs_index Bs_base = (Bs_index)(b + wB * ty + tx)
+                - (Bs_index)threadIdx.y * (Bs_index)(wB)
+                - (Bs_index)threadIdx.x;
+            if (sizeof(Bs[0]) % 16 == 0 &&
+                blockDim.y == sizeof(Bs) / sizeof(Bs[0]) &&
+                blockDim.x == sizeof(Bs[0]) / sizeof(Bs[0][0]) &&
+                (wB) % (16 / sizeof(Bs[0][0])) == 0 &&
+                reinterpret_cast<unsigned long long>(&B[Bs_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&Bs[0][0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk_1 = rank; chunk_1 < sizeof(Bs) / 16; chunk_1 += threads) {
+                const unsigned row0_1 = chunk_1 / (sizeof(Bs[0]) / 16);
+                const unsigned col_1 = chunk_1 % (sizeof(Bs[0]) / 16) * (16 / sizeof(Bs[0][0]));
+                ::cuda::memcpy_async(&Bs[row0_1][col_1],
+                                     &B[Bs_base + (Bs_index)row0_1 * (Bs_index)(wB) + (Bs_index)col_1],
+                                     ::cuda::aligned_size_t<16>(16), pipe);
+              }
+            } else {
+              if (threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&Bs[ty][tx], &B[b + wB * ty + tx],
+                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
             }
-          } else {
-            if (threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&Bs[ty][tx], &B[b + wB * ty + tx],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
           a += aStep, b += bStep;
           a_fetch = a;

@@ -190,12 +190,14 @@ __global__ void matmul_guarded(float* C, const float* A, const float* B, int M, 
         ::tilepipe_rt::BoxProbe As_probe;
         ::tilepipe_rt::BoxProbe Bs_probe;
         for (int probe = 0; probe < 2 && (t < (K + T - 1) / T); ++probe) {
-          int aCol = t * T + threadIdx.x;
-          int bRow = t * T + threadIdx.y;
-          tiles_aligned = tiles_aligned &&
-                          As_probe.fits(As_tmap, A, (long long)(row * K + aCol), row, aCol);
-          tiles_aligned = tiles_aligned &&
-                          Bs_probe.fits(Bs_tmap, B, (long long)(bRow * N + col), bRow, col);
+          { // the copy phase's own scope
+            int aCol = t * T + threadIdx.x;
+            int bRow = t * T + threadIdx.y;
+            tiles_aligned = tiles_aligned &&
+                            As_probe.fits(As_tmap, A, (long long)(row * K + aCol), row, aCol);
+            tiles_aligned = tiles_aligned &&
+                            Bs_probe.fits(Bs_tmap, B, (long long)(bRow * N + col), bRow, col);
+          }
           ++t;
         }
         if (tiles_aligned) {
@@ -216,14 +218,16 @@ __global__ void matmul_guarded(float* C, const float* A, const float* B, int M, 
         auto issue_tile = [&]() {
           auto t = t_fetch;
           if (t < (K + T - 1) / T) {
-            auto &As = As_stages[fetch_stage];
-            auto &Bs = Bs_stages[fetch_stage];
-            int aCol = t * T + threadIdx.x;
-            int bRow = t * T + threadIdx.y;
-            ::tilepipe_rt::copy_box(As_tmap, As, row, aCol, stage_barriers[fetch_stage]);
-            ::tilepipe_rt::copy_box(Bs_tmap, Bs, bRow, col, stage_barriers[fetch_stage]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                    sizeof(As) + sizeof(Bs));
+            { // the copy phase's own scope
+              auto &As = As_stages[fetch_stage];
+              auto &Bs = Bs_stages[fetch_stage];
+              int aCol = t * T + threadIdx.x;
+              int bRow = t * T + threadIdx.y;
+              ::tilepipe_rt::copy_box(As_tmap, As, row, aCol, stage_barriers[fetch_stage]);
+              ::tilepipe_rt::copy_box(Bs_tmap, Bs, bRow, col, stage_barriers[fetch_stage]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                      sizeof(As) + sizeof(Bs));
+            }
             ++t;
             t_fetch = t;
           }
@@ -260,20 +264,22 @@ __global__ void matmul_guarded(float* C, const float* A, const float* B, int M, 
         pipe.producer_acquire();
         auto t = t_fetch;
         if (t < (K + T - 1) / T) {
-          auto &As = As_stages[fetch_stage];
-          auto &Bs = Bs_stages[fetch_stage];
-          int aCol = t * T + threadIdx.x;
-          int bRow = t * T + threadIdx.y;
-          if (row < M && aCol < K)
-            ::cuda::memcpy_async(&As[ty][tx], &A[row * K + aCol],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-          else
-            As[ty][tx] = 0.0f;
-          if (bRow < K && col < N)
-            ::cuda::memcpy_async(&Bs[ty][tx], &B[bRow * N + col],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-          else
-            Bs[ty][tx] = 0.0f;
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &As = As_stages[fetch_stage];
+            auto &Bs = Bs_stages[fetch_stage];
+            int aCol = t * T + threadIdx.x;
+            int bRow = t * T + threadIdx.y;
+            if (row < M && aCol < K)
+              ::cuda::memcpy_async(&As[ty][tx], &A[row * K + aCol],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            else
+              As[ty][tx] = 0.0f;
+            if (bRow < K && col < N)
+              ::cuda::memcpy_async(&Bs[ty][tx], &B[bRow * N + col],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+            else
+              Bs[ty][tx] = 0.0f;
+          }
           ++t;
           t_fetch = t;
         }

@@ -155,14 +155,16 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
     auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t * T < K) {
-        if (row < M && t * T + tx < K)
-          As_next[slot] = A[row * K + t * T + tx];
-        else
-          (void)0;
-        if (bRow < N && t * T + tx < K) {
-          Bs_next[slot] = B[bRow * K + t * T + tx];
-        } else {
-          (void)0;
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          if (row < M && t * T + tx < K)
+            As_next[slot] = A[row * K + t * T + tx];
+          else
+            (void)0;
+          if (bRow < N && t * T + tx < K) {
+            Bs_next[slot] = B[bRow * K + t * T + tx];
+          } else {
+            (void)0;
+          }
         }
         ++t;
         t_fetch = t;
@@ -170,20 +172,22 @@ __global__ void matmul_abt(float* C, const float* A, const float* B, int M, int 
     };
     // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
     auto trip = [&](int slot) {
-      __syncthreads();
-      if (row < M && t * T + tx < K)
-        As[ty][tx] = As_next[slot];
-      else
-        As[ty][tx] = 0.0f;
-      if (bRow < N && t * T + tx < K) {
-        Bs[ty][tx] = Bs_next[slot];
-      } else {
-        Bs[ty][tx] = 0.0f;
+      { // the loop body's scope: its names end before the loop's increment
+        __syncthreads();
+        if (row < M && t * T + tx < K)
+          As[ty][tx] = As_next[slot];
+        else
+          As[ty][tx] = 0.0f;
+        if (bRow < N && t * T + tx < K) {
+          Bs[ty][tx] = Bs_next[slot];
+        } else {
+          Bs[ty][tx] = 0.0f;
+        }
+        __syncthreads(); // the tile is published
+        load_next_tile(slot); // in flight during the next 4 computes
+        for (int k = 0; k < T; ++k)
+          acc += As[ty][k] * Bs[tx][k];
       }
-      __syncthreads(); // the tile is published
-      load_next_tile(slot); // in flight during the next 4 computes
-      for (int k = 0; k < T; ++k)
-        acc += As[ty][k] * Bs[tx][k];
       ++t;
     };
     __syncthreads(); // as the loop's leading barrier: what the block wrote before it is seen by the first loads

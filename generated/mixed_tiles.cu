@@ -187,9 +187,11 @@ __global__ void rows_times_vector(float* out, const float* A, const float* x, in
       if (leader) {
         auto t = t_fetch;
         for (int probe = 0; probe < 2 && (t < numTiles); ++probe) {
-          tiles_aligned = tiles_aligned &&
-                          ::tilepipe_rt::starts_on_16(A, (long long)(row * lda + t * T + tx));
-          tiles_aligned = tiles_aligned && ::tilepipe_rt::starts_on_16(x, (long long)(t * T + tx));
+          { // the copy phase's own scope
+            tiles_aligned = tiles_aligned &&
+                            ::tilepipe_rt::starts_on_16(A, (long long)(row * lda + t * T + tx));
+            tiles_aligned = tiles_aligned && ::tilepipe_rt::starts_on_16(x, (long long)(t * T + tx));
+          }
           ++t;
         }
         if (tiles_aligned) {
@@ -210,13 +212,15 @@ __global__ void rows_times_vector(float* out, const float* A, const float* x, in
         auto issue_tile = [&]() {
           auto t = t_fetch;
           if (t < numTiles) {
-            auto &As = As_stages[fetch_stage];
-            auto &xs = xs_stages[fetch_stage];
-            ::tilepipe_rt::copy_tile(As_tmap, As, A, (long long)(row * lda + t * T + tx),
-                                     stage_barriers[fetch_stage]);
-            ::tilepipe_rt::bulk_copy(xs, x, (long long)(t * T + tx), stage_barriers[fetch_stage]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                    sizeof(As) + sizeof(xs));
+            { // the copy phase's own scope
+              auto &As = As_stages[fetch_stage];
+              auto &xs = xs_stages[fetch_stage];
+              ::tilepipe_rt::copy_tile(As_tmap, As, A, (long long)(row * lda + t * T + tx),
+                                       stage_barriers[fetch_stage]);
+              ::tilepipe_rt::bulk_copy(xs, x, (long long)(t * T + tx), stage_barriers[fetch_stage]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                      sizeof(As) + sizeof(xs));
+            }
             ++t;
             t_fetch = t;
           }
@@ -254,50 +258,52 @@ __global__ void rows_times_vector(float* out, const float* A, const float* x, in
         pipe.producer_acquire();
         auto t = t_fetch;
         if (t < numTiles) {
-          auto &As = As_stages[fetch_stage];
-          auto &xs = xs_stages[fetch_stage];
-          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-          using As_index = decltype(+(row * lda + t * T + tx));
-          const As_index As_base = (As_index)(row * lda + t * T + tx)
-              - (As_index)threadIdx.y * (As_index)(lda)
-              - (As_index)threadIdx.x;
-          if (sizeof(As[0]) % 16 == 0 &&
-              blockDim.y == sizeof(As) / sizeof(As[0]) &&
-              blockDim.x == sizeof(As[0]) / sizeof(As[0][0]) &&
-              (lda) % (16 / sizeof(As[0][0])) == 0 &&
-              reinterpret_cast<unsigned long long>(&A[As_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&As[0][0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk = rank; chunk < sizeof(As) / 16; chunk += threads) {
-              const unsigned row0 = chunk / (sizeof(As[0]) / 16);
-              const unsigned col = chunk % (sizeof(As[0]) / 16) * (16 / sizeof(As[0][0]));
-              ::cuda::memcpy_async(&As[row0][col],
-                                   &A[As_base + (As_index)row0 * (As_index)(lda) + (As_index)col],
-                                   ::cuda::aligned_size_t<16>(16), pipe);
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &As = As_stages[fetch_stage];
+            auto &xs = xs_stages[fetch_stage];
+            const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+            const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+            using As_index = decltype(+(row * lda + t * T + tx));
+            const As_index As_base = (As_index)(row * lda + t * T + tx)
+                - (As_index)threadIdx.y * (As_index)(lda)
+                - (As_index)threadIdx.x;
+            if (sizeof(As[0]) % 16 == 0 &&
+                blockDim.y == sizeof(As) / sizeof(As[0]) &&
+                blockDim.x == sizeof(As[0]) / sizeof(As[0][0]) &&
+                (lda) % (16 / sizeof(As[0][0])) == 0 &&
+                reinterpret_cast<unsigned long long>(&A[As_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&As[0][0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk = rank; chunk < sizeof(As) / 16; chunk += threads) {
+                const unsigned row0 = chunk / (sizeof(As[0]) / 16);
+                const unsigned col = chunk % (sizeof(As[0]) / 16) * (16 / sizeof(As[0][0]));
+                ::cuda::memcpy_async(&As[row0][col],
+                                     &A[As_base + (As_index)row0 * (As_index)(lda) + (As_index)col],
+                                     ::cuda::aligned_size_t<16>(16), pipe);
+              }
+            } else {
+              if (threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&As[ty][tx], &A[row * lda + t * T + tx],
+                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
             }
-          } else {
-            if (threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&As[ty][tx], &A[row * lda + t * T + tx],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
-          }
-          using xs_index = decltype(+(t * T + tx));
-          const xs_index xs_base = (xs_index)(t * T + tx) - (xs_index)threadIdx.x;
-          if (sizeof(xs) % 16 == 0 &&
-              blockDim.x == sizeof(xs) / sizeof(xs[0]) &&
-              reinterpret_cast<unsigned long long>(&x[xs_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&xs[0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk_1 = rank; chunk_1 < sizeof(xs) / 16; chunk_1 += threads) {
-              const unsigned col_1 = chunk_1 % (sizeof(xs) / 16) * (16 / sizeof(xs[0]));
-              ::cuda::memcpy_async(&xs[col_1],
-                                   &x[xs_base + (xs_index)col_1],
-                                   ::cuda::aligned_size_t<16>(16), pipe);
+            using xs_index = decltype(+(t * T + tx));
+            const xs_index xs_base = (xs_index)(t * T + tx) - (xs_index)threadIdx.x;
+            if (sizeof(xs) % 16 == 0 &&
+                blockDim.x == sizeof(xs) / sizeof(xs[0]) &&
+                reinterpret_cast<unsigned long long>(&x[xs_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&xs[0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk_1 = rank; chunk_1 < sizeof(xs) / 16; chunk_1 += threads) {
+                const unsigned col_1 = chunk_1 % (sizeof(xs) / 16) * (16 / sizeof(xs[0]));
+                ::cuda::memcpy_async(&xs[col_1],
+                                     &x[xs_base + (xs_index)col_1],
+                                     ::cuda::aligned_size_t<16>(16), pipe);
+              }
+            } else {
+              if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&xs[tx], &x[t * T + tx],
+                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
             }
-          } else {
-            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&xs[tx], &x[t * T + tx],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
           ++t;
           t_fetch = t;

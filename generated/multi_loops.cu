@@ -155,18 +155,22 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
     auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < cols1 / T) {
-        rs_next[slot] = P[b * cols1 + t * T + threadIdx.x];
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          rs_next[slot] = P[b * cols1 + t * T + threadIdx.x];
+        }
         ++t;
         t_fetch = t;
       }
     };
     // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
     auto trip = [&](int slot) {
-      rs[threadIdx.x] = rs_next[slot];
-      __syncthreads(); // the tile is published
-      load_next_tile(slot); // in flight during the next 4 computes
-      accR += rs[threadIdx.x] * rs[T - 1 - threadIdx.x];
-      __syncthreads(); // no thread still reads the tile when it is stored again
+      { // the loop body's scope: its names end before the loop's increment
+        rs[threadIdx.x] = rs_next[slot];
+        __syncthreads(); // the tile is published
+        load_next_tile(slot); // in flight during the next 4 computes
+        accR += rs[threadIdx.x] * rs[T - 1 - threadIdx.x];
+        __syncthreads(); // no thread still reads the tile when it is stored again
+      }
       ++t;
     };
     // Prologue: the first 4 tiles.
@@ -196,18 +200,22 @@ __global__ void row_then_column(float* rowOut, float* colOut, const float* P, co
     auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < rows2 / T) {
-        cs_next[slot] = Q[(t * T + threadIdx.x) * ld + b];
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          cs_next[slot] = Q[(t * T + threadIdx.x) * ld + b];
+        }
         ++t;
         t_fetch = t;
       }
     };
     // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
     auto trip = [&](int slot) {
-      cs[threadIdx.x] = cs_next[slot];
-      __syncthreads(); // the tile is published
-      load_next_tile(slot); // in flight during the next 4 computes
-      accC = 0.75f * accC + cs[threadIdx.x] - 0.5f * cs[(threadIdx.x + 1) % T];
-      __syncthreads(); // no thread still reads the tile when it is stored again
+      { // the loop body's scope: its names end before the loop's increment
+        cs[threadIdx.x] = cs_next[slot];
+        __syncthreads(); // the tile is published
+        load_next_tile(slot); // in flight during the next 4 computes
+        accC = 0.75f * accC + cs[threadIdx.x] - 0.5f * cs[(threadIdx.x + 1) % T];
+        __syncthreads(); // no thread still reads the tile when it is stored again
+      }
       ++t;
     };
     // Prologue: the first 4 tiles.
@@ -246,20 +254,24 @@ __global__ void window_sums(float* out, const float* u, const float* w, int numT
     auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < numTiles) {
-        us_next[slot] = u[blockIdx.x * shift + t * T2 + threadIdx.x];
-        ws_next[slot] = w[t * T2 + threadIdx.x];
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          us_next[slot] = u[blockIdx.x * shift + t * T2 + threadIdx.x];
+          ws_next[slot] = w[t * T2 + threadIdx.x];
+        }
         ++t;
         t_fetch = t;
       }
     };
     // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
     auto trip = [&](int slot) {
-      us[threadIdx.x] = us_next[slot];
-      ws[threadIdx.x] = ws_next[slot];
-      __syncthreads(); // the tile is published
-      load_next_tile(slot); // in flight during the next 4 computes
-      acc += us[(threadIdx.x * 5) % T2] * ws[threadIdx.x] + ws[T2 - 1 - threadIdx.x];
-      __syncthreads(); // no thread still reads the tile when it is stored again
+      { // the loop body's scope: its names end before the loop's increment
+        us[threadIdx.x] = us_next[slot];
+        ws[threadIdx.x] = ws_next[slot];
+        __syncthreads(); // the tile is published
+        load_next_tile(slot); // in flight during the next 4 computes
+        acc += us[(threadIdx.x * 5) % T2] * ws[threadIdx.x] + ws[T2 - 1 - threadIdx.x];
+        __syncthreads(); // no thread still reads the tile when it is stored again
+      }
       ++t;
     };
     // Prologue: the first 4 tiles.

@@ -191,8 +191,10 @@ __global__ void weighted_tiles(float* out, const float* A, int lda, int numTiles
       if (leader_1) {
         auto t = t_fetch_1;
         for (int probe_1 = 0; probe_1 < 2 && (t < numTiles); ++probe_1) {
-          tiles_aligned_1 = tiles_aligned_1 &&
-                            ::tilepipe_rt::starts_on_16(A, (long long)((blockIdx.y * T + ty) * lda + t * T + tx));
+          { // the copy phase's own scope
+            tiles_aligned_1 = tiles_aligned_1 &&
+                              ::tilepipe_rt::starts_on_16(A, (long long)((blockIdx.y * T + ty) * lda + t * T + tx));
+          }
           ++t;
         }
         if (tiles_aligned_1) {
@@ -213,11 +215,13 @@ __global__ void weighted_tiles(float* out, const float* A, int lda, int numTiles
         auto issue_tile_1 = [&]() {
           auto t = t_fetch_1;
           if (t < numTiles) {
-            auto &tile = tile_stages_1[fetch_stage_1];
-            ::tilepipe_rt::copy_tile(tile_tmap, tile, A, (long long)((blockIdx.y * T + ty) * lda + t * T + tx),
-                                     stage_barriers_1[fetch_stage_1]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers_1[fetch_stage_1], 1, // all the copies' bytes
-                                                    sizeof(tile));
+            { // the copy phase's own scope
+              auto &tile = tile_stages_1[fetch_stage_1];
+              ::tilepipe_rt::copy_tile(tile_tmap, tile, A, (long long)((blockIdx.y * T + ty) * lda + t * T + tx),
+                                       stage_barriers_1[fetch_stage_1]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers_1[fetch_stage_1], 1, // all the copies' bytes
+                                                      sizeof(tile));
+            }
             ++t;
             t_fetch_1 = t;
           }
@@ -252,31 +256,33 @@ __global__ void weighted_tiles(float* out, const float* A, int lda, int numTiles
         pipe_1.producer_acquire();
         auto t = t_fetch_1;
         if (t < numTiles) {
-          auto &tile = tile_stages_1[fetch_stage_1];
-          const unsigned rank_1 = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-          const unsigned threads_1 = blockDim.x * blockDim.y * blockDim.z;
-          using tile_index = decltype(+((blockIdx.y * T + ty) * lda + t * T + tx));
-          const tile_index tile_base = (tile_index)((blockIdx.y * T + ty) * lda + t * T + tx)
-              - (tile_index)threadIdx.y * (tile_index)(lda)
-              - (tile_index)threadIdx.x;
-          if (sizeof(tile[0]) % 16 == 0 &&
-              blockDim.y == sizeof(tile) / sizeof(tile[0]) &&
-              blockDim.x == sizeof(tile[0]) / sizeof(tile[0][0]) &&
-              (lda) % (16 / sizeof(tile[0][0])) == 0 &&
-              reinterpret_cast<unsigned long long>(&A[tile_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&tile[0][0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk_1 = rank_1; chunk_1 < sizeof(tile) / 16; chunk_1 += threads_1) {
-              const unsigned row0 = chunk_1 / (sizeof(tile[0]) / 16);
-              const unsigned col = chunk_1 % (sizeof(tile[0]) / 16) * (16 / sizeof(tile[0][0]));
-              ::cuda::memcpy_async(&tile[row0][col],
-                                   &A[tile_base + (tile_index)row0 * (tile_index)(lda) + (tile_index)col],
-                                   ::cuda::aligned_size_t<16>(16), pipe_1);
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &tile = tile_stages_1[fetch_stage_1];
+            const unsigned rank_1 = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+            const unsigned threads_1 = blockDim.x * blockDim.y * blockDim.z;
+            using tile_index = decltype(+((blockIdx.y * T + ty) * lda + t * T + tx));
+            const tile_index tile_base = (tile_index)((blockIdx.y * T + ty) * lda + t * T + tx)
+                - (tile_index)threadIdx.y * (tile_index)(lda)
+                - (tile_index)threadIdx.x;
+            if (sizeof(tile[0]) % 16 == 0 &&
+                blockDim.y == sizeof(tile) / sizeof(tile[0]) &&
+                blockDim.x == sizeof(tile[0]) / sizeof(tile[0][0]) &&
+                (lda) % (16 / sizeof(tile[0][0])) == 0 &&
+                reinterpret_cast<unsigned long long>(&A[tile_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&tile[0][0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk_1 = rank_1; chunk_1 < sizeof(tile) / 16; chunk_1 += threads_1) {
+                const unsigned row0 = chunk_1 / (sizeof(tile[0]) / 16);
+                const unsigned col = chunk_1 % (sizeof(tile[0]) / 16) * (16 / sizeof(tile[0][0]));
+                ::cuda::memcpy_async(&tile[row0][col],
+                                     &A[tile_base + (tile_index)row0 * (tile_index)(lda) + (tile_index)col],
+                                     ::cuda::aligned_size_t<16>(16), pipe_1);
+              }
+            } else {
+              if (threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&tile[ty][tx], &A[(blockIdx.y * T + ty) * lda + t * T + tx],
+                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe_1);
             }
-          } else {
-            if (threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&tile[ty][tx], &A[(blockIdx.y * T + ty) * lda + t * T + tx],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe_1);
           }
           ++t;
           t_fetch_1 = t;
@@ -370,8 +376,10 @@ __global__ void shifted_dots(float* out, const float* x, const float* y, int num
       if (leader) {
         auto t = t_fetch;
         for (int probe = 0; probe < 2 && (t < numTiles); ++probe) {
-          tiles_aligned = tiles_aligned &&
-                          ::tilepipe_rt::starts_on_16(x, (long long)(t * N + threadIdx.x));
+          { // the copy phase's own scope
+            tiles_aligned = tiles_aligned &&
+                            ::tilepipe_rt::starts_on_16(x, (long long)(t * N + threadIdx.x));
+          }
           ++t;
         }
         if (tiles_aligned) {
@@ -392,11 +400,13 @@ __global__ void shifted_dots(float* out, const float* x, const float* y, int num
         auto issue_tile = [&]() {
           auto t = t_fetch;
           if (t < numTiles) {
-            auto &xs = xs_stages[fetch_stage];
-            ::tilepipe_rt::bulk_copy(xs, x, (long long)(t * N + threadIdx.x),
-                                     stage_barriers[fetch_stage]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                    sizeof(xs));
+            { // the copy phase's own scope
+              auto &xs = xs_stages[fetch_stage];
+              ::tilepipe_rt::bulk_copy(xs, x, (long long)(t * N + threadIdx.x),
+                                       stage_barriers[fetch_stage]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                      sizeof(xs));
+            }
             ++t;
             t_fetch = t;
           }
@@ -432,26 +442,28 @@ __global__ void shifted_dots(float* out, const float* x, const float* y, int num
         pipe_1.producer_acquire();
         auto t = t_fetch;
         if (t < numTiles) {
-          auto &xs = xs_stages[fetch_stage];
-          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-          using xs_index = decltype(+(t * N + threadIdx.x));
-          const xs_index xs_base = (xs_index)(t * N + threadIdx.x) - (xs_index)threadIdx.x;
-          if (sizeof(xs) % 16 == 0 &&
-              blockDim.x == sizeof(xs) / sizeof(xs[0]) &&
-              reinterpret_cast<unsigned long long>(&x[xs_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&xs[0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk = rank; chunk < sizeof(xs) / 16; chunk += threads) {
-              const unsigned col = chunk % (sizeof(xs) / 16) * (16 / sizeof(xs[0]));
-              ::cuda::memcpy_async(&xs[col],
-                                   &x[xs_base + (xs_index)col],
-                                   ::cuda::aligned_size_t<16>(16), pipe_1);
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &xs = xs_stages[fetch_stage];
+            const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+            const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+            using xs_index = decltype(+(t * N + threadIdx.x));
+            const xs_index xs_base = (xs_index)(t * N + threadIdx.x) - (xs_index)threadIdx.x;
+            if (sizeof(xs) % 16 == 0 &&
+                blockDim.x == sizeof(xs) / sizeof(xs[0]) &&
+                reinterpret_cast<unsigned long long>(&x[xs_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&xs[0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk = rank; chunk < sizeof(xs) / 16; chunk += threads) {
+                const unsigned col = chunk % (sizeof(xs) / 16) * (16 / sizeof(xs[0]));
+                ::cuda::memcpy_async(&xs[col],
+                                     &x[xs_base + (xs_index)col],
+                                     ::cuda::aligned_size_t<16>(16), pipe_1);
+              }
+            } else {
+              if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&xs[threadIdx.x], &x[t * N + threadIdx.x],
+                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe_1);
             }
-          } else {
-            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&xs[threadIdx.x], &x[t * N + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe_1);
           }
           ++t;
           t_fetch = t;

@@ -179,8 +179,10 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
       if (leader) {
         auto tile = tile_fetch;
         for (int probe = 0; probe < 2 && (tile < numTiles); ++probe) {
-          tiles_aligned = tiles_aligned &&
-                          ::tilepipe_rt::starts_on_16(sources, (long long)(tile * blockDim.x + threadIdx.x));
+          { // the copy phase's own scope
+            tiles_aligned = tiles_aligned &&
+                            ::tilepipe_rt::starts_on_16(sources, (long long)(tile * blockDim.x + threadIdx.x));
+          }
           ++tile;
         }
         if (tiles_aligned) {
@@ -201,11 +203,13 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
         auto issue_tile = [&]() {
           auto tile = tile_fetch;
           if (tile < numTiles) {
-            auto &sh = sh_stages[fetch_stage];
-            ::tilepipe_rt::bulk_copy(sh, sources, (long long)(tile * blockDim.x + threadIdx.x),
-                                     stage_barriers[fetch_stage]);
-            (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
-                                                    sizeof(sh));
+            { // the copy phase's own scope
+              auto &sh = sh_stages[fetch_stage];
+              ::tilepipe_rt::bulk_copy(sh, sources, (long long)(tile * blockDim.x + threadIdx.x),
+                                       stage_barriers[fetch_stage]);
+              (void)::cuda::device::barrier_arrive_tx(stage_barriers[fetch_stage], 1, // all the copies' bytes
+                                                      sizeof(sh));
+            }
             ++tile;
             tile_fetch = tile;
           }
@@ -249,26 +253,28 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
         pipe.producer_acquire();
         auto tile = tile_fetch;
         if (tile < numTiles) {
-          auto &sh = sh_stages[fetch_stage];
-          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-          using sh_index = decltype(+(tile * blockDim.x + threadIdx.x));
-          const sh_index sh_base = (sh_index)(tile * blockDim.x + threadIdx.x) - (sh_index)threadIdx.x;
-          if (sizeof(sh) % 16 == 0 &&
-              blockDim.x == sizeof(sh) / sizeof(sh[0]) &&
-              reinterpret_cast<unsigned long long>(&sources[sh_base]) % 16 == 0 &&
-              __cvta_generic_to_shared(&sh[0]) % 16 == 0) {
-            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-            for (unsigned chunk = rank; chunk < sizeof(sh) / 16; chunk += threads) {
-              const unsigned col = chunk % (sizeof(sh) / 16) * (16 / sizeof(sh[0]));
-              ::cuda::memcpy_async(&sh[col],
-                                   &sources[sh_base + (sh_index)col],
-                                   ::cuda::aligned_size_t<16>(16), pipe);
+          { // the copy phase's own scope, as in the loop body: its names end before the increment
+            auto &sh = sh_stages[fetch_stage];
+            const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+            const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+            using sh_index = decltype(+(tile * blockDim.x + threadIdx.x));
+            const sh_index sh_base = (sh_index)(tile * blockDim.x + threadIdx.x) - (sh_index)threadIdx.x;
+            if (sizeof(sh) % 16 == 0 &&
+                blockDim.x == sizeof(sh) / sizeof(sh[0]) &&
+                reinterpret_cast<unsigned long long>(&sources[sh_base]) % 16 == 0 &&
+                __cvta_generic_to_shared(&sh[0]) % 16 == 0) {
+              // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+              for (unsigned chunk = rank; chunk < sizeof(sh) / 16; chunk += threads) {
+                const unsigned col = chunk % (sizeof(sh) / 16) * (16 / sizeof(sh[0]));
+                ::cuda::memcpy_async(&sh[col],
+                                     &sources[sh_base + (sh_index)col],
+                                     ::cuda::aligned_size_t<16>(16), pipe);
+              }
+            } else {
+              if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+                ::cuda::memcpy_async(&sh[threadIdx.x], &sources[tile * blockDim.x + threadIdx.x],
+                                     ::cuda::aligned_size_t<sizeof(float4)>(sizeof(float4)), pipe);
             }
-          } else {
-            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-              ::cuda::memcpy_async(&sh[threadIdx.x], &sources[tile * blockDim.x + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float4)>(sizeof(float4)), pipe);
           }
           ++tile;
           tile_fetch = tile;

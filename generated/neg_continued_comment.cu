@@ -174,27 +174,29 @@ __global__ void mirrored_sums(float* out, const float* in, int numTiles) {
       pipe.producer_acquire();
       auto t = t_fetch;
       if (t < numTiles) {
-        auto &s = s_stages[fetch_stage];
-        const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-        using s_index = decltype(+((blockIdx.x * numTiles + t) * T + threadIdx.x));
-        const s_index s_base = (s_index)((blockIdx.x * numTiles + t) * T + threadIdx.x)
-            - (s_index)threadIdx.x;
-        if (sizeof(s) % 16 == 0 &&
-            blockDim.x == sizeof(s) / sizeof(s[0]) &&
-            reinterpret_cast<unsigned long long>(&in[s_base]) % 16 == 0 &&
-            __cvta_generic_to_shared(&s[0]) % 16 == 0) {
-          // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
-          for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
-            const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
-            ::cuda::memcpy_async(&s[col],
-                                 &in[s_base + (s_index)col],
-                                 ::cuda::aligned_size_t<16>(16), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+((blockIdx.x * numTiles + t) * T + threadIdx.x));
+          const s_index s_base = (s_index)((blockIdx.x * numTiles + t) * T + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&in[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &in[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
           }
-        } else {
-          if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
-            ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
         }
         ++t;
         t_fetch = t;

@@ -153,23 +153,27 @@ __global__ void stencil1d(float* out, const float* in, const float* w, int n) {
     auto load_next_tile = [&](int slot) {
       auto base = base_fetch;
       if (base + TS + 2 * R <= n) {
-        s_next[slot] = in[base + threadIdx.x];
-        if (threadIdx.x < 2 * R) s_next_1[slot] = in[base + TS + threadIdx.x];
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          s_next[slot] = in[base + threadIdx.x];
+          if (threadIdx.x < 2 * R) s_next_1[slot] = in[base + TS + threadIdx.x];
+        }
         base += gridDim.x * TS;
         base_fetch = base;
       }
     };
     // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
     auto trip = [&](int slot) {
-      s[threadIdx.x] = s_next[slot];
-      if (threadIdx.x < 2 * R) s[TS + threadIdx.x] = s_next_1[slot];
-      __syncthreads(); // the tile is published
-      load_next_tile(slot); // in flight during the next 4 computes
-      float acc = 0.0f;
-      for (int j = 0; j <= 2 * R; ++j)
-        acc += w[j] * s[threadIdx.x + j];
-      out[base + threadIdx.x] = acc;
-      __syncthreads(); // no thread still reads the tile when it is stored again
+      { // the loop body's scope: its names end before the loop's increment
+        s[threadIdx.x] = s_next[slot];
+        if (threadIdx.x < 2 * R) s[TS + threadIdx.x] = s_next_1[slot];
+        __syncthreads(); // the tile is published
+        load_next_tile(slot); // in flight during the next 4 computes
+        float acc = 0.0f;
+        for (int j = 0; j <= 2 * R; ++j)
+          acc += w[j] * s[threadIdx.x + j];
+        out[base + threadIdx.x] = acc;
+        __syncthreads(); // no thread still reads the tile when it is stored again
+      }
       base += gridDim.x * TS;
     };
     // Prologue: the first 4 tiles.

@@ -156,10 +156,12 @@ __global__ void stencil_tiles(float* out, const float* in, const float* w, int n
       pipe.producer_acquire();
       auto tile = tile_fetch;
       if (tile < numTiles) {
-        auto &s = s_stages[fetch_stage];
-        for (int i = threadIdx.x; i < TS + 2 * R; i += blockDim.x)
-          ::cuda::memcpy_async(&s[i], &in[tile * TS + i],
-                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          for (int i = threadIdx.x; i < TS + 2 * R; i += blockDim.x)
+            ::cuda::memcpy_async(&s[i], &in[tile * TS + i],
+                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+        }
         tile += gridDim.x;
         tile_fetch = tile;
       }

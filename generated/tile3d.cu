@@ -152,21 +152,25 @@ __global__ void plane_mix(float* out, const float* p, const float* q, int numTil
     auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < numTiles) {
-        s_next[slot] = p[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
-        s_next_1[slot] = q[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          s_next[slot] = p[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
+          s_next_1[slot] = q[(blockIdx.x + t) * (PX * PY) + ty * PX + tx];
+        }
         ++t;
         t_fetch = t;
       }
     };
     // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
     auto trip = [&](int slot) {
-      s[0][ty][tx] = s_next[slot];
-      s[1][ty][tx] = s_next_1[slot];
-      __syncthreads(); // the tile is published
-      load_next_tile(slot); // in flight during the next 4 computes
-      acc += s[0][ty][tx] * s[1][PY - 1 - ty][tx] +
-             s[1][(ty + 1) % PY][(tx + blockIdx.x) % PX] * s[0][ty][(tx + 5) % PX];
-      __syncthreads(); // no thread still reads the tile when it is stored again
+      { // the loop body's scope: its names end before the loop's increment
+        s[0][ty][tx] = s_next[slot];
+        s[1][ty][tx] = s_next_1[slot];
+        __syncthreads(); // the tile is published
+        load_next_tile(slot); // in flight during the next 4 computes
+        acc += s[0][ty][tx] * s[1][PY - 1 - ty][tx] +
+               s[1][(ty + 1) % PY][(tx + blockIdx.x) % PX] * s[0][ty][(tx + 5) % PX];
+        __syncthreads(); // no thread still reads the tile when it is stored again
+      }
       ++t;
     };
     // Prologue: the first 4 tiles.

@@ -151,22 +151,26 @@ __global__ void window_products(float* out, const float* a, const float* v, int 
     auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < numTiles) {
-        tile_next[slot] = a[blockIdx.x * shift + t * T + threadIdx.x];
-        vt_next[slot] = v[t * T + threadIdx.x];
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          tile_next[slot] = a[blockIdx.x * shift + t * T + threadIdx.x];
+          vt_next[slot] = v[t * T + threadIdx.x];
+        }
         ++t;
         t_fetch = t;
       }
     };
     // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
     auto trip = [&](int slot) {
-      __shared__ float tile[T];
-      __shared__ float vt[T];
-      tile[threadIdx.x] = tile_next[slot];
-      vt[threadIdx.x] = vt_next[slot];
-      __syncthreads(); // the tile is published
-      load_next_tile(slot); // in flight during the next 4 computes
-      acc += tile[threadIdx.x] * vt[nb] - 0.25f * tile[nb] * vt[threadIdx.x];
-      __syncthreads(); // no thread still reads the tile when it is stored again
+      { // the loop body's scope: its names end before the loop's increment
+        __shared__ float tile[T];
+        __shared__ float vt[T];
+        tile[threadIdx.x] = tile_next[slot];
+        vt[threadIdx.x] = vt_next[slot];
+        __syncthreads(); // the tile is published
+        load_next_tile(slot); // in flight during the next 4 computes
+        acc += tile[threadIdx.x] * vt[nb] - 0.25f * tile[nb] * vt[threadIdx.x];
+        __syncthreads(); // no thread still reads the tile when it is stored again
+      }
       ++t;
     };
     // Prologue: the first 4 tiles.

@@ -153,18 +153,22 @@ __global__ void sliding_rows(float* out, const float* A, int ld, int step, int n
     auto load_next_tile = [&](int slot) {
       auto t = t_fetch;
       if (t < numTiles) {
-        tile_next[slot] = A[(blockIdx.x * TR + ty) * ld + t * step + tx];
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          tile_next[slot] = A[(blockIdx.x * TR + ty) * ld + t * step + tx];
+        }
         ++t;
         t_fetch = t;
       }
     };
     // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
     auto trip = [&](int slot) {
-      tile[ty][tx] = tile_next[slot];
-      __syncthreads(); // the tile is published
-      load_next_tile(slot); // in flight during the next 4 computes
-      acc = tile[ty][(tx + t) % TC] * tile[(ty + 1) % TR][tx] - 0.5f * acc;
-      __syncthreads(); // no thread still reads the tile when it is stored again
+      { // the loop body's scope: its names end before the loop's increment
+        tile[ty][tx] = tile_next[slot];
+        __syncthreads(); // the tile is published
+        load_next_tile(slot); // in flight during the next 4 computes
+        acc = tile[ty][(tx + t) % TC] * tile[(ty + 1) % TR][tx] - 0.5f * acc;
+        __syncthreads(); // no thread still reads the tile when it is stored again
+      }
       ++t;
     };
     // Prologue: the first 4 tiles.

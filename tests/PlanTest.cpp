@@ -225,11 +225,37 @@ TEST(Plan, RegistersDeeperKeepOneSetPerTileAhead) {
   EXPECT_TRUE(Decl < Load && Load < Store && Store < Published && Published < Reload &&
               Reload < Compute && Compute < Prologue && Prologue < Unrolled)
       << Out;
+  // The loop's increment follows the end of the body's scope, as in the original: a name the body
+  // declares cannot capture it.
+  size_t BodyEnd = Out.find("}\n", Compute), Increment = Out.find("++t;", Compute);
+  EXPECT_TRUE(BodyEnd < Increment && Increment < Prologue) << Out;
   llvm::json::Value J = reportJson({R});
   const llvm::json::Object *Plan =
       J.getAsObject()->getArray("loops")->front().getAsObject()->getObject("plan");
   ASSERT_TRUE(Plan);
   EXPECT_EQ("3:registers", Plan->getString("choice"));
+
+  // However deep, the prefetch keeps the loop's one buffer: a tile of 16 KiB, of which four
+  // stages would pass 48 KiB, still takes it 4 tiles ahead.
+  const char *Big = R"(
+__global__ void b(const float *A, float *C, int nt) {
+  __shared__ float s[4096];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 4096 + threadIdx.x];
+    __syncthreads();
+    acc += s[4095 - threadIdx.x];
+    __syncthreads();
+  }
+  C[blockIdx.x * 4096 + threadIdx.x] = acc;
+}
+)";
+  FileResult B = runOnCode(Big, choosing("4:registers"));
+  const LoopRecord &LB = onlyLoop(B);
+  ASSERT_TRUE(LB.transformed()) << LB.message();
+  ASSERT_TRUE(LB.Plan && LB.Plan->Registers) << LB.message();
+  EXPECT_EQ(4u, LB.Stages);
+  EXPECT_NE(std::string::npos, B.Rewritten.find("__shared__ float s[4096];")) << B.Rewritten;
 
   // An inner copy loop has no register plan of any depth.
   FileResult I = runOnCode(InnerCopy, choosing("2:registers"));

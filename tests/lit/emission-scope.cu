@@ -19,6 +19,48 @@
 #define T 32
 #define CAT(a, b) a##b
 
+// A name the copy phase or the compute phase declares ends with the loop body, before the loop's
+// increment: the increment after them in the rewrite's lambdas still reads the kernel's `step`.
+// CHECK-FIXES: {{^}}        { // the copy phase's own scope, as in the loop body: its names end before the increment
+// CHECK-FIXES-NEXT: {{^}}          auto &s = s_stages[fetch_stage];
+// CHECK-FIXES-NEXT: {{^}}          const int step = 4;
+// CHECK-FIXES: {{^}}        }
+// CHECK-FIXES-NEXT: {{^}}        t += step;
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [pipelined]
+namespace BodyNamesEndBeforeTheIncrement {
+__global__ void k(const float *A, float *C, int nt, int step) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; t += step) {
+    const int step = 4;
+    s[threadIdx.x] = A[t * 64 + (threadIdx.x + step) % 64];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64];
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace BodyNamesEndBeforeTheIncrement
+
+// A structured binding declared before the loop: the rewrite's lambdas could capture it only
+// from C++20.
+// CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [unsupported] {{.*}}the loop names the structured binding 'lo'
+namespace OuterStructuredBinding {
+struct Range { int lo, hi; };
+__global__ void k(const float *A, float *C, int nt, Range r) {
+  __shared__ float s[64];
+  float acc = 0;
+  auto [lo, hi] = r;
+  for (int t = lo; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64] * hi;
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace OuterStructuredBinding
+
 namespace RunTwiceByALambda {
 __global__ void k(const float *A, float *C, int nt) {
   __shared__ float s[64];

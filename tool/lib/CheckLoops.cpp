@@ -201,7 +201,9 @@ static void shareStages(std::vector<LoopResult> &Local, const ToolOptions &Opts)
   for (LoopResult &LR : Local)
     if (LR.V.ok()) {
       unsigned S = LR.AnnotatedStages;
-      Requested.push_back(LR.Forced ? LR.Forced->Stages : S ? S : Opts.Stages);
+      // The register-staged prefetch keeps the loop's one buffer, however deep.
+      bool OneBuffer = LR.Forced && !LR.Forced->Keep && LR.Forced->Copy == PlanChoice::Registers;
+      Requested.push_back(OneBuffer ? 1 : LR.Forced ? LR.Forced->Stages : S ? S : Opts.Stages);
     }
   auto Plan = planStages(Bytes, Other, Requested);
   size_t K = 0;
@@ -216,7 +218,7 @@ static void shareStages(std::vector<LoopResult> &Local, const ToolOptions &Opts)
         if (planStages(Bytes, Other, Try)[K] == S)
           LR.MaxStages = S;
       }
-      if (LR.Forced && LR.Stages && *LR.Stages < LR.Forced->Stages) {
+      if (LR.Forced && LR.Stages && *LR.Stages < Requested[K]) {
         LR.TuningNote = "the measured plan " + LR.Forced->str() + " does not fit the function's shared memory";
         LR.Forced.reset();
       }
