@@ -248,14 +248,16 @@ void planKeep(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In, LoopPl
   // Where a pipeline would not pay, the register-staged prefetch adds no shared memory: on the
   // H200 it ran 1.00x to 1.04x in the 9 testdata kernels (10 loops) where the model kept the loop
   // and it is legal (geomean 1.016x, docs/benchmark/2026-12-02-h200-registers-sweep.md), so the
-  // model takes it where it is legal.
+  // model takes it where it is legal; 4 tiles ahead those loops ran 0.99x to 1.45x
+  // (docs/benchmark/2026-12-03-h200-deeper-registers.md), so it loads as far ahead as its
+  // registers allow (modelRegisterDepth).
   if (registersProblem(Is).empty()) {
     unsigned Depth = modelRegisterDepth(Is);
     planRegisters(P, "planned by the cost model: a cp.async pipeline would not pay here (" + Why +
                          "), and the register-staged prefetch adds no shared memory; " +
-                         std::to_string(Depth) + (Depth == 1 ? " tile" : " tiles") +
-                         " ahead, as many sets of registers as " +
-                         std::to_string(RegisterDepthBudgetWords) + " words per thread hold",
+                         std::to_string(Depth) + (Depth == 1 ? " tile" : " tiles") + " ahead (at most " +
+                         std::to_string(MaxRegisterDepth) + ", as many as sets of registers within " +
+                         std::to_string(RegisterDepthBudgetWords) + " words per thread allow)",
                   Depth);
     return;
   }
