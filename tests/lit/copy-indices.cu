@@ -121,6 +121,27 @@ __global__ void k(const float *img, float *C, unsigned w, unsigned h, int nt) {
 } // namespace WidenedUnsignedRows
 // CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[0-9]+}}:per-element
 
+// The same through a chain of locals: a plain copy of a local set from the arithmetic.
+// CHECK-MESSAGES: :[[@LINE+9]]:3: remark: [pipelined] {{.*}}per element: 'rowStart + t * 32 + threadIdx.x' is not a uniform value
+namespace WidenedUnsignedRowsThroughLocals {
+__global__ void k(const float *img, float *C, unsigned w, unsigned h, int nt) {
+  __shared__ float s[8][32];
+  const unsigned y = blockIdx.x * 8 + threadIdx.y;
+  const unsigned r = (h - 1 - y) * w;
+  const unsigned r2 = r;
+  const size_t rowStart = r2;
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = img[rowStart + t * 32 + threadIdx.x];
+    __syncthreads();
+    acc += s[7 - threadIdx.y][threadIdx.x];
+    __syncthreads();
+  }
+  C[y * 32 + threadIdx.x] = acc;
+}
+} // namespace WidenedUnsignedRowsThroughLocals
+// CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[0-9]+}}:per-element
+
 // CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [pipelined]
 namespace NarrowRows {
 __global__ void k(const float *img, float *C, int w, int h, int nt) {

@@ -31,11 +31,27 @@ static bool keepsValue(const ImplicitCastExpr *ICE, const ASTContext &Ctx) {
   }
 }
 
+/// Whether E's value is computed by arithmetic (or a call or a conversion), directly or as a local
+/// set from such a value, through any chain of locals: a value whose form in its operands may hold
+/// modulo its type's width only.
+static bool computedValue(const Expr *E, const ASTContext &Ctx, unsigned Depth = 0) {
+  E = E->IgnoreParenImpCasts();
+  if (!E->isValueDependent() && !E->isTypeDependent() && E->isIntegerConstantExpr(Ctx))
+    return false;
+  if (isa<BinaryOperator, UnaryOperator, ConditionalOperator, CallExpr, CastExpr>(E))
+    return true;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+        V && V->hasLocalStorage() && !isa<ParmVarDecl>(V) && V->getInit())
+      return Depth > 8 || computedValue(V->getInit(), Ctx, Depth + 1);
+  return false;
+}
+
 /// Whether E, under parentheses and the conversions that keep every value, widens the result of
 /// unsigned arithmetic (`(size_t)((h - 1 - y) * w)` of unsigned h, y, w, or an unsigned local set
-/// from such arithmetic): that value is the arithmetic's modulo 2^32, so an affine form of its
-/// operands holds modulo 2^32 only, not in the wider type that the index is computed in. A read
-/// of a variable that is not such a local, a thread index, or a constant, widens exactly.
+/// from such arithmetic, through any chain of locals): that value is the arithmetic's modulo 2^32,
+/// so an affine form of its operands holds modulo 2^32 only, not in the wider type that the index
+/// is computed in. A read of a parameter, a thread index, or a constant, widens exactly.
 static bool widensWrappedArithmetic(const Expr *E, const ASTContext &Ctx) {
   bool Widened = false;
   while (true) {
@@ -49,18 +65,7 @@ static bool widensWrappedArithmetic(const Expr *E, const ASTContext &Ctx) {
       Widened = true;
     E = ICE->getSubExpr();
   }
-  if (!Widened)
-    return false;
-  if (!E->isValueDependent() && !E->isTypeDependent() && E->isIntegerConstantExpr(Ctx))
-    return false;
-  if (isa<BinaryOperator, UnaryOperator, ConditionalOperator, CallExpr, CastExpr>(E))
-    return true;
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
-    if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()); V && V->hasLocalStorage() && V->getInit() &&
-                                                            !isa<ParmVarDecl>(V))
-      return isa<BinaryOperator, UnaryOperator, ConditionalOperator, CallExpr, CastExpr>(
-          V->getInit()->IgnoreParenImpCasts());
-  return false;
+  return Widened && computedValue(E, Ctx);
 }
 
 /// E without parentheses and the implicit conversions that keep every value.
