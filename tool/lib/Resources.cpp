@@ -175,7 +175,7 @@ namespace {
 struct KernelUses : RecursiveASTVisitor<KernelUses> {
   const FunctionDecl *K;
   ASTContext &Ctx;
-  std::string Found, StoredAt, HandedOff, IndirectDynamic, GraphCall;
+  std::string Found, StoredAt, HandedOff, IndirectDynamic, GraphCall, Queried;
   llvm::DenseSet<const Expr *> Callees; ///< the names that launches call
   std::vector<const Expr *> Launches;     ///< K's launches `K<<<...>>>(...)`
   llvm::StringSet<> KernelNames;          ///< the names of the file's kernels
@@ -273,9 +273,18 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
       if (const auto *Call = N.get<CallExpr>(); Call && Call->getDirectCallee() &&
                                                 Call->getDirectCallee()->getIdentifier()) {
         StringRef Callee = Call->getDirectCallee()->getName();
-        if (Callee == "cudaFuncGetAttributes" || Callee == "cudaFuncSetCacheConfig" ||
-            Callee.starts_with("cudaOccupancy"))
+        if (Callee == "cudaFuncSetCacheConfig")
           return true;
+        // A question whose answer the rewrite changes: the kernel's registers, its shared memory,
+        // and the blocks per SM or the block size they allow. A program that sizes its grid or
+        // its blocks from it (a persistent kernel) runs another decomposition after the rewrite,
+        // and sums its floats in another order.
+        if (Callee.starts_with("cudaFuncGetAttribute") || Callee.starts_with("cudaOccupancy")) {
+          if (Queried.empty())
+            Queried = "the program asks the runtime about it ('" + Callee.str() + "' at line " + line(E) +
+                      "), whose answer the rewrite's registers and shared memory change";
+          return true;
+        }
         Expr::EvalResult R;
         if (Callee == "cudaLaunchKernel" && Call->getNumArgs() > 4 &&
             !Call->getArg(4)->isValueDependent() && Call->getArg(4)->EvaluateAsInt(R, Ctx) &&
@@ -291,6 +300,8 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
   std::string problem() const {
     if (!Found.empty())
       return Found;
+    if (!Queried.empty())
+      return Queried;
     if (!GraphCall.empty())
       return "the program calls '" + GraphCall +
              ", which may launch it with other arguments or dynamic shared memory than its launches show";
