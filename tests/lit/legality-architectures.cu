@@ -161,3 +161,47 @@ __global__ void k(const float *A, float *C, int nt) {
   C[blockIdx.x * 64 + threadIdx.x] = acc;
 }
 } // namespace ArchCodeInAnUnrelatedKernel
+
+// `__CUDACC__` is defined, as 1, by nvcc's device and host passes and by Clang alike: the usual
+// `HD` macro under `#ifdef __CUDACC__` selects the same text everywhere. Its twin tests
+// `__CUDACC_VER_MAJOR__`, which differs between the compilers.
+#ifdef __CUDACC__
+#define HD __host__ __device__
+#else
+#define HD
+#endif
+HD inline float half_of(float x) { return 0.5f * x; }
+namespace CudaccIsNoCompilerTest {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined]
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += half_of(s[(threadIdx.x + 1) % 64]);
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace CudaccIsNoCompilerTest
+
+#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ >= 12
+#define SCALE_OF_VERSION 0.25f
+#else
+#define SCALE_OF_VERSION 0.5f
+#endif
+namespace CompilerVersionIsACompilerTest {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [arch-dependent]
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += SCALE_OF_VERSION * s[(threadIdx.x + 1) % 64];
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+} // namespace CompilerVersionIsACompilerTest

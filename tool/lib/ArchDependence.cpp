@@ -72,9 +72,10 @@ bool archMacro(StringRef N) {
 
 /// The macros that tell the compilers apart. tilepipe parses with Clang; nvcc builds the rewrite.
 /// Text that a user's `#ifdef __NVCC__` (or a version, or `__has_builtin`) selects differs
-/// between the two as it does between architectures. (`__CUDACC__` both define.)
+/// between the two as it does between architectures. `__CUDACC__` itself both define, as 1, in
+/// every pass (nvcc's device and host passes, Clang's): `#ifdef __CUDACC__` is no such test.
 bool compilerMacro(StringRef N) {
-  return N.starts_with("__NVCC") || N.starts_with("__CUDACC_") || N.starts_with("__clang") ||
+  return N.starts_with("__NVCC") || (N.starts_with("__CUDACC_") && N != "__CUDACC__") || N.starts_with("__clang") ||
          N == "__llvm__" || N == "__CUDA__" || N.starts_with("__NVCOMPILER") ||
          N.starts_with("__GNUC") || N == "__has_builtin" || N == "__has_feature" ||
          N == "__has_extension" || N == "__has_attribute" || N == "__has_cpp_attribute" ||
