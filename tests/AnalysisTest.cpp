@@ -56,7 +56,7 @@ TEST(Analysis, TrailingLoopIsPipelined) {
   EXPECT_NE(R.Rewritten.find("cuda::memcpy_async(&s[threadIdx.x], &A[t * T + threadIdx.x],"),
             std::string::npos)
       << R.Rewritten;
-  EXPECT_NE(R.Rewritten.find("cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);"),
+  EXPECT_NE(R.Rewritten.find("cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);"),
             std::string::npos);
   // The compute phase is the user's text, unchanged.
   EXPECT_NE(R.Rewritten.find("acc += s[(threadIdx.x + 1) % T];"), std::string::npos);
@@ -390,13 +390,19 @@ TEST(TensorCopy, OnlyKernelsLaunchedByNameTakeNewParameters) {
   ASSERT_TRUE(L.Ok) << L.Error;
   EXPECT_EQ(L.Rewritten.find("TileMap"), std::string::npos);
   EXPECT_NE(L.Loops[0].message().find("C linkage"), std::string::npos) << L.Loops[0].message();
-  // Asking the runtime about the kernel is no launch.
-  std::string Queried = std::string(TmaKernel) +
-                        "int query() {\n  cudaFuncAttributes a;\n"
-                        "  cudaFuncGetAttributes(&a, k);\n  return a.numRegs;\n}\n";
-  FileResult Q = runWithTensorCopies(Queried);
-  ASSERT_TRUE(Q.Ok) << Q.Error;
-  EXPECT_NE(Q.Rewritten.find("TileMap"), std::string::npos) << Q.Loops[0].message();
+  // Asking the runtime about the kernel is no launch, but its answer changes with the rewrite: a
+  // program that sizes its launches from it (a persistent kernel) would run another grid.
+  for (const char *Query : {"  cudaFuncAttributes a;\n  cudaFuncGetAttributes(&a, k);\n  return a.numRegs;\n",
+                            "  int n = 0;\n  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, 256, 0);\n"
+                            "  return n;\n",
+                            "  int g = 0, b = 0;\n  cudaOccupancyMaxPotentialBlockSize(&g, &b, k);\n  return b;\n"}) {
+    FileResult Q = runWithTensorCopies(std::string(TmaKernel) + "int query() {\n" + Query + "}\n");
+    ASSERT_TRUE(Q.Ok) << Q.Error;
+    ASSERT_EQ(1u, Q.Loops.size());
+    EXPECT_EQ(Q.Loops[0].Code, Reason::LaunchResources) << Query << Q.Loops[0].message();
+    EXPECT_NE(Q.Loops[0].message().find("asks the runtime about it"), std::string::npos) << Q.Loops[0].message();
+    EXPECT_EQ(Q.Rewritten, Q.Original);
+  }
 }
 
 TEST(TensorCopy, AddedParametersAvoidNamesTheFileUses) {

@@ -47,7 +47,7 @@ template __global__ void k<float, 64>(const float *, float *, int);
 template __global__ void k<double, 128>(const double *, double *, int);
 } // namespace RewrittenOnceForAllInstantiations
 // CHECK-FIXES: __shared__ E s_stages[3][TS];
-// CHECK-FIXES: cuda::aligned_size_t<sizeof(E)>(sizeof(E))
+// CHECK-FIXES: cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0]))
 
 // CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [element-type] {{.*}}k<short>
 namespace OneBadInstantiation {

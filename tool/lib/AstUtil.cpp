@@ -338,4 +338,59 @@ std::string placeDependentExpr(const ASTContext &Ctx, const Stmt *S) {
 
 std::string quoted(const NamedDecl *D) { return "'" + D->getNameAsString() + "'"; }
 
+namespace {
+struct NameUses : RecursiveASTVisitor<NameUses> {
+  std::vector<NameUse> Out;
+  bool shouldVisitLambdaBody() const { return true; }
+  void add(const NamedDecl *D, const NamedDecl *Found, bool Qualified, SourceLocation Loc) {
+    if (!D || isa<TemplateTypeParmDecl, NonTypeTemplateParmDecl, TemplateTemplateParmDecl>(D))
+      return;
+    Out.push_back({D, Found ? Found : D, Qualified, Loc});
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    add(E->getDecl(), E->getFoundDecl(), E->hasQualifier(), E->getLocation());
+    return true;
+  }
+  bool VisitTypedefTypeLoc(TypedefTypeLoc TL) {
+    add(TL.getDecl(), nullptr, bool(TL.getQualifierLoc()), TL.getNameLoc());
+    return true;
+  }
+  bool VisitUsingTypeLoc(UsingTypeLoc TL) {
+    const UsingShadowDecl *Shadow = TL.getDecl();
+    add(Shadow->getTargetDecl(), Shadow, bool(TL.getQualifierLoc()), TL.getNameLoc());
+    return true;
+  }
+  bool VisitTagTypeLoc(TagTypeLoc TL) {
+    // A definition in the type (`struct S { ... } x`) declares the name rather than looks it up.
+    if (!TL.isDefinition())
+      add(TL.getDecl(), nullptr, bool(TL.getQualifierLoc()), TL.getNameLoc());
+    return true;
+  }
+  bool VisitTemplateSpecializationTypeLoc(TemplateSpecializationTypeLoc TL) {
+    TemplateName N = TL.getTypePtr()->getTemplateName();
+    add(N.getAsTemplateDecl(), N.getAsUsingShadowDecl(), bool(TL.getQualifierLoc()), TL.getTemplateNameLoc());
+    return true;
+  }
+};
+} // namespace
+
+std::vector<NameUse> namesIn(const Stmt *S) {
+  NameUses V;
+  V.TraverseStmt(const_cast<Stmt *>(S));
+  return V.Out;
+}
+
+TypeLoc elementTypeLoc(const VarDecl *V) {
+  TypeLoc TL = V->getTypeSourceInfo()->getTypeLoc();
+  while (auto ATL = TL.getAs<ArrayTypeLoc>())
+    TL = ATL.getElementLoc();
+  return TL;
+}
+
+std::vector<NameUse> namesIn(TypeLoc TL) {
+  NameUses V;
+  V.TraverseTypeLoc(TL);
+  return V.Out;
+}
+
 } // namespace tilepipe

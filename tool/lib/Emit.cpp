@@ -116,27 +116,13 @@ Lines leadingBarrier(const LoopModel &M, bool Wide) {
   return {};
 }
 
-/// The declarations of the loop's index variables that the compute phase still reads: only those
-/// stay in the loop body.
+/// The declarations of the loop's index variables that the compute phase still reads, and those
+/// they read (indexDeclsRead): only those stay in the loop body.
 Lines indexDecls(const FileText &F, const LoopModel &M, const std::string &BodyIndent) {
-  llvm::SmallPtrSet<const Decl *, 8> ReadByCompute;
-  struct Reads : RecursiveASTVisitor<Reads> {
-    llvm::SmallPtrSet<const Decl *, 8> *Out;
-    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
-      Out->insert(DRE->getDecl());
-      return true;
-    }
-  } R;
-  R.Out = &ReadByCompute;
-  for (const Stmt *S : M.ComputePhase)
-    R.TraverseStmt(const_cast<Stmt *>(S));
-  for (const Stmt *S : M.TailIncs)
-    R.TraverseStmt(const_cast<Stmt *>(S));
   Lines Out;
-  for (const DeclStmt *DS : M.IndexDecls)
-    if (llvm::any_of(DS->decls(), [&](const Decl *D) { return ReadByCompute.contains(D); }))
-      for (const std::string &L : chunk(F.slice(F.begin(DS), F.end(DS)), BodyIndent))
-        Out.push_back(L);
+  for (const DeclStmt *DS : indexDeclsRead(M))
+    for (const std::string &L : chunk(F.slice(F.begin(DS), F.end(DS)), BodyIndent))
+      Out.push_back(L);
   return Out;
 }
 
@@ -178,6 +164,15 @@ llvm::Error PipelineEmitter::checkCuts(const SourceTokens &Toks) const {
       Cuts.insert(Cuts.end(), {Off, Off + Len});
   if (std::string Why = Cut.problem(F, M, Toks, Cuts, keepsOriginal()); !Why.empty())
     return cannotCut(Why);
+  // Every name the moved text looks up keeps its declaration (EmitNames.cpp).
+  std::vector<MovedText> Pieces = loopPieces(M, indexDeclsRead(M));
+  MovedText Hoisted{"the declaration of a tile in the loop body, which the rewrite writes before the loop", {}, {}, {}, {}};
+  for (const Tile &T : M.Tiles)
+    if (T.DeclaredInBody && !llvm::is_contained(Hoisted.Stmts, T.DeclaredInBody))
+      Hoisted.Stmts.push_back(T.DeclaredInBody);
+  Pieces.push_back(Hoisted);
+  if (std::string Why = movedNamesProblem(F, M, Pieces); !Why.empty())
+    return llvm::make_error<EmitError>(Reason::NameBinding, Why);
   return llvm::Error::success();
 }
 

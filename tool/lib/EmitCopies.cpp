@@ -38,9 +38,15 @@ std::string PipelineEmitter::copyCall(const TileStore &S, const std::string &Ext
     D = "(" + D + ")";
   if (!isa<ArraySubscriptExpr>(Src) || Src->getBeginLoc().isMacroID())
     R = "(" + R + ")";
-  const std::string &T = M.Tiles[S.TileIdx].ElementTypeText;
+  // The element's size through the tile's own name, which the copy phase binds to the tile (its
+  // view): the element type as written could name another type where the copy stands.
+  const Tile &Tl = M.Tiles[S.TileIdx];
+  size_t Rank = 0;
+  for (QualType Ty = Tl.Var->getType(); const ArrayType *A = Ty->getAsArrayTypeUnsafe(); Ty = A->getElementType())
+    ++Rank;
+  const std::string T = sizeIn(Tl.Var->getName().str(), Rank);
   std::string Head = "::cuda::memcpy_async(&" + D + ", &" + R + ",";
-  std::string Tail = "::cuda::aligned_size_t<sizeof(" + T + ")>(sizeof(" + T + ")), " + Pipe + ")";
+  std::string Tail = "::cuda::aligned_size_t<" + T + ">(" + T + "), " + Pipe + ")";
   // Long calls continue under their first argument.
   std::string Ind = F.indentOf(F.begin(S.Statement)) + Extra;
   if (Ind.size() + Cut.Unit.size() + Head.size() + Tail.size() + 2 <= 100)

@@ -35,6 +35,37 @@ struct LoopCut {
                       llvm::ArrayRef<unsigned> Cuts, bool WholeLoop) const;
 };
 
+/// A piece of the user's text that an emission writes elsewhere, in the block that replaces the
+/// loop: the AST of that text (statements, or types as written), and the user's names that the
+/// emission declares before it there, each meant to bind its name to that declaration (a tile's
+/// view, an induction's shadow, the for-init's variables, an index variable declared again).
+struct MovedText {
+  std::string What;
+  std::vector<const clang::Stmt *> Stmts;
+  std::vector<clang::TypeLoc> Types;
+  std::vector<const clang::NamedDecl *> Provided;
+  /// Parts of Stmts the emission does not write (a store's destination, where the register-staged
+  /// prefetch writes a register instead): their names are not looked up.
+  std::vector<const clang::Stmt *> Dropped;
+};
+
+/// Why a name in one of the pieces Moved would bind, where the emission writes it, to another
+/// declaration than where the user wrote it, or to none; "" when every name keeps its meaning
+/// (EmitNames.cpp). The loop is then left alone with reason name-binding.
+std::string movedNamesProblem(const FileText &F, const LoopModel &M, llvm::ArrayRef<MovedText> Moved);
+
+/// What the loop's emissions move of the loop's own text, wherever they write it: the copy phase
+/// (where the tiles are views and the inductions shadows), the loop's condition and increments,
+/// the index declarations Kept (written again in that order before the compute phase) and the
+/// compute phase, and the tiles declared in the body (before the loop).
+std::vector<MovedText> loopPieces(const LoopModel &M, llvm::ArrayRef<const clang::DeclStmt *> Kept);
+
+
+/// The copy phase's index declarations that the compute phase or the increments at the end of the
+/// body read, and those that these read in turn, in their order: the compute phase gets them
+/// again, so that it reads the index variables, and every one they name, as the loop body did.
+std::vector<const clang::DeclStmt *> indexDeclsRead(const LoopModel &M);
+
 /// The fetch cursors of a loop's induction variables, as lines of the emitted code: for each
 /// (variable V, cursor C), `auto C = V;` (Declare, before the prologue), `auto V = C;` (Shadow,
 /// where a tile is fetched) and `C = V;` (Store, after the fetch has stepped V).

@@ -10,6 +10,7 @@
 // between the same barriers, so what the threads read from shared memory, in the loop or after
 // it, is what the original's threads read.
 #include "EmitLoop.h"
+#include "tilepipe/AstUtil.h"
 #include "clang/AST/Decl.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -84,6 +85,26 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
     Cuts.insert(Cuts.end(), {Off, Off + Len});
   if (std::string Why = Cut.problem(F, M, Toks, Cuts, /*WholeLoop=*/false); !Why.empty())
     return llvm::make_error<EmitError>(Reason::SourceText, Why);
+  // Every name the moved text looks up keeps its declaration (EmitNames.cpp). The compute phase
+  // follows the store phase, which is the copy phase with all its declarations, and the load
+  // phase writes registers where the copy phase wrote the tiles. The registers are declared
+  // before the loop, after its for-init, in the element types of the tiles they stand for.
+  std::vector<MovedText> Pieces = loopPieces(M, M.IndexDecls);
+  for (const TileStore &S : M.Stores)
+    Pieces.front().Dropped.push_back(S.Dst);
+  llvm::erase_if(Pieces.front().Provided, [&](const NamedDecl *D) {
+    return llvm::any_of(M.Tiles, [&](const Tile &T) { return T.Var == D && T.DeclaredInBody; });
+  });
+  MovedText Types{"the element type of a tile, in which the rewrite declares its registers before the loop",
+                  {}, {}, {}, {}};
+  if (const auto *DS = dyn_cast_or_null<DeclStmt>(M.Init))
+    for (const Decl *D : DS->decls())
+      Types.Provided.push_back(cast<NamedDecl>(D));
+  for (const Tile &T : M.Tiles)
+    Types.Types.push_back(elementTypeLoc(T.Var));
+  Pieces.push_back(Types);
+  if (std::string Why = movedNamesProblem(F, M, Pieces); !Why.empty())
+    return llvm::make_error<EmitError>(Reason::NameBinding, Why);
 
   std::vector<std::pair<std::string, std::string>> VarAndCursor;
   for (const VarDecl *V : M.Inductions)

@@ -2,7 +2,9 @@
 #pragma once
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
+#include "clang/AST/TypeLoc.h"
 #include <string>
+#include <vector>
 
 namespace tilepipe {
 
@@ -78,5 +80,26 @@ const clang::FunctionDecl *patternOf(const clang::FunctionDecl *FD);
 
 /// A declaration's name in quotes, for messages: 'name'.
 std::string quoted(const clang::NamedDecl *D);
+
+/// A name that the text of a statement or a type looks up: the declaration it binds to, what
+/// lookup found (a using-declaration's shadow, or the declaration itself), and whether it was
+/// written with a qualifier (`ns::x`, `::x`), which no local declaration can hide.
+struct NameUse {
+  const clang::NamedDecl *Decl = nullptr;
+  const clang::NamedDecl *Found = nullptr;
+  bool Qualified = false;
+  clang::SourceLocation Loc;
+};
+
+/// Every name S (or the type TL) looks up: variables, functions, enumerators, typedefs and type
+/// aliases, classes and enums, templates; through macros too, since it reads the AST. Members
+/// (found through their object) and template parameters (which nothing in their scope may
+/// declare again) are left out.
+std::vector<NameUse> namesIn(const clang::Stmt *S);
+std::vector<NameUse> namesIn(clang::TypeLoc TL);
+
+/// The element type of an array variable as its declaration writes it (`float` of
+/// `float As[32][32]`); the variable's whole type where it is no array.
+clang::TypeLoc elementTypeLoc(const clang::VarDecl *V);
 
 } // namespace tilepipe

@@ -40,9 +40,14 @@ void LoopChecker::analyzeTma(Tile &T, const TileStore *FillStore) {
     Extents.push_back(Text);
     TL = ATL.getElementLoc();
   }
-  // The element type must mean the same beside the kernel.
+  // The element type must mean the same beside the kernel, where the launcher sizes the map's
+  // elements with its text: a local `typedef float real_t;` is another type there, or none.
   if (const auto *TD = T.ElementType->getAsTagDecl(); TD && TD->getDeclContext()->isFunctionOrMethod())
     return No("the element type of " + quoted(T.Var) + " is declared in the kernel");
+  for (const NameUse &U : namesIn(elementTypeLoc(T.Var)))
+    if (U.Found != U.Decl || !U.Decl->getDeclContext()->getRedeclContext()->isFileContext())
+      return No("the element type of " + quoted(T.Var) + " names " + quoted(U.Decl) +
+                ", which the launcher beside the kernel would not find as the kernel does");
   if (std::string Why = tmaBoxLimit(T); !Why.empty())
     return No(Why);
   if (std::string Why = unevenStep(ASE->getIdx()); !Why.empty())

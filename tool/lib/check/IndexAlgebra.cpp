@@ -335,44 +335,38 @@ bool LoopChecker::threadAffine(const Expr *E, std::map<char, Coef> &Out, unsigne
   return false;
 }
 
-/// Every declaration E names, in order.
-static std::vector<const ValueDecl *> declsIn(const Expr *E) {
-  struct Names : RecursiveASTVisitor<Names> {
-    std::vector<const ValueDecl *> Decls;
-    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
-      Decls.push_back(DRE->getDecl());
-      return true;
-    }
-  } N;
-  N.TraverseStmt(const_cast<Expr *>(E));
-  return N.Decls;
-}
-
 /// Every name in E means at the loop what it means where E is written: parameters, constants, and
-/// locals that never change and whose names nothing else in the function declares.
+/// locals that never change, each whose name nothing else in the function declares; a name that
+/// is not the function's own only where the function declares nothing of that name (which could
+/// hide it where the text is written).
 bool LoopChecker::visibleAtLoop(const Expr *E) {
-  std::vector<const VarDecl *> Vars;
-  for (const ValueDecl *D : declsIn(E)) {
-    if (const auto *V = dyn_cast<VarDecl>(D))
-      Vars.push_back(V);
-    else if (!isa<EnumConstantDecl, NonTypeTemplateParmDecl, FunctionDecl>(D))
-      return false;
-  }
   if (NameCounts.empty()) {
-    struct AllVars : RecursiveASTVisitor<AllVars> {
+    struct AllNames : RecursiveASTVisitor<AllNames> {
       std::map<std::string, unsigned> *Count;
-      bool VisitVarDecl(VarDecl *V) {
-        ++(*Count)[V->getNameAsString()];
+      bool VisitNamedDecl(NamedDecl *D) {
+        if (D->getLexicalDeclContext()->isFunctionOrMethod() || isa<ParmVarDecl>(D))
+          ++(*Count)[D->getNameAsString()];
         return true;
       }
     } All;
     All.Count = &NameCounts;
+    for (const ParmVarDecl *P : M.Function->parameters())
+      ++NameCounts[P->getNameAsString()];
     All.TraverseStmt(M.Function->getBody());
+    NameCounts[""]; // read once, even for a function that declares nothing
   }
-  for (const VarDecl *V : Vars) {
-    if (isCudaBuiltinVar(V) || !V->hasLocalStorage() || isa<ParmVarDecl>(V))
+  for (const NameUse &U : namesIn(E)) {
+    const NamedDecl *D = U.Decl;
+    const auto *V = dyn_cast<VarDecl>(D);
+    if (V && isCudaBuiltinVar(V))
       continue;
-    if (changes(V) || NameCounts[V->getNameAsString()] != 1)
+    if (!isa<VarDecl, EnumConstantDecl, FunctionDecl, TypeDecl>(D))
+      return false;
+    const bool Local = D->getLexicalDeclContext()->isFunctionOrMethod() || isa<ParmVarDecl>(D);
+    unsigned Count = NameCounts[D->getNameAsString()];
+    if (Local ? Count != 1 : !U.Qualified && Count != 0)
+      return false;
+    if (V && V->hasLocalStorage() && !isa<ParmVarDecl>(V) && changes(V))
       return false;
   }
   return true;
@@ -414,32 +408,22 @@ bool LoopChecker::hostVisible(const Expr *E) {
         return false;
     }
   }
-  struct Refs : RecursiveASTVisitor<Refs> {
-    bool Ok = true;
-    bool VisitDeclRefExpr(DeclRefExpr *DRE) {
-      const ValueDecl *D = DRE->getDecl();
-      if (isa<ParmVarDecl, NonTypeTemplateParmDecl>(D))
-        return true;
-      if (DRE->getFoundDecl() != D || !D->getDeclContext()->getRedeclContext()->isFileContext())
-        Ok = false;
-      return Ok;
-    }
-  } R;
-  R.TraverseStmt(const_cast<Expr *>(E));
-  if (!R.Ok)
-    return false;
-  for (const ValueDecl *D : declsIn(E)) {
-    if (isa<EnumConstantDecl, NonTypeTemplateParmDecl>(D))
-      continue;
-    const auto *V = dyn_cast<VarDecl>(D);
-    if (!V)
-      return false;
-    if (isa<ParmVarDecl>(V)) {
-      if (!unchangedParam(V))
+  // Parameters of the kernel (the launcher's own, by the same names), constants of namespace scope
+  // found as themselves, and types declared there; template parameters, which the launcher
+  // declares too.
+  for (const NameUse &U : namesIn(E)) {
+    const NamedDecl *D = U.Decl;
+    if (const auto *P = dyn_cast<ParmVarDecl>(D)) {
+      if (!unchangedParam(P))
         return false;
       continue;
     }
-    if (V->hasLocalStorage() || !V->isConstexpr())
+    if (U.Found != D || !D->getDeclContext()->getRedeclContext()->isFileContext())
+      return false;
+    if (isa<EnumConstantDecl, TypeDecl>(D))
+      continue;
+    const auto *V = dyn_cast<VarDecl>(D);
+    if (!V || V->hasLocalStorage() || !V->isConstexpr())
       return false;
   }
   return true;
