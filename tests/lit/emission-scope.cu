@@ -264,7 +264,7 @@ __global__ void mm(float *C, const float *A, const float *B, int K) {
   int tx = threadIdx.x, ty = threadIdx.y;
   int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
   float acc = 0.0f;
-  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined] {{.*}}no launch of mm in this file was rewritten{{.*}}or in a template whose instantiations launch other kernels there
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined] {{.*}}no launch of mm in this file was rewritten{{.*}}in a template whose instantiations launch other kernels there
   for (int t = 0; t < K / T; ++t) {
     As[ty][tx] = A[row * K + t * T + tx];
     Bs[ty][tx] = B[(t * T + ty) * K + col];

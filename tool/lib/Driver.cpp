@@ -239,6 +239,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
     R.Error = llvm::toString(std::move(E));
     return;
   }
+  R.Launchers = F.Launchers;
   for (auto &[Key, LoopAndFn] : Checked->Uninstantiated) {
     LoopRecord Rec = loopRecord(SM, R.Path, LoopAndFn.first, LoopAndFn.second);
     Rec.Code = Reason::TemplateNotInstantiated;

@@ -87,8 +87,13 @@ LoopRecord loopRecord(const clang::SourceManager &SM, const std::string &Path, c
 struct TmaKernel {
   const clang::FunctionDecl *Pattern = nullptr;
   std::string Flag;
+  std::string Launcher; ///< chosen with the kernel's fresh names
   std::vector<std::pair<const Tile *, std::string>> Tiles; // with the names of their maps
   std::unique_ptr<FreshNames> Names;
+  /// The function's rewritten loops (their records' files and offsets), whose remarks name its
+  /// launch sites: kernels of one name are told apart by them. (A function whose loops take no
+  /// tensor copies has only these, and no tiles.)
+  std::set<std::pair<std::string, unsigned>> Loops;
 };
 
 /// What the per-loop steps add up for the file.
@@ -100,6 +105,8 @@ struct FileRewrite {
   clang::tooling::Replacements FloorEdits;
   std::vector<std::string> FloorProblems;
   std::map<const clang::FunctionDecl *, TmaKernel> TmaKernels;
+  /// Each launcher written: the kernel's qualified name, and the launcher's (FileResult::Launchers).
+  std::vector<std::pair<std::string, std::string>> Launchers;
   bool EngineUsed = false; ///< some loop of the main file copies by tensor or bulk copies
   /// The files where some loop became a cuda::pipeline (the register-staged prefetch needs no
   /// header).

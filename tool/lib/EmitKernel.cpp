@@ -92,7 +92,7 @@ static LauncherParts launcherParts(ASTContext &Ctx, const KernelMaps &K, FreshNa
   LP.Kernel = Name + TemplateArgs;
   LP.Qualifier = Qualifier;
   LP.TemplateHeader = Header;
-  LP.Launcher = "tilepipe_launch_" + Name;
+  LP.Launcher = K.Launcher;
   auto Fresh = [&](const char *Base) { return Names.get(Base); };
   LP.Grid = Fresh("grid");
   LP.Block = Fresh("block");
@@ -146,6 +146,23 @@ static bool mayHaveEffects(const Expr *E) {
   return V.Found;
 }
 
+/// The launcher's name from the global namespace (`::ns::tilepipe_launch_k`), which no
+/// declaration at a launch site can hide and no using-directive, alias or argument-dependent
+/// lookup can turn to another; an unnamed namespace is left out, as the launcher's name is no
+/// other in the translation unit. None where the kernel is not declared in namespaces alone.
+static std::optional<std::string> qualifiedLauncher(const FunctionDecl *P, const std::string &Launcher) {
+  std::string Q;
+  for (const DeclContext *DC = P->getDeclContext(); !DC->isTranslationUnit(); DC = DC->getParent()) {
+    if (const auto *NS = dyn_cast<NamespaceDecl>(DC)) {
+      if (!NS->isAnonymousNamespace())
+        Q = NS->getName().str() + "::" + Q;
+    } else if (!isa<LinkageSpecDecl, ExportDecl>(DC)) {
+      return std::nullopt;
+    }
+  }
+  return "::" + Q + Launcher;
+}
+
 static std::optional<tooling::Replacement> launchThrough(ASTContext &Ctx, const CUDAKernelCallExpr *Call,
                                                          const std::string &Launcher) {
   const SourceManager &SM = Ctx.getSourceManager();
@@ -182,14 +199,11 @@ static std::optional<tooling::Replacement> launchThrough(ASTContext &Ctx, const 
     TArgs = sourceText(Ctx, SourceRange(Ref->getLAngleLoc(), Ref->getRAngleLoc()));
     Ok2 &= !TArgs.empty();
   }
-  std::string Qualifier = Ok2 && Ref->getQualifierLoc()
-                              ? sourceText(Ctx, Ref->getQualifierLoc().getSourceRange())
-                              : "";
   CharSourceRange Whole = Lexer::makeFileCharRange(
       CharSourceRange::getTokenRange(Call->getSourceRange()), SM, Ctx.getLangOpts());
   if (!Ok2 || Whole.isInvalid())
     return std::nullopt;
-  std::string New = Qualifier + Launcher + TArgs + "(" + llvm::join(Cfg, ", ");
+  std::string New = Launcher + TArgs + "(" + llvm::join(Cfg, ", ");
   for (const std::string &A : Args)
     New += ", " + A;
   return tooling::Replacement(SM, Whole, New + ")", Ctx.getLangOpts());
@@ -231,6 +245,7 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
       OtherKernels.insert(SM.getFileOffset(SM.getExpansionLoc(Call->getBeginLoc())));
   }
   unsigned Rewritten = 0, Left = 0;
+  std::optional<std::string> Qualified = qualifiedLauncher(P, Launcher);
   for (const CUDAKernelCallExpr *Call : Launches) {
     const FunctionDecl *Callee = Call->getDirectCallee();
     if (!Callee || patternOf(Callee) != P)
@@ -240,11 +255,13 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
       continue;
     if (!Done.insert(SM.getFileOffset(B)).second)
       continue;
-    if (OtherKernels.count(SM.getFileOffset(B))) {
+    // A launch before the launcher (of a kernel declared ahead of its definition) could not call it.
+    if (OtherKernels.count(SM.getFileOffset(B)) || !Qualified || After.isInvalid() ||
+        SM.getFileOffset(SM.getExpansionLoc(B)) < SM.getFileOffset(After)) {
       ++Left;
       continue;
     }
-    if (std::optional<tooling::Replacement> R = launchThrough(Ctx, Call, Launcher)) {
+    if (std::optional<tooling::Replacement> R = launchThrough(Ctx, Call, *Qualified)) {
       AddEdit(*R);
       ++Rewritten;
     } else {
@@ -260,8 +277,8 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
   if (Left)
     Sites += "; " + std::to_string(Left) +
              " launch site(s) left as they are (written in a macro, with a configuration or"
-             " arguments that may have effects, whose order a call would not keep, or in a template"
-             " whose instantiations launch other kernels there)";
+             " arguments that may have effects, whose order a call would not keep, in a template"
+             " whose instantiations launch other kernels there, or before the kernel's definition)";
   if (!LauncherProblem.empty())
     return llvm::createStringError(LauncherProblem);
   return KernelMapEdits{std::move(KEdits), std::move(Sites)};

@@ -427,7 +427,7 @@ std::string predictNoGain(const PlanFeatures &F, uint64_t MinStageBytes) {
   return "";
 }
 
-std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, llvm::StringRef Kernel) {
+std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, llvm::StringRef Launcher) {
   std::vector<std::string> TileNames;
   for (const Tile &T : M.Tiles)
     TileNames.push_back(T.Var->getNameAsString());
@@ -456,8 +456,7 @@ std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, l
   }
   if (!TmaTiles.empty())
     Parts.push_back(llvm::join(TmaTiles, ", ") +
-                    " by tensor copy (TMA) on compute capability 9.0 when launched through "
-                    "tilepipe_launch_" + Kernel.str());
+                    " by tensor copy (TMA) on compute capability 9.0 when launched through " + Launcher.str());
   if (!BulkTiles.empty())
     Parts.push_back(llvm::join(BulkTiles, ", ") +
                     " by bulk copy (cp.async.bulk) on compute capability 9.0, however launched");

@@ -56,8 +56,20 @@ static TmaKernel &kernelNames(ASTContext &Ctx, std::map<const FunctionDecl *, Tm
                               const FunctionDecl *Kernel) {
   TmaKernel &K = Kernels[Kernel];
   K.Pattern = Kernel;
-  if (!K.Names)
+  if (!K.Names) {
     K.Names = std::make_unique<FreshNames>(Ctx, Kernel);
+    // The launcher's name: no other name of the translation unit and no other kernel's launcher
+    // (kernels of one name in several namespaces, or overloads, get launchers of several names),
+    // so that a launch site that calls it by its qualified name reaches this kernel's alone.
+    std::string Base = "tilepipe_launch_" + Kernel->getNameAsString();
+    K.Launcher = Base;
+    for (unsigned I = 1; Ctx.Idents.find(K.Launcher) != Ctx.Idents.end() ||
+                         llvm::any_of(Kernels, [&](const auto &KV) {
+                           return KV.first != Kernel && KV.second.Launcher == K.Launcher;
+                         });
+         ++I)
+      K.Launcher = Base + "_" + std::to_string(I);
+  }
   return K;
 }
 
@@ -264,13 +276,19 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
   Rec.Stages = Plan.Stages; // the depth, for the register-staged prefetch
   Rec.Plan = Plan;
   const LoopModel &M = Front.Model;
-  Rec.Detail = WithNotes(describePlan(M, Plan, Opts.Mode, Rec.Kernel));
+  auto KIt = F.TmaKernels.find(patternOf(Front.Function));
+  Rec.Detail = WithNotes(describePlan(M, Plan, Opts.Mode,
+                                      KIt != F.TmaKernels.end() && !KIt->second.Launcher.empty()
+                                          ? KIt->second.Launcher
+                                          : "tilepipe_launch_" + Rec.Kernel));
   F.EngineUsed |= Plan.Engine;
   if (!Plan.Registers)
     F.CpAsyncUsed.insert(Key.first);
+  TmaKernel &K = F.TmaKernels[patternOf(Front.Function)];
+  K.Loops.insert({Rec.File, Rec.Offset});
   for (size_t T = 0; T < M.Tiles.size(); ++T)
     if (Plan.Engine && Plan.Tiles[T].Kind == CopyKind::Tensor)
-      F.TmaKernels[patternOf(Front.Function)].Tiles.push_back({&M.Tiles[T], Plan.Tiles[T].MapName});
+      K.Tiles.push_back({&M.Tiles[T], Plan.Tiles[T].MapName});
   return Rec;
 }
 
@@ -284,7 +302,8 @@ llvm::Error emitKernelMapsOfFile(ASTContext &Ctx, const std::string &Path, FileR
     if (K.Tiles.empty())
       continue;
     std::string Name = K.Pattern->getNameAsString();
-    KernelMaps Maps{K.Pattern, K.Flag, K.Tiles};
+    KernelMaps Maps{K.Pattern, K.Flag, K.Launcher, K.Tiles};
+    F.Launchers.push_back({K.Pattern->getQualifiedNameAsString(), K.Launcher});
     auto Edits = emitKernelMaps(Ctx, Maps, *K.Names, Launches);
     if (!Edits)
       return internalError(Path, "cannot give " + Name + " its tensor maps: " +
@@ -297,7 +316,7 @@ llvm::Error emitKernelMapsOfFile(ASTContext &Ctx, const std::string &Path, FileR
     // that each fix stands alone.
     bool First = true;
     for (LoopRecord &L : Loops)
-      if (L.transformed() && L.Kernel == Name && L.File == Path) {
+      if (L.transformed() && K.Loops.count({L.File, L.Offset}) && L.File == Path) {
         L.Detail += "; " + Edits->Sites;
         if (First)
           for (const tooling::Replacement &E : Edits->Edits)

@@ -31,7 +31,26 @@ static std::string literal(llvm::StringRef S) {
   return Out + "\"";
 }
 
-std::string generateCases(const LaunchSpec &Spec) {
+/// The launcher the rewrite wrote for the kernel that Path (`::ns::name`) names: the one whose
+/// kernel's qualified name, unnamed namespaces aside, is Path's; by its name alone where none or
+/// several are.
+static std::string launcherOf(llvm::StringRef Path, llvm::ArrayRef<std::pair<std::string, std::string>> Launchers) {
+  Path.consume_front("::");
+  std::string Found;
+  unsigned Matches = 0;
+  for (const auto &[Kernel, Launcher] : Launchers) {
+    std::string Q = Kernel;
+    for (size_t At; (At = Q.find("(anonymous namespace)::")) != std::string::npos;)
+      Q.erase(At, strlen("(anonymous namespace)::"));
+    if (Q == Path) {
+      Found = Launcher;
+      ++Matches;
+    }
+  }
+  return Matches == 1 ? Found : "tilepipe_launch_" + Path.rsplit("::").second.str();
+}
+
+std::string generateCases(const LaunchSpec &Spec, llvm::ArrayRef<std::pair<std::string, std::string>> Launchers) {
   std::string Out;
   llvm::raw_string_ostream OS(Out);
   std::vector<std::string> Table;
@@ -95,7 +114,7 @@ std::string generateCases(const LaunchSpec &Spec) {
       size_t Colons = Path.rfind("::");
       llvm::StringRef Scope = Path.take_front(Colons + 2), Base = Path.drop_front(Colons + 2);
       OS << "#if defined(TILEPIPE_LAUNCHER_" << Base << ")\n";
-      OS << "  " << Scope << "tilepipe_launch_" << Base << TArgs << "((" << K.Grid << "), (" << K.Block
+      OS << "  " << Scope << launcherOf(Path, Launchers) << TArgs << "((" << K.Grid << "), (" << K.Block
          << "), 0, 0" << (Args.empty() ? "" : ", ") << llvm::join(Args, ", ") << ");\n#else\n";
       OS << "  " << Callee << "<<<(" << K.Grid << "), (" << K.Block << ")>>>("
          << llvm::join(Args, ", ") << ");\n#endif\n}\n";
@@ -142,7 +161,7 @@ llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const Launc
   bool HasFloor = R.ComputeOnly != R.Original;
   std::string Driver = fill(DriverTemplate, {{"spec", llvm::sys::path::filename(Spec.Path).str()},
                                              {"source", Source},
-                                             {"cases", generateCases(Spec)}});
+                                             {"cases", generateCases(Spec, R.Launchers)}});
   std::string Build = llvm::formatv(R"sh(#!/usr/bin/env bash
 # Builds the variants of {0} with nvcc (only the CUDA toolkit is needed).
 #   build.sh [original] [rewritten] [compute_only]     (default: all three)

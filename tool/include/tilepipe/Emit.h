@@ -72,6 +72,9 @@ private:
 struct KernelMaps {
   const clang::FunctionDecl *Pattern = nullptr;
   std::string Flag;
+  /// The launcher's name: no other name of the translation unit, nor another kernel's launcher,
+  /// so that a launch site that calls it by its qualified name reaches this kernel's alone.
+  std::string Launcher;
   std::vector<std::pair<const Tile *, std::string>> Tiles;
 };
 /// The kernel's edits: its new parameters (defaulted, so that launches tilepipe does not see still

@@ -210,6 +210,6 @@ std::string predictNoGain(const PlanFeatures &F, uint64_t MinStageBytes);
 /// The remark's detail for a rewritten loop: what is copied from where, by which kind, what stays
 /// for older devices, and the stage note and assumptions (without the launch sites, which the
 /// kernel's pass adds).
-std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, llvm::StringRef Kernel);
+std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, llvm::StringRef Launcher);
 
 } // namespace tilepipe

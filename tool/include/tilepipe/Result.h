@@ -64,6 +64,9 @@ struct FileResult {
   std::vector<std::string> ComputeOnlyProblems;
   clang::tooling::Replacements Edits;
   std::vector<LoopRecord> Loops;
+  /// Each launcher the rewrite wrote beside a kernel with tensor copies: the kernel's qualified
+  /// name, and the launcher's (which another kernel of the same name does not share).
+  std::vector<std::pair<std::string, std::string>> Launchers;
   std::vector<std::string> Dependencies; ///< every file the parse read, for build depfiles
   std::vector<HeaderRewrite> Headers;    ///< user headers with candidate loops
   /// The names of ToolOptions::Kernels that name a kernel or device function of the file or its

@@ -15,7 +15,10 @@ struct VerifyOptions {
 };
 
 /// The C++ that the driver template holds for the spec: one function per case and the case table.
-std::string generateCases(const LaunchSpec &Spec);
+/// Launchers: the launchers the rewrite wrote (FileResult::Launchers), each by its kernel's
+/// qualified name; a kernel of none is called through `tilepipe_launch_<name>`.
+std::string generateCases(const LaunchSpec &Spec,
+                          llvm::ArrayRef<std::pair<std::string, std::string>> Launchers = {});
 
 /// Writes the bundle: sources, driver.cu, build.sh, run.sh, and include/tilepipe/runtime.cuh.
 llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const LaunchSpec &Spec,
