@@ -470,7 +470,7 @@ __global__ void k(const float *A, float *C, int nt) {
 namespace PragmaOnTheLoop {
 __global__ void k(const float *A, float *C, int nt) {
   __shared__ float s[T]; float acc = 0;
-#pragma unroll 1
+#pragma clang loop unroll(disable)
   for (int t = 0; t < nt; ++t) {
     s[threadIdx.x] = A[t * T + threadIdx.x];
     __syncthreads();

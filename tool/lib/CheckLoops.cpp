@@ -23,7 +23,20 @@ static llvm::Expected<Annotation> annotationsAbove(StringRef Buffer, unsigned Li
   Annotation A;
   SmallVector<StringRef, 0> Lines;
   Buffer.split(Lines, '\n');
-  for (unsigned L = Line - 1; L >= 1 && L <= Lines.size(); --L) {
+  // Above the loop's own `#pragma unroll` lines, if any: those belong to the loop too.
+  unsigned Top = Line - 1;
+  for (; Top >= 1 && Top <= Lines.size(); --Top) {
+    StringRef P = Lines[Top - 1].trim();
+    if (!P.consume_front("#"))
+      break;
+    P = P.ltrim();
+    if (!P.consume_front("pragma"))
+      break;
+    P = P.ltrim();
+    if (!P.starts_with("unroll") && !P.starts_with("nounroll"))
+      break;
+  }
+  for (unsigned L = Top; L >= 1 && L <= Lines.size(); --L) {
     StringRef Text = Lines[L - 1].trim();
     if (!Text.starts_with("//"))
       break;

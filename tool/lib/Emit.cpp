@@ -260,6 +260,7 @@ std::map<std::string, Lines> PipelineEmitter::blocks() const {
           {"index_decls", indexDecls(F, M, Cut.BodyIndent)},
           {"compute_phase", chunk(F.slice(Cut.ComputeBegin, Cut.ComputeEnd), Cut.BodyIndent)},
           {"tail_increments", Cut.TailLines},
+          {"loop_pragmas", Cut.Pragmas},
           {"wide_setup", WideSetup},
           {"trailing_barrier", mark(trailingBarrier(M))},
           {"leading_barrier", mark(leadingBarrier(M, AnyWide))}};
@@ -306,11 +307,12 @@ llvm::Error PipelineEmitter::keepOriginal(std::string &NewText, unsigned &Replac
   const std::string &Base = Cut.Base, &Unit = Cut.Unit;
   if (!F.firstOnLine(Cut.LoopOff))
     return fail("the loop does not begin its line, so it cannot stand beside the pipeline as it was");
-  ReplaceFrom = F.lineStart(Cut.LoopOff);
+  ReplaceFrom = std::min(Cut.PragmaOff, F.lineStart(Cut.LoopOff));
   Lines Original;
   for (const Tile &T : M.Tiles)
     if (!T.DeclaredInBody)
       Original.push_back(mark("auto &" + T.Var->getName().str() + " = " + StageArray.at(T.Var) + "[0];"));
+  Original.insert(Original.end(), Cut.Pragmas.begin(), Cut.Pragmas.end());
   for (const std::string &L : chunk(F.slice(Cut.LoopOff, Cut.LoopEnd), Base))
     Original.push_back(L);
   std::string Text, Where;
@@ -381,9 +383,14 @@ llvm::Expected<std::vector<Replacement>> PipelineEmitter::emit() {
   if (!NewText)
     return NewText.takeError();
   unsigned ReplaceFrom = Cut.LoopOff, ReplaceTo = Cut.LoopEnd;
-  if (keepsOriginal())
+  if (keepsOriginal()) {
     if (llvm::Error E = keepOriginal(*NewText, ReplaceFrom, ReplaceTo, Toks))
       return E;
+  } else if (Cut.PragmaOff < Cut.LoopOff) {
+    // The loop's pragma lines go with it, onto the mainloop.
+    ReplaceFrom = Cut.PragmaOff;
+    *NewText = Cut.Base + *NewText;
+  }
   // The last line of defence: every line Emit wrote begins with a token of its own.
   if (std::string Why = unmark(*NewText, F.LO); !Why.empty())
     return cannotCut(Why);

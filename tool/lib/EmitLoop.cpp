@@ -1,5 +1,6 @@
 // Emit's cut of one loop (EmitLoop.h).
 #include "EmitLoop.h"
+#include "clang/AST/Attr.h"
 
 using namespace clang;
 
@@ -24,6 +25,25 @@ llvm::Expected<LoopCut> cutLoop(const FileText &F, const LoopModel &M) {
   }();
   C.LoopOff = F.begin(M.Loop);
   C.LoopEnd = F.end(M.Loop);
+  C.PragmaOff = C.LoopOff;
+  if (M.Hints) {
+    // Each hint is a `#pragma` line of its own between the statement before and the loop: the
+    // replacement takes those lines, and the mainloop gets them again.
+    for (const Attr *A : M.Hints->getAttrs()) {
+      if (A->getLocation().isMacroID() || F.SM.getFileID(A->getLocation()) != F.FID)
+        return Fail("the loop's #pragma is not a line of its own right above it");
+      C.PragmaOff = std::min(C.PragmaOff, F.lineStart(F.offset(A->getLocation())));
+    }
+    for (StringRef Rest = F.slice(C.PragmaOff, F.lineStart(C.LoopOff)); !Rest.empty();) {
+      auto [Line, Tail] = Rest.split('\n');
+      if (!Line.trim().starts_with("#") || !Line.trim().drop_front().ltrim().starts_with("pragma"))
+        return Fail("the loop's #pragma is not a line of its own right above it");
+      C.Pragmas.push_back(Line.trim().str());
+      Rest = Tail;
+    }
+    if (C.Pragmas.empty() || !F.firstOnLine(C.LoopOff))
+      return Fail("the loop's #pragma is not a line of its own right above it");
+  }
   C.Base = F.indentOf(C.LoopOff);
   C.BodyIndent = C.Body->body_empty() ? C.Base + "  " : F.indentOf(F.begin(C.Body->body_front()));
   C.Unit = C.BodyIndent.size() > C.Base.size() && StringRef(C.BodyIndent).starts_with(C.Base)

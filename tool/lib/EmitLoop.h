@@ -25,6 +25,10 @@ struct LoopCut {
   std::string Increment; ///< the for-increment and the body's tail increments, as statements
   std::string ForIncrement; ///< the for-increment alone, as a statement, or ""
   std::string Header;    ///< `for (; cond; inc)` or `while (cond)`
+  /// The loop's `#pragma unroll` lines, as written, for the mainloop; the first begins the line at
+  /// PragmaOff, where the loop's replacement then begins (LoopOff where there are none).
+  Lines Pragmas;
+  unsigned PragmaOff = 0;
   Lines TailLines;       ///< the increments at the end of a while loop's body
 
   /// Why the pieces cannot be moved, or "": each slice that moves must begin and end between

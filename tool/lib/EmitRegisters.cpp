@@ -138,14 +138,18 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
       {"compute_phase", chunk(F.slice(Cut.ComputeBegin, Cut.ComputeEnd), Cut.BodyIndent)},
       {"last_barrier", Last},
       {"tail_increments", Cut.TailLines},
+      {"loop_pragmas", Cut.Pragmas},
       {"for_increment", single(Cut.ForIncrement)}};
   std::string NewText = render(Deep ? RegistersDeepTemplate : RegistersTemplate, Inline, Blocks, Cut.Base, Cut.Unit);
   // The last line of defence: every line Emit wrote begins with a token of its own.
   if (std::string Why = unmark(NewText, F.LO); !Why.empty())
     return llvm::make_error<EmitError>(Reason::SourceText, Why);
+  // The loop's pragma lines go with it, onto the mainloop.
+  if (Cut.PragmaOff < Cut.LoopOff)
+    NewText = Cut.Base + NewText;
   return std::vector<Replacement>{
       Replacement(F.SM,
-                  CharSourceRange::getCharRange(F.SM.getComposedLoc(F.FID, Cut.LoopOff),
+                  CharSourceRange::getCharRange(F.SM.getComposedLoc(F.FID, Cut.PragmaOff),
                                                 F.SM.getComposedLoc(F.FID, Cut.LoopEnd)),
                   NewText)};
 }

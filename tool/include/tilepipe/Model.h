@@ -85,6 +85,9 @@ struct LoopModel {
   const clang::FunctionDecl *Function = nullptr;
   LoopForm Form = LoopForm::Trailing;
 
+  /// `#pragma unroll` / `#pragma nounroll` lines on the loop (the statement that holds it and them),
+  /// which the rewrite writes on its mainloop, or null.
+  const clang::AttributedStmt *Hints = nullptr;
   const clang::Stmt *Init = nullptr;             ///< for-init, hoisted in front of the pipelined loop
   const clang::Expr *Cond = nullptr;             ///< evaluated ahead on the fetch cursor
   const clang::Expr *Inc = nullptr;              ///< for-increment

@@ -1,6 +1,7 @@
 // The loop's form: a for or while loop whose body is a copy phase and a compute phase between two
 // barriers (trailing or rotated), with no jump out of the body.
 #include "LoopChecker.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
@@ -97,14 +98,22 @@ Verdict LoopChecker::checkControlFlow(const Stmt *Body) {
   return {};
 }
 
-/// The loop statement itself: written in the file, not in a macro, and with no '#pragma unroll'
-/// or attribute, which would end up on the emitted block.
+/// The loop statement itself: written in the file, not in a macro, and with no attribute but
+/// `#pragma unroll` or `#pragma nounroll` lines (Emit writes those on the mainloop, the loop they
+/// meant; another would end up on the emitted block).
 Verdict LoopChecker::checkLoopStatement() {
   if (inMacro(M.Loop->getSourceRange()))
     return Verdict::refuse(Reason::Macro, "the loop is written inside a macro");
   for (const DynTypedNode &P : Ctx.getParents(*M.Loop))
-    if (P.get<AttributedStmt>())
-      return Verdict::refuse(Reason::Unsupported, "a #pragma or attribute applies to the loop");
+    if (const auto *AS = P.get<AttributedStmt>()) {
+      if (!llvm::all_of(AS->getAttrs(), [](const Attr *A) {
+            const auto *H = dyn_cast<LoopHintAttr>(A);
+            return H && (H->getSemanticSpelling() == LoopHintAttr::Pragma_unroll ||
+                         H->getSemanticSpelling() == LoopHintAttr::Pragma_nounroll);
+          }))
+        return Verdict::refuse(Reason::Unsupported, "a #pragma other than unroll, or an attribute, applies to the loop");
+      M.Hints = AS;
+    }
   OuterBindingWalker B;
   B.TraverseStmt(const_cast<Stmt *>(M.Loop));
   if (!B.Found.empty())
