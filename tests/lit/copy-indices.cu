@@ -159,3 +159,41 @@ __global__ void k(const float *img, float *C, int w, int h, int nt) {
 }
 } // namespace NarrowRows
 // CHECK-PLAN: {{^}}[[@LINE-9]]:3: [pipelined] plan={{[0-9]+}}:{{16-byte|engine}}
+
+// A division or a shift by a constant is affine where it is exact: `j * 128 / 4` is 32 * j, so
+// the inner copy loop's j selects the tile element. `j * 65 / 2` is not exact, and the copies may
+// overlap. (Signed values only: an unsigned form holds modulo 2^32, which no division keeps.)
+#define NDIM 128
+namespace ExactDivisionIsAffine {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float buf[NDIM];
+  const int d = threadIdx.x;
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined]
+  for (int t = 0; t < nt; ++t) {
+    for (int j = 0; j < 4; ++j)
+      buf[j * NDIM / 4 + d] = A[(blockIdx.x * nt + t) * NDIM + (j << 5) + d];
+    __syncthreads();
+    acc += buf[(d * 4 + 1) % NDIM];
+    __syncthreads();
+  }
+  C[blockIdx.x * 32 + d] = acc;
+}
+} // namespace ExactDivisionIsAffine
+
+namespace InexactDivision {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float buf[NDIM];
+  const int d = threadIdx.x;
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [tile-overlap]
+  for (int t = 0; t < nt; ++t) {
+    for (int j = 0; j < 4; ++j)
+      buf[j * 65 / 2 + d] = A[(blockIdx.x * nt + t) * NDIM + j * 32 + d];
+    __syncthreads();
+    acc += buf[(d * 4 + 1) % NDIM];
+    __syncthreads();
+  }
+  C[blockIdx.x * 32 + d] = acc;
+}
+} // namespace InexactDivision

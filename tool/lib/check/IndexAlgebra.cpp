@@ -110,6 +110,35 @@ bool LoopChecker::affine(const Expr *E, Affine &A) {
         return true;
       }
     }
+    // By a constant: `x << s` is x * 2^s; `x / c` and `x >> s` are exact, and affine, where c (or
+    // 2^s) divides every coefficient and the constant, so that every value the form takes is a
+    // multiple of it (`j * 128 / 4` is 32 * j). Integers only, and a shift by less than the width;
+    // a division only of signed values, which never wrap: an unsigned form holds modulo 2^N only,
+    // and a division of the wrapped value is no division of the form.
+    Expr::EvalResult C;
+    const BinaryOperatorKind Op = BO->getOpcode();
+    if ((Op == BO_Shl ? BO->getType()->isIntegerType()
+                      : (Op == BO_Div || Op == BO_Shr) && BO->getType()->isSignedIntegerType()) &&
+        !BO->getRHS()->isValueDependent() && BO->getRHS()->EvaluateAsInt(C, Ctx) &&
+        affine(BO->getLHS(), L)) {
+      const int64_t K = C.Val.getInt().getSExtValue();
+      const unsigned Width = Ctx.getIntWidth(BO->getType());
+      if (Op != BO_Div && (K < 0 || K >= (int64_t)Width - 1 || K > 30))
+        return false;
+      const int64_t D = Op == BO_Div ? K : int64_t(1) << K;
+      if (Op == BO_Shl) {
+        A.add(L, D);
+        return true;
+      }
+      if (D <= 0 || L.Constant % D != 0 || llvm::any_of(L.Terms, [&](const auto &T) { return T.second % D != 0; }))
+        return false;
+      Affine Q;
+      Q.Constant = L.Constant / D;
+      for (const auto &[Key, V] : L.Terms)
+        Q.Terms[Key] = V / D;
+      A.add(Q, 1);
+      return true;
+    }
   }
   if (const auto *UO = dyn_cast<UnaryOperator>(E))
     if (UO->getOpcode() == UO_Minus) {
