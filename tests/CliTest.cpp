@@ -2,6 +2,7 @@
 #include "TestSupport.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 #include <atomic>
 #include <cerrno>
@@ -66,31 +67,63 @@ TEST(Cli, InPlaceKeepsPermissions) {
   EXPECT_EQ(0640, static_cast<int>(*Perms));
 }
 
-TEST(Cli, DiffAppliesWithGitAndPatch) {
-  // In a folder whose name has a space: the names in the header end in a tab, as git writes them.
+/// `tilepipe --diff` of Source, written at Rel in a fresh folder: git apply and patch -p1 must
+/// both take the diff, and the file it patches must then be exactly what -o writes. Returns the
+/// diff.
+std::string checkDiffApplies(const std::string &Rel, const std::string &Source) {
   std::string Dir = tempDir();
-  llvm::sys::fs::create_directory(Dir + "/with space");
-  std::string P = Dir + "/with space/complex_float2.cu";
-  writeFile(P, readFile(sourceDir() + "/testdata/complex_float2.cu"));
-  ProcessResult D = runTilepipe({"--diff", "--quiet", "with space/complex_float2.cu"}, Dir);
-  ASSERT_EQ(0, D.ExitCode) << D.Err;
-  ASSERT_NE(D.Out.find("+++ b/with space/complex_float2.cu\t\n"), std::string::npos) << D.Out;
+  std::string P = Dir + "/" + Rel;
+  llvm::sys::fs::create_directories(llvm::sys::path::parent_path(P));
+  writeFile(P, Source);
+  ProcessResult O = runTilepipe({"--quiet", Rel, "-o", Dir + "/expected.cu"}, Dir);
+  EXPECT_EQ(0, O.ExitCode) << O.Err;
+  EXPECT_NE(Source, readFile(Dir + "/expected.cu")) << Rel << ": nothing rewritten";
+  ProcessResult D = runTilepipe({"--diff", "--quiet", Rel}, Dir);
+  EXPECT_EQ(0, D.ExitCode) << D.Err;
   writeFile(Dir + "/change.diff", D.Out);
+  ProcessResult G = runProgram("git", {"apply", "--check", "change.diff"}, Dir);
+  EXPECT_EQ(0, G.ExitCode) << Rel << ": " << G.Err << "\n" << D.Out;
+  ProcessResult Pt = runProgram("patch", {"-p1", "--dry-run", "-i", "change.diff"}, Dir);
+  EXPECT_EQ(0, Pt.ExitCode) << Rel << ": " << Pt.Out << Pt.Err;
+  ProcessResult Apply = runProgram("patch", {"-p1", "-i", "change.diff"}, Dir);
+  EXPECT_EQ(0, Apply.ExitCode) << Rel << ": " << Apply.Out << Apply.Err;
+  EXPECT_TRUE(readFile(Dir + "/expected.cu") == readFile(P)) << Rel << ": the patched file is not -o's";
+  return D.Out;
+}
+
+/// Which of git and patch is missing, or "": a test without them checked nothing, and is skipped.
+std::string missingGitOrPatch() {
   bool Git = !findTool("git").empty(), Patch = !findTool("patch").empty();
-  if (Git) {
-    ProcessResult G = runProgram("git", {"apply", "--check", "change.diff"}, Dir);
-    EXPECT_EQ(0, G.ExitCode) << G.Err;
-  }
-  if (Patch) {
-    ProcessResult Pt = runProgram("patch", {"-p1", "--dry-run", "-i", "change.diff"}, Dir);
-    EXPECT_EQ(0, Pt.ExitCode) << Pt.Out << Pt.Err;
-    ProcessResult Apply = runProgram("patch", {"-p1", "-i", "change.diff"}, Dir);
-    ASSERT_EQ(0, Apply.ExitCode) << Apply.Out << Apply.Err;
-    EXPECT_EQ(readFile(sourceDir() + "/generated/complex_float2.cu"), readFile(P));
-  }
-  // A tool that is missing checked nothing: skipped, not passed.
-  if (!Git || !Patch)
-    GTEST_SKIP() << (Git ? "patch" : Patch ? "git" : "git and patch") << " not found";
+  return Git && Patch ? "" : Git ? "patch" : Patch ? "git" : "git and patch";
+}
+
+TEST(Cli, DiffAppliesWithGitAndPatch) {
+  if (std::string Missing = missingGitOrPatch(); !Missing.empty())
+    GTEST_SKIP() << Missing << " not found";
+  // In a folder whose name has a space: the names in the header end in a tab, as git writes them.
+  std::string Diff = checkDiffApplies("with space/complex_float2.cu",
+                                      readFile(sourceDir() + "/testdata/complex_float2.cu"));
+  EXPECT_NE(Diff.find("+++ b/with space/complex_float2.cu\t\n"), std::string::npos) << Diff;
+}
+
+// A file without a final newline: where a hunk reaches its last line, that line is marked as GNU
+// diff marks it, on the side (old, new, or both) where it ends without a newline.
+TEST(Cli, DiffOfAFileWithoutAFinalNewlineApplies) {
+  if (std::string Missing = missingGitOrPatch(); !Missing.empty())
+    GTEST_SKIP() << Missing << " not found";
+  std::string Source = readFile(sourceDir() + "/testdata/complex_float2.cu");
+  ASSERT_EQ('\n', Source.back());
+  Source.pop_back();
+  checkDiffApplies("complex_float2.cu", Source);
+  // The loop rewritten is the file's last line: its old text and the new one both end the file.
+  const std::string LastLine = "  for (int t = 0; t < nt; ++t) { s[threadIdx.x] = A[t * 64 + threadIdx.x]; __syncthreads(); "
+                               "acc += s[63 - threadIdx.x]; __syncthreads(); } C[threadIdx.x] = acc; }";
+  std::string Last = checkDiffApplies("last.cu", "__global__ void last(const float *A, float *C, int nt) {\n"
+                                                 "  __shared__ float s[64];\n"
+                                                 "  float acc = 0;\n" +
+                                                     LastLine);
+  EXPECT_NE(Last.find("\n-" + LastLine + "\n\\ No newline at end of file\n+"), std::string::npos) << Last;
+  EXPECT_NE(Last.find("\n+ C[threadIdx.x] = acc; }\n\\ No newline at end of file\n"), std::string::npos) << Last;
 }
 
 TEST(Cli, JsonReport) {

@@ -211,32 +211,34 @@ std::string unifiedDiff(llvm::StringRef Path, llvm::StringRef Original,
     unsigned From = Changes[I].First >= Context ? Changes[I].First - Context : 0;
     unsigned To = std::min<unsigned>(Changes[J - 1].Last + Context, OldLines.size() - 1);
     std::string Body;
+    // One line of the hunk. The last line of a side that has no final newline gets its own line
+    // and the marker after it, as GNU diff writes it: without them the next line of the hunk would
+    // run on into it, and git apply and patch reject the whole diff.
+    auto Add = [&](char Prefix, llvm::StringRef Line) {
+      Body += Prefix;
+      Body += Line.str();
+      if (!Line.ends_with("\n"))
+        Body += "\n\\ No newline at end of file\n";
+    };
     unsigned OldCount = 0, NewCount = 0;
     int HunkDelta = Delta;
     unsigned L = From;
     for (size_t K = I; K < J; ++K) {
       for (; L < Changes[K].First; ++L, ++OldCount, ++NewCount)
-        Body += " " + OldLines[L].str();
+        Add(' ', OldLines[L]);
       for (; L <= Changes[K].Last; ++L, ++OldCount)
-        Body += "-" + OldLines[L].str();
+        Add('-', OldLines[L]);
       std::vector<llvm::StringRef> NewLines = splitLines(Changes[K].NewText);
       for (llvm::StringRef N : NewLines)
-        Body += "+" + N.str();
+        Add('+', N);
       NewCount += NewLines.size();
       Delta += static_cast<int>(NewLines.size()) - static_cast<int>(Changes[K].Last - Changes[K].First + 1);
     }
     for (; L <= To; ++L, ++OldCount, ++NewCount)
-      Body += " " + OldLines[L].str();
-    // Lines without a final newline need the marker that patch tools expect.
-    std::string Fixed;
-    for (llvm::StringRef Line : splitLines(Body)) {
-      Fixed += Line.str();
-      if (!Line.ends_with("\n"))
-        Fixed += "\n\\ No newline at end of file\n";
-    }
+      Add(' ', OldLines[L]);
     OS << "@@ -" << From + 1 << "," << OldCount << " +" << static_cast<int>(From) + HunkDelta + 1
        << "," << NewCount << " @@\n"
-       << Fixed;
+       << Body;
     I = J;
   }
   return Out;
