@@ -1387,6 +1387,22 @@ TEST(TemplateSectionDeathTest, MissingSectionIsFatalAndNamed) {
   EXPECT_DEATH(templateSection("@a\nx\nfoo@c\n", "templates/x.cu.in", "c"), "has no section '@c'");
 }
 
+// Every renderer of templates/*.in fills holes here. A hole without a value is an error in every
+// build type, naming the template and the hole, never text left in the output; a value no hole
+// asks for is fine, and a value is not read for holes of its own.
+TEST(TemplateHoles, AHoleWithoutAValueIsAnError) {
+  auto Filled = fillHoles("a ${x} b ${y}\n  ${x}\n", "templates/t.cu.in",
+                          {{"x", "1\n2"}, {"y", "${x}"}, {"unused", "z"}}, "    ");
+  ASSERT_TRUE(bool(Filled)) << llvm::toString(Filled.takeError());
+  EXPECT_EQ("a 1\n    2 b ${x}\n  1\n    2\n", *Filled);
+  for (const char *Template : {"a ${x}\n  ${block}\n", "  ${block}", "a ${block"}) {
+    auto Missing = fillHoles(Template, "templates/t.cu.in", {{"x", "1"}});
+    ASSERT_FALSE(bool(Missing)) << *Missing;
+    std::string Why = llvm::toString(Missing.takeError());
+    EXPECT_NE(Why.find("the template templates/t.cu.in has a hole ${block"), std::string::npos) << Why;
+  }
+}
+
 // nvcc's warning about the stage barriers (shared variables with constructors) is turned off for
 // their declarations alone, not for the user's file.
 TEST(TensorCopy, DiagnosticSuppressedAroundTheBarriersOnly) {

@@ -266,11 +266,17 @@ std::map<std::string, Lines> PipelineEmitter::blocks() const {
           {"leading_barrier", mark(leadingBarrier(M, AnyWide))}};
 }
 
+/// The name of templates/pipeline.cu.in's section Name, for render's errors.
+static std::string sectionName(StringRef Name) { return ("templates/pipeline.cu.in (@" + Name + ")").str(); }
+
 /// A rendered section of templates/pipeline.cu.in as lines of a block, its directives kept in column 0.
-Lines PipelineEmitter::renderSection(StringRef Name, const std::map<std::string, std::string> &Inline,
-                                     const std::map<std::string, Lines> &Blocks) const {
+llvm::Expected<Lines> PipelineEmitter::renderSection(StringRef Name, const std::map<std::string, std::string> &Inline,
+                                                     const std::map<std::string, Lines> &Blocks) const {
+  auto Text = render(section(Name), sectionName(Name), Inline, Blocks, "", Cut.Unit);
+  if (!Text)
+    return Text.takeError();
   Lines Out;
-  for (const std::string &L : chunk(render(section(Name), Inline, Blocks, "", Cut.Unit), ""))
+  for (const std::string &L : chunk(*Text, ""))
     Out.push_back(bare(L).starts_with("#") ? Verbatim + L : L);
   return Out;
 }
@@ -281,12 +287,16 @@ llvm::Expected<std::string> PipelineEmitter::renderLoop() const {
   std::map<std::string, std::string> Inline = inlineValues();
   std::map<std::string, Lines> Blocks = blocks();
   if (!Pipelined)
-    return render(ComputeOnlyTemplate, Inline, Blocks, Cut.Base, Cut.Unit);
-  Blocks["cp_async_loop"] = renderSection("cp_async_loop", Inline, Blocks);
+    return render(ComputeOnlyTemplate, "templates/compute_only.cu.in", Inline, Blocks, Cut.Base, Cut.Unit);
+  auto CpAsyncLoop = renderSection("cp_async_loop", Inline, Blocks);
+  if (!CpAsyncLoop)
+    return CpAsyncLoop.takeError();
+  Blocks["cp_async_loop"] = std::move(*CpAsyncLoop);
   if (TmaLoop)
     if (llvm::Error E = addEngineLoop(Inline, Blocks))
       return E;
-  return render(section(TmaLoop ? "dispatch" : "cp_async"), Inline, Blocks, Cut.Base, Cut.Unit);
+  StringRef Outer = TmaLoop ? "dispatch" : "cp_async";
+  return render(section(Outer), sectionName(Outer), Inline, Blocks, Cut.Base, Cut.Unit);
 }
 
 /// The launch leaves most of each SM idle (LoopPlan::SmallLaunches): the grid's warps, at most
@@ -375,7 +385,8 @@ llvm::Expected<std::vector<Replacement>> PipelineEmitter::emit() {
   if (TmaLoop)
     if (llvm::Error E = engineEdits())
       return E;
-  copyEdits();
+  if (llvm::Error E = copyEdits())
+    return E;
   SourceTokens Toks(F, Cut.LoopOff, Cut.LoopEnd);
   if (llvm::Error E = checkCuts(Toks))
     return E;
@@ -455,7 +466,13 @@ std::string emitLauncher(const LauncherParts &P) {
       {"stream", P.Stream},          {"ok", P.Ok},           {"traced", P.Traced}};
   std::map<std::string, Lines> Blocks = {
       {"template_header", single(P.TemplateHeader)}, {"maps", Maps}, {"encodes", Encodes}};
-  return render(TmaLauncherTemplate, Inline, Blocks, "", "  ", /*Mark=*/false);
+  auto Text = render(TmaLauncherTemplate, "templates/tma_launcher.cu.in", Inline, Blocks, "", "  ",
+                     /*Mark=*/false);
+  // Its holes are filled from the same names for every kernel: one left unfilled is a defect of
+  // this build that no input avoids, fatal in every build type, as a missing section is.
+  if (!Text)
+    llvm::reportFatalInternalError(llvm::Twine("tilepipe: ") + llvm::toString(Text.takeError()));
+  return std::move(*Text);
 }
 
 struct FreshNames::Impl {

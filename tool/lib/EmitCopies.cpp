@@ -112,7 +112,7 @@ Lines PipelineEmitter::perElementCopy(const TileBox &B, const TileStore &S) cons
 }
 
 /// The block-wide 16-byte copy of the store S that fills the whole tile T (templates/wide_copy.cu.in).
-std::string PipelineEmitter::wideCall(const Tile &T, const TileStore &S) {
+llvm::Expected<std::string> PipelineEmitter::wideCall(const Tile &T, const TileStore &S) {
   const TileBox &B = T.Box;
   const std::string &Unit = Cut.Unit;
   const std::string V = T.Var->getName().str();
@@ -157,7 +157,7 @@ std::string PipelineEmitter::wideCall(const Tile &T, const TileStore &S) {
                                      {"copy", mark(Call)},
                                      {"per_element", mark(perElementCopy(B, S))}};
   AnyWide = true;
-  return render(WideCopyTemplate, In, Bl, Ind, Unit);
+  return render(WideCopyTemplate, "templates/wide_copy.cu.in", In, Bl, Ind, Unit);
 }
 
 /// `t = c ? x : y` (the stores S and S2 of one statement) becomes `if (c) <x> else <y>`: a copy
@@ -178,13 +178,16 @@ std::string PipelineEmitter::pairCopy(const TileStore &S, const TileStore &S2) c
 
 /// The cp.async copy phase's edits: each store that reads becomes its copy, whole tiles the wide
 /// copy where the plan says so.
-void PipelineEmitter::copyEdits() {
+llvm::Error PipelineEmitter::copyEdits() {
   for (size_t I = 0; I < M.Stores.size(); ++I) {
     const TileStore &S = M.Stores[I];
     const Tile &T = M.Tiles[S.TileIdx];
     unsigned B = F.begin(S.Statement);
     if (Pipelined && planOf(T).CpAsync == CopyKind::Chunks16 && T.Box.Store == I) {
-      Edits.emplace_back(B, F.afterSemi(S.Statement) - B, wideCall(T, S));
+      auto Wide = wideCall(T, S);
+      if (!Wide)
+        return Wide.takeError();
+      Edits.emplace_back(B, F.afterSemi(S.Statement) - B, std::move(*Wide));
       continue;
     }
     bool Pair = I + 1 < M.Stores.size() && M.Stores[I + 1].Statement == S.Statement;
@@ -196,6 +199,7 @@ void PipelineEmitter::copyEdits() {
     if (S.Src && Pipelined)
       Edits.emplace_back(B, F.end(S.Statement) - B, mark(copyCall(S)));
   }
+  return llvm::Error::success();
 }
 
 /// The copy phase with the edits Phase, as lines of the loop body.

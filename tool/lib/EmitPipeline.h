@@ -71,18 +71,18 @@ private:
   Lines wideBaseDecl(const TileBox &B, const std::string &IT, const std::string &Base, const TileStore &S) const;
   std::string wideFits(const Tile &T, const std::string &Base, const std::string &Ind) const;
   Lines perElementCopy(const TileBox &B, const TileStore &S) const;
-  std::string wideCall(const Tile &T, const TileStore &S);
+  llvm::Expected<std::string> wideCall(const Tile &T, const TileStore &S);
   llvm::Error engineEdits();
   std::string pairCopy(const TileStore &S, const TileStore &S2) const;
-  void copyEdits();
+  llvm::Error copyEdits();
   Lines copyPhase(const std::vector<Edit> &Phase) const;
   llvm::Error checkCuts(const SourceTokens &Toks) const;
   Lines hoistedTiles() const;
   Lines views(const std::string &StageIndex) const;
   std::map<std::string, std::string> inlineValues() const;
   std::map<std::string, Lines> blocks() const;
-  Lines renderSection(StringRef Name, const std::map<std::string, std::string> &Inline,
-                const std::map<std::string, Lines> &Blocks) const;
+  llvm::Expected<Lines> renderSection(StringRef Name, const std::map<std::string, std::string> &Inline,
+                                      const std::map<std::string, Lines> &Blocks) const;
   std::string engineLaunch() const;
   llvm::Error addEngineLoop(std::map<std::string, std::string> &Inline, std::map<std::string, Lines> &Blocks) const;
   llvm::Expected<std::string> renderLoop() const;

@@ -140,7 +140,12 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
       {"tail_increments", Cut.TailLines},
       {"loop_pragmas", Cut.Pragmas},
       {"for_increment", single(Cut.ForIncrement)}};
-  std::string NewText = render(Deep ? RegistersDeepTemplate : RegistersTemplate, Inline, Blocks, Cut.Base, Cut.Unit);
+  auto Rendered = render(Deep ? RegistersDeepTemplate : RegistersTemplate,
+                         Deep ? "templates/registers_deep.cu.in" : "templates/registers.cu.in", Inline, Blocks,
+                         Cut.Base, Cut.Unit);
+  if (!Rendered)
+    return Rendered.takeError();
+  std::string NewText = std::move(*Rendered);
   // The last line of defence: every line Emit wrote begins with a token of its own.
   if (std::string Why = unmark(NewText, F.LO); !Why.empty())
     return llvm::make_error<EmitError>(Reason::SourceText, Why);

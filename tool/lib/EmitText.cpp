@@ -1,5 +1,6 @@
 // Emit's text tools (EmitText.h).
 #include "EmitText.h"
+#include "tilepipe/Emit.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "llvm/ADT/SmallVector.h"
@@ -147,11 +148,13 @@ std::string editSpan(const FileText &F, unsigned B, unsigned E,
   return Out;
 }
 
-/// Fills templates/pipeline.cu.in: ${name} inline, or a line holding only ${name} replaced by a block.
+/// Fills a template of templates/ (TemplateName): ${name} inline (fillHoles), or a line holding
+/// only ${name} replaced by a block.
 /// Each line of the template that is code is marked as Emit's own (mark), unless Mark is false.
-std::string render(StringRef Template, const std::map<std::string, std::string> &Inline,
-                   const std::map<std::string, Lines> &Blocks, StringRef Base, StringRef Unit,
-                   bool Mark) {
+llvm::Expected<std::string> render(StringRef Template, StringRef TemplateName,
+                                   const std::map<std::string, std::string> &Inline,
+                                   const std::map<std::string, Lines> &Blocks, StringRef Base,
+                                   StringRef Unit, bool Mark) {
   SmallVector<StringRef, 64> TemplateLines;
   Template.rtrim('\n').split(TemplateLines, '\n');
   std::string Out;
@@ -182,19 +185,14 @@ std::string render(StringRef Template, const std::map<std::string, std::string> 
         continue;
       }
     }
-    std::string Line = Body.str();
-    for (auto &[Key, V] : Inline) {
-      // A value of several lines continues at the indentation of the line it is put in.
-      std::string Value;
-      for (char C : V)
-        Value += C == '\n' ? "\n" + Indent : std::string(1, C);
-      std::string Pattern = "${" + Key + "}";
-      for (size_t P = Line.find(Pattern); P != std::string::npos; P = Line.find(Pattern, P + Value.size()))
-        Line.replace(P, Pattern.size(), Value);
-    }
-    if (Mark && !Line.empty() && !StringRef(Line).starts_with("//"))
-      Line = mark(std::move(Line));
-    Emit(Body.starts_with("#") ? "" : Indent, Line); // a directive of the template stays in column 0
+    // A value of several lines continues at the indentation of the line it is put in. A hole
+    // that nothing fills is the template and Emit disagreeing: the loop is left alone.
+    llvm::Expected<std::string> Line = fillHoles(Body, TemplateName, Inline, Indent);
+    if (!Line)
+      return llvm::make_error<EmitError>(Reason::Unsupported, llvm::toString(Line.takeError()));
+    if (Mark && !Line->empty() && !StringRef(*Line).starts_with("//"))
+      *Line = mark(std::move(*Line));
+    Emit(Body.starts_with("#") ? "" : Indent, *Line); // a directive of the template stays in column 0
   }
   return Out;
 }
@@ -202,3 +200,30 @@ std::string render(StringRef Template, const std::map<std::string, std::string> 
 Lines single(std::string S) { return S.empty() ? Lines{} : Lines{std::move(S)}; }
 
 } // namespace tilepipe::emit
+
+namespace tilepipe {
+
+using llvm::StringRef;
+
+llvm::Expected<std::string> fillHoles(StringRef Text, StringRef TemplateName,
+                                      const std::map<std::string, std::string> &Values,
+                                      StringRef Indent) {
+  std::string Out;
+  for (size_t B = Text.find("${"); B != StringRef::npos; B = Text.find("${")) {
+    Out += Text.take_front(B).str();
+    size_t E = Text.find('}', B);
+    StringRef Hole = Text.slice(B, E == StringRef::npos ? Text.size() : E + 1).take_until(
+        [](char C) { return C == '\n'; });
+    auto It = Values.find(Hole.drop_front(2).drop_back(Hole.ends_with("}")).str());
+    if (!Hole.ends_with("}") || It == Values.end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "internal: the template " + TemplateName + " has a hole " +
+                                         Hole + " that tilepipe does not fill");
+    for (char C : It->second)
+      Out += C == '\n' ? "\n" + Indent.str() : std::string(1, C);
+    Text = Text.drop_front(E + 1);
+  }
+  return Out + Text.str();
+}
+
+} // namespace tilepipe

@@ -9,6 +9,7 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 #include <map>
 #include <set>
 #include <string>
@@ -286,11 +287,14 @@ private:
   }
 };
 
-/// Fills templates/pipeline.cu.in: ${name} inline, or a line holding only ${name} replaced by a block.
+/// Fills a template of templates/ (TemplateName): ${name} inline (fillHoles), or a line holding
+/// only ${name} replaced by a block.
 /// Each line of the template that is code is marked as Emit's own (mark), unless Mark is false.
-std::string render(StringRef Template, const std::map<std::string, std::string> &Inline,
-                   const std::map<std::string, Lines> &Blocks, StringRef Base, StringRef Unit,
-                   bool Mark = true);
+/// A hole that neither map fills is an EmitError (unsupported) that names TemplateName and the hole.
+llvm::Expected<std::string> render(StringRef Template, StringRef TemplateName,
+                                   const std::map<std::string, std::string> &Inline,
+                                   const std::map<std::string, Lines> &Blocks, StringRef Base,
+                                   StringRef Unit, bool Mark = true);
 
 /// S as one line, or no line when it is empty.
 Lines single(std::string S);

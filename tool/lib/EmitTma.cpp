@@ -121,7 +121,10 @@ llvm::Error PipelineEmitter::addEngineLoop(std::map<std::string, std::string> &I
                                       std::to_string(Stages) + "; ++" + StageVar + ")",
                                   Unit + Unit + "::tilepipe_rt::drop_barrier(" + Bars + "[" + StageVar + "]);"})
                      : Lines{};
-  Blocks["tma_loop"] = renderSection("tma_loop", Inline, Blocks);
+  auto TmaLoopLines = renderSection("tma_loop", Inline, Blocks);
+  if (!TmaLoopLines)
+    return TmaLoopLines.takeError();
+  Blocks["tma_loop"] = std::move(*TmaLoopLines);
   return llvm::Error::success();
 }
 

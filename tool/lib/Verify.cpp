@@ -1,4 +1,5 @@
 #include "tilepipe/Verify.h"
+#include "tilepipe/Emit.h"
 #include "tilepipe/Runtime.h"
 #include "tilepipe/Write.h"
 #include "llvm/ADT/StringExtras.h"
@@ -138,15 +139,6 @@ static std::string formatTolerance(double T) {
   return Buf;
 }
 
-static std::string fill(std::string Text, const std::map<std::string, std::string> &Vars) {
-  for (auto &[K, V] : Vars) {
-    std::string P = "${" + K + "}";
-    for (size_t At = Text.find(P); At != std::string::npos; At = Text.find(P, At + V.size()))
-      Text.replace(At, P.size(), V);
-  }
-  return Text;
-}
-
 // Long on purpose (over 100 lines): most of it is the text of build.sh and run.sh,
 // which reads best whole, as the script it becomes.
 llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const LaunchSpec &Spec,
@@ -159,9 +151,12 @@ llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const Launc
   llvm::SmallString<256> AbsSourceDir(SourceDir.empty() ? "." : SourceDir);
   llvm::sys::fs::make_absolute(AbsSourceDir);
   bool HasFloor = R.ComputeOnly != R.Original;
-  std::string Driver = fill(DriverTemplate, {{"spec", llvm::sys::path::filename(Spec.Path).str()},
-                                             {"source", Source},
-                                             {"cases", generateCases(Spec, R.Launchers)}});
+  auto Driver = fillHoles(DriverTemplate, "templates/verify_driver.cu.in",
+                          {{"spec", llvm::sys::path::filename(Spec.Path).str()},
+                           {"source", Source},
+                           {"cases", generateCases(Spec, R.Launchers)}});
+  if (!Driver)
+    return Driver.takeError();
   std::string Build = llvm::formatv(R"sh(#!/usr/bin/env bash
 # Builds the variants of {0} with nvcc (only the CUDA toolkit is needed).
 #   build.sh [original] [rewritten] [compute_only]     (default: all three)
@@ -275,7 +270,7 @@ exit $rc
   };
   std::vector<File> Files = {{"original.cu", R.Original, false},
                              {"rewritten.cu", R.Rewritten, false},
-                             {"driver.cu", Driver, false},
+                             {"driver.cu", *Driver, false},
                              {"build.sh", Build, true},
                              {"run.sh", Run, true}};
   if (HasFloor)

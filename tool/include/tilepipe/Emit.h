@@ -7,6 +7,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/Support/Error.h"
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -103,5 +104,13 @@ std::optional<clang::tooling::Replacement> pipelineInclude(const clang::SourceMa
 /// The section '@Name' of a template of several (templates/pipeline.cu.in): its lines up to the
 /// next '@' line. A section that is missing is a fatal error that names TemplateName and Name.
 std::string templateSection(llvm::StringRef Template, llvm::StringRef TemplateName, llvm::StringRef Name);
+
+/// Template's text with each `${name}` hole replaced by Values[name], read once from left to
+/// right (a value is never searched for holes of its own); a value of several lines continues
+/// at Indent. A hole without a value is an error that names TemplateName and the hole, in every
+/// build type: the template and the code that fills it disagree. A value no hole asks for is fine.
+llvm::Expected<std::string> fillHoles(llvm::StringRef Template, llvm::StringRef TemplateName,
+                                      const std::map<std::string, std::string> &Values,
+                                      llvm::StringRef Indent = "");
 
 } // namespace tilepipe
