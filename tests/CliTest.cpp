@@ -246,6 +246,17 @@ TEST(Cli, OutputsLandOnNoInputAndNoOtherOutput) {
   }
 }
 
+// --help says what the default plan gives a loop: the register-staged prefetch too, which the
+// cost model chooses for most loops a pipeline would not speed up.
+TEST(Cli, HelpSaysWhatTheCostModelPlans) {
+  ProcessResult R = runTilepipe({"--help"});
+  EXPECT_EQ(0, R.ExitCode) << R.Err;
+  size_t Model = R.Out.find("=model");
+  ASSERT_NE(Model, std::string::npos) << R.Out;
+  std::string Line = R.Out.substr(Model, R.Out.find('\n', Model) - Model);
+  EXPECT_NE(Line.find("register-staged prefetch"), std::string::npos) << Line;
+}
+
 TEST(Cli, AssumeNoAliasIsAnOptIn) {
   // C may be A: nothing in the source says otherwise, so only the option rewrites the loop.
   std::string Dir = tempDir();

@@ -68,8 +68,11 @@ static cl::opt<bool> CheckLaunchResources(
 static cl::opt<PlanPolicy> PlanOpt(
     "plan", cl::desc("Which legal loops to rewrite (default model)"),
     cl::values(clEnumValN(PlanPolicy::Model, "model",
-                          "those the cost model expects to run faster: loops with tensor or bulk "
-                          "copies, or with whole-tile 16-byte copies of stages of at least 2 KiB"),
+                          "the plan the cost model expects to run faster: a pipeline for loops with "
+                          "tensor or bulk copies, or with whole-tile 16-byte copies of stages of at "
+                          "least 2 KiB; else the register-staged prefetch of the next tiles (up to 4 "
+                          "ahead), where it is legal; else a 2-stage pipeline for launches too small "
+                          "to fill the GPU; the other loops are kept (no-gain)"),
                clEnumValN(PlanPolicy::Always, "always", "every loop the analysis proves legal")),
     cl::init(PlanPolicy::Model), cl::cat(Category));
 static cl::opt<std::string> PlanChoiceOpt(
