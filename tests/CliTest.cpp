@@ -246,6 +246,28 @@ TEST(Cli, OutputsLandOnNoInputAndNoOtherOutput) {
   }
 }
 
+// LLVM has an option named stats-json of its own: ours is --stats-json in every form an option
+// takes, and every message and --help name it so, never by a name of tilepipe's making.
+TEST(Cli, StatsJsonIsNamedAsUsersWriteIt) {
+  std::string Dir;
+  std::string P = copyOf("dot_double_while.cu", &Dir);
+  ProcessResult OnInput = runTilepipe({"--quiet", "--stats-json=" + P, P, "-o", Dir + "/o.cu"});
+  EXPECT_EQ(1, OnInput.ExitCode);
+  EXPECT_NE(OnInput.Err.find("--stats-json names the input file"), std::string::npos) << OnInput.Err;
+  ProcessResult NoValue = runTilepipe({"--quiet", P, "-o", Dir + "/o.cu", "--stats-json"});
+  EXPECT_EQ(1, NoValue.ExitCode);
+  EXPECT_NE(NoValue.Err.find("--stats-json option: requires a value"), std::string::npos) << NoValue.Err;
+  ProcessResult Help = runTilepipe({"--help"});
+  EXPECT_EQ(0, Help.ExitCode);
+  EXPECT_NE(Help.Out.find("--stats-json=<file.json>"), std::string::npos) << Help.Out;
+  for (const ProcessResult *R : {&OnInput, &NoValue, &Help})
+    EXPECT_EQ(std::string::npos, (R->Out + R->Err).find("tilepipe-stats-json")) << R->Out << R->Err;
+  // With a space before the file, as any option with a value.
+  ProcessResult Spaced = runTilepipe({"--quiet", "--stats-json", Dir + "/stats.json", P, "-o", Dir + "/o.cu"});
+  EXPECT_EQ(0, Spaced.ExitCode) << Spaced.Err;
+  EXPECT_NE(readFile(Dir + "/stats.json").find("\"files\": 1"), std::string::npos);
+}
+
 // --help says what the default plan gives a loop: the register-staged prefetch too, which the
 // cost model chooses for most loops a pipeline would not speed up.
 TEST(Cli, HelpSaysWhatTheCostModelPlans) {

@@ -106,10 +106,10 @@ static cl::list<std::string> KernelNames("kernel", cl::desc("Only look at loops 
                                          cl::value_desc("name"), cl::cat(Category));
 static cl::opt<unsigned> Jobs("j", cl::desc("Files processed in parallel (default 1; 0: one per core)"),
                               cl::init(1), cl::cat(Category));
-// LLVM itself registers a flag named -stats-json, so ours is spelled --stats-json=<file> on the
-// command line and renamed before parsing.
-static cl::opt<std::string> StatsJson("tilepipe-stats-json",
-                                      cl::desc("--stats-json=<file>: write the run's summary as JSON"),
+// LLVM registers an option named stats-json of its own when the command line is first read: ours
+// takes that name then (takeStatsJsonName), and goes by this placeholder until.
+static cl::opt<std::string> StatsJson("tilepipe-stats-json-unnamed",
+                                      cl::desc("Write the run's summary as JSON"),
                                       cl::value_desc("file.json"), cl::cat(Category));
 static cl::opt<std::string> ExportFixes(
     "export-fixes", cl::desc("Write one diagnostic per candidate loop, with the rewrites as fixes, "
@@ -154,24 +154,27 @@ int fail(const Twine &Message) {
   return 1;
 }
 
-/// The arguments as CommonOptionsParser should see them: without the `verify` word, with
-/// --stats-json renamed (LLVM has a flag of that name), and with '--' added when neither '--' nor
-/// -p is given and no compile_commands.json is found beside a source: Clang tools would look for
-/// one, and fall back to no extra flags with the noise of a failed search. Renamed keeps the text
-/// of renamed arguments alive.
+/// LLVM's own option stats-json (its statistics as JSON, which tilepipe never collects) gives up
+/// the name, and ours takes it: so users write --stats-json, in any of the forms an option takes
+/// (`--stats-json=<file>`, `--stats-json <file>`), and every message and --help name it so.
+/// getRegisteredOptions registers LLVM's common options first.
+static void takeStatsJsonName() {
+  const auto &Registered = cl::getRegisteredOptions();
+  auto It = Registered.find("stats-json");
+  if (It != Registered.end() && It->second != &StatsJson)
+    It->second->removeArgument();
+  StatsJson.setArgStr("stats-json");
+}
+
+/// The arguments as CommonOptionsParser should see them: without the `verify` word, and with '--'
+/// added when neither '--' nor -p is given and no compile_commands.json is found beside a source:
+/// Clang tools would look for one, and fall back to no extra flags with the noise of a failed
+/// search.
 static std::vector<const char *> toolArguments(int argc, const char **argv, bool Verify,
-                                               std::vector<std::string> &Renamed,
                                                std::string &BuildPath) {
   std::vector<const char *> Args(argv, argv + argc);
   if (Verify)
     Args.erase(Args.begin() + 1);
-  Renamed.reserve(Args.size());
-  for (const char *&A : Args)
-    for (StringRef Prefix : {"--stats-json=", "-stats-json="})
-      if (StringRef(A).starts_with(Prefix)) {
-        Renamed.push_back("--tilepipe-stats-json=" + StringRef(A).drop_front(Prefix.size()).str());
-        A = Renamed.back().c_str();
-      }
   bool HasDashDash = false, HasP = false;
   for (size_t I = 1; I < Args.size(); ++I) {
     StringRef A = Args[I];
@@ -263,9 +266,9 @@ std::optional<CommandLine> parseCommandLine(int argc, const char **argv) {
   CommandLine CL;
   // `tilepipe verify ...`: the same rewrite, then build, run and compare on a GPU.
   CL.Verify = argc > 1 && StringRef(argv[1]) == "verify";
-  std::vector<std::string> Renamed;
   std::string BuildPath;
-  std::vector<const char *> Args = toolArguments(argc, argv, CL.Verify, Renamed, BuildPath);
+  std::vector<const char *> Args = toolArguments(argc, argv, CL.Verify, BuildPath);
+  takeStatsJsonName();
   int ArgCount = Args.size();
   auto Parser = clang::tooling::CommonOptionsParser::create(
       ArgCount, Args.data(), Category, cl::ZeroOrMore,
@@ -334,7 +337,7 @@ std::optional<CommandLine> parseCommandLine(int argc, const char **argv) {
     std::vector<std::pair<std::string, std::string>> Outs;
     for (const auto &[Flag, Path] : {std::pair<StringRef, StringRef>{"-o", CL.Output},
                                      {"--report", CL.Report},
-                                     {"--tilepipe-stats-json", CL.StatsJson},
+                                     {"--stats-json", CL.StatsJson},
                                      {"--export-fixes", CL.ExportFixes},
                                      {"--sarif", CL.Sarif},
                                      {"--depfile", CL.Depfile}})
