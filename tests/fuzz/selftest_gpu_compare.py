@@ -84,7 +84,10 @@ def check(root):
         f.write('ptxas error: too much shared data\n')
     fake('s0.orig.fma', {})
     fake('s0.auto.fma', {'s0k5': 'fma'})
-    env = dict(os.environ, FZ_PROGRAM_TIMEOUT='3')
+    # The harness gives every program the same seconds, the fakes that must not hang too: each
+    # starts a Python (above a second on a busy machine), so the planted hang is cut off only after
+    # far more than that, lest a slow start be called a hang. One hang: the check waits once.
+    env = dict(os.environ, FZ_PROGRAM_TIMEOUT='30')
     p = subprocess.run([sys.executable, os.path.join(HERE, 'gpu_compare.py'), '--bundle', bundle,
                         '--out', out, '--runs', '2'], capture_output=True, text=True, env=env)
     text = p.stdout + p.stderr
