@@ -190,7 +190,7 @@ __global__ void brick_mix(float* out, const float* vol, int pitch, int plane, in
             }
           } else {
             ::cuda::memcpy_async(&s[tz][ty][tx], &vol[base + tz * plane + ty * pitch + t * TX + tx],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                 ::cuda::aligned_size_t<sizeof(s[0][0][0])>(sizeof(s[0][0][0])), pipe);
           }
         }
         ++t;

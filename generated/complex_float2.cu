@@ -291,7 +291,7 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
             } else {
               if (threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&As[threadIdx.y][threadIdx.x], &A[row * K + k0 + threadIdx.x],
-                                     ::cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(As[0][0])>(sizeof(As[0][0])), pipe);
             }
             using Bs_index = decltype(+((k0 + threadIdx.y) * N + col));
             const Bs_index Bs_base = (Bs_index)((k0 + threadIdx.y) * N + col)
@@ -314,7 +314,7 @@ __global__ void cgemm(float2* C, const float2* A, const float2* B, int N, int K,
             } else {
               if (threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&Bs[threadIdx.y][threadIdx.x], &B[(k0 + threadIdx.y) * N + col],
-                                     ::cuda::aligned_size_t<sizeof(float2)>(sizeof(float2)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(Bs[0][0])>(sizeof(Bs[0][0])), pipe);
             }
           }
           k0 += T;
@@ -405,12 +405,12 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int M, int N, int K, boo
   const size_t nC = (size_t)M * N;
   float2* dC = poisonedOutput<float2>(nC);
   const dim3 block(T, T), grid(N / T, M / T);
-  tilepipe_launch_cgemm(grid, block, 0, 0, dC, dA, dB, N, K);
+  ::tilepipe_launch_cgemm(grid, block, 0, 0, dC, dA, dB, N, K);
   checkLaunch();
   writeOutput(f, dC, nC);
   printf("case %d: cgemm M=%d N=%d K=%d tiles=%d blocks=%u elements=%zu\n", caseNo, M, N, K, K / T,
          grid.x * grid.y, nC);
-  if (timeIt) timeKernel([&] { tilepipe_launch_cgemm(grid, block, 0, 0, dC, dA, dB, N, K); });
+  if (timeIt) timeKernel([&] { ::tilepipe_launch_cgemm(grid, block, 0, 0, dC, dA, dB, N, K); });
   CK(cudaFree(dA));
   CK(cudaFree(dB));
   CK(cudaFree(dC));

@@ -170,7 +170,7 @@ __global__ void conv2d_channels(float* out, const float* in, const float* filt, 
             for (int x = threadIdx.x; x < TW + 2 * R; x += blockDim.x)
               if (y0 + y >= 0 && y0 + y < H && x0 + x >= 0 && x0 + x < W)
                 ::cuda::memcpy_async(&tile[y][x], &in[(c * H + y0 + y) * W + x0 + x],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(tile[0][0])>(sizeof(tile[0][0])), pipe);
               else
                 tile[y][x] = 0.0f;
         }

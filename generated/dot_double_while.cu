@@ -268,7 +268,7 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
             } else {
               if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&sa[threadIdx.x], &x[k + threadIdx.x],
-                                     ::cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(sa[0])>(sizeof(sa[0])), pipe);
             }
             using sb_index = decltype(+(k + threadIdx.x));
             const sb_index sb_base = (sb_index)(k + threadIdx.x) - (sb_index)threadIdx.x;
@@ -286,7 +286,7 @@ __global__ void shifted_dots(double* out, const double* x, const double* y, int 
             } else {
               if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&sb[threadIdx.x], &y[k + threadIdx.x],
-                                     ::cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(sb[0])>(sizeof(sb[0])), pipe);
             }
           }
           k += blockDim.x;

@@ -272,7 +272,7 @@ __global__ void block_totals(float* out, const float* in, int numTiles) {
             } else {
               if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T + threadIdx.x],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
             }
           }
           ++t;
@@ -438,7 +438,7 @@ __global__ void own_totals(float* out, const float* in, int numTiles) {
             } else {
               if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T + threadIdx.x],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
             }
           }
           ++t;
@@ -525,7 +525,7 @@ __global__ void neighbour_means(float* out, float* row, const float* in, int num
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T2 + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;

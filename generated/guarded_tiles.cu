@@ -253,7 +253,7 @@ __global__ void segment_sums(double* out, const double* X, unsigned last, unsign
             const unsigned i = blockIdx.x * seg + t * W + threadIdx.x;
             if (i <= last)
               ::cuda::memcpy_async(&s[threadIdx.x], &X[i],
-                                   ::cuda::aligned_size_t<sizeof(double)>(sizeof(double)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
             else
               s[threadIdx.x] = 0.0;
           }
@@ -430,12 +430,12 @@ __global__ void gemm_ifelse(float* C, const float* A, const float* B, int M, int
             auto &Bs = Bs_stages[fetch_stage];
             if (M > row && K > k0 + tx)
               ::cuda::memcpy_async(&As[ty][tx], &A[row * K + k0 + tx],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(As[0][0])>(sizeof(As[0][0])), pipe);
             else
               As[ty][tx] = 0.0f;
             if (k0 + ty <= K - 1 && col <= N - 1) {
               ::cuda::memcpy_async(&Bs[ty][tx], &B[(k0 + ty) * N + col],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(Bs[0][0])>(sizeof(Bs[0][0])), pipe);
             } else {
               Bs[ty][tx] = 0;
             }
@@ -515,11 +515,11 @@ static void runSums(FILE* f, uint64_t seed, int caseNo, unsigned blocks, unsigne
   double* dX = toDevice(hX);
   const size_t nOut = (size_t)blocks * W;
   double* dOut = poisonedOutput<double>(nOut);
-  tilepipe_launch_segment_sums(blocks, W, 0, 0, dOut, dX, last, seg, numTiles);
+  ::tilepipe_launch_segment_sums(blocks, W, 0, 0, dOut, dX, last, seg, numTiles);
   checkLaunch();
   writeOutput(f, dOut, nOut);
   printf("case %d: segment_sums blocks=%u seg=%u last=%u tiles=%d\n", caseNo, blocks, seg, last, numTiles);
-  if (timeIt) timeKernel([&] { tilepipe_launch_segment_sums(blocks, W, 0, 0, dOut, dX, last, seg, numTiles); });
+  if (timeIt) timeKernel([&] { ::tilepipe_launch_segment_sums(blocks, W, 0, 0, dOut, dX, last, seg, numTiles); });
   CK(cudaFree(dX));
   CK(cudaFree(dOut));
 }
@@ -533,12 +533,12 @@ static void runGemm(FILE* f, uint64_t seed, int caseNo, int M, int N, int K, boo
   const size_t nC = (size_t)M * N;
   float* dC = poisonedOutput<float>(nC);
   const dim3 block(T, T), grid((N + T - 1) / T, (M + T - 1) / T);
-  tilepipe_launch_gemm_ifelse(grid, block, 0, 0, dC, dA, dB, M, N, K);
+  ::tilepipe_launch_gemm_ifelse(grid, block, 0, 0, dC, dA, dB, M, N, K);
   checkLaunch();
   writeOutput(f, dC, nC);
   printf("case %d: gemm_ifelse M=%d N=%d K=%d tiles=%d blocks=%u\n", caseNo, M, N, K, (K + T - 1) / T,
          grid.x * grid.y);
-  if (timeIt) timeKernel([&] { tilepipe_launch_gemm_ifelse(grid, block, 0, 0, dC, dA, dB, M, N, K); });
+  if (timeIt) timeKernel([&] { ::tilepipe_launch_gemm_ifelse(grid, block, 0, 0, dC, dA, dB, M, N, K); });
   CK(cudaFree(dA));
   CK(cudaFree(dB));
   CK(cudaFree(dC));

@@ -195,12 +195,12 @@ __global__ void __launch_bounds__(1024) wide_block(int* __restrict__ out, const 
           } else {
             if (threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&tile0[ty][tx], &src0[base_src0 + t * 32 + ty * ld0 + tx],
-                                   ::cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(tile0[0][0])>(sizeof(tile0[0][0])), pipe);
           }
           ::cuda::memcpy_async(&buf1[ty][tx], &src1[min(t * 32 * ld1 + ty * ld1 + tx, n_src1 - 1)],
-                               ::cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
+                               ::cuda::aligned_size_t<sizeof(buf1[0][0])>(sizeof(buf1[0][0])), pipe);
           ::cuda::memcpy_async(&buf1[ty][tx + 32], &src1[min(t * 32 * ld1 + ty * ld1 + tx + 32, n_src1 - 1)],
-                               ::cuda::aligned_size_t<sizeof(int)>(sizeof(int)), pipe);
+                               ::cuda::aligned_size_t<sizeof(buf1[0][0])>(sizeof(buf1[0][0])), pipe);
         }
         t++;
         t_fetch = t;
@@ -333,7 +333,7 @@ __global__ void no_scratch(float* out, const float* g, int numTiles) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&tile[threadIdx.x], &g[(blockIdx.x * numTiles + t) * TS + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(tile[0])>(sizeof(tile[0])), pipe);
           }
         }
         ++t;

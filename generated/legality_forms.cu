@@ -207,7 +207,7 @@ __global__ void lambda_into_output(const float* __restrict__ A, float* __restric
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[(blockIdx.x * nt + t) * T + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -310,7 +310,7 @@ __global__ void pure_index(const float* A, float* C, int nt) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[tileOf(blockIdx.x, t, nt) * T + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -377,7 +377,7 @@ __global__ void rows_after_early_exit(const float* A, float* C, int nt) {
         { // the copy phase's own scope, as in the loop body: its names end before the increment
           auto &s = s_stages[fetch_stage];
           ::cuda::memcpy_async(&s[ty][tx], &A[((size_t)(blockIdx.x * nt + t) * 16 + ty) * 16 + tx],
-                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                               ::cuda::aligned_size_t<sizeof(s[0][0])>(sizeof(s[0][0])), pipe);
         }
         ++t;
         t_fetch = t;
@@ -459,7 +459,7 @@ __global__ void shared_read_after_loop(const float* A, float* C, int nt) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[(blockIdx.x * nt + t) * T + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -548,7 +548,7 @@ __global__ void rotated_after_writes(float* A, float* C, int nt) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -717,7 +717,7 @@ __global__ void rotated_after_writes_2d(float* A, float* C, int ld, int nt, cons
             } else {
               if (threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&s[ty][tx], &A[(blockIdx.x * 32 + ty) * ld + t * 32 + tx],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(s[0][0])>(sizeof(s[0][0])), pipe);
             }
           }
           ++t;
@@ -836,7 +836,7 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
     const int b3 = blocks / 16, ld = nt * 32;
     float* dW = toDevice(hA);  // b3 * 32 * ld == blocks * nt * T floats
     float* dC = poisonedOutput<float>((size_t)b3 * 1024);
-    tilepipe_launch_rotated_after_writes_2d(b3, dim3(32, 32), 0, 0, dW, dC, ld, nt);
+    ::tilepipe_launch_rotated_after_writes_2d(b3, dim3(32, 32), 0, 0, dW, dC, ld, nt);
     checkLaunch();
     writeOutput(f, dC, (size_t)b3 * 1024);
     writeOutput(f, dW, nA);

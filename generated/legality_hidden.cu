@@ -193,7 +193,7 @@ __global__ void temporary_without_effects(const float* A, float* C, int nt) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -303,7 +303,7 @@ __global__ void default_argument_constant(const float* A, float* C, int nt) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -398,7 +398,7 @@ __global__ void member_initializer_constant(const float* A, float* C, int nt) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -513,7 +513,7 @@ __global__ void range_for_view(const float* A, float* C, int nt) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -618,7 +618,7 @@ __global__ void pointer_copy_kept(const float* __restrict__ A, float* __restrict
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, t) + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -694,7 +694,7 @@ __global__ void exit_in_destructor(const float* A, float* C, int nt) {
         { // the copy phase's own scope, as in the loop body: its names end before the increment
           auto &s = s_stages[fetch_stage];
           ::cuda::memcpy_async(&s[threadIdx.y][threadIdx.x], &A[((size_t)(blockIdx.x * nt + t) * 32 + threadIdx.y) * 32 + threadIdx.x],
-                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                               ::cuda::aligned_size_t<sizeof(s[0][0])>(sizeof(s[0][0])), pipe);
         }
         ++t;
         t_fetch = t;
@@ -760,7 +760,7 @@ __global__ void rerun_through_lambda(const float* A, float* C, int nt) {
           { // the copy phase's own scope, as in the loop body: its names end before the increment
             auto &s = s_stages[fetch_stage];
             ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, (t + pass * 5) % nt) + threadIdx.x],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                 ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
           ++t;
           t_fetch = t;
@@ -840,7 +840,7 @@ again:
         { // the copy phase's own scope, as in the loop body: its names end before the increment
           auto &s = s_stages[fetch_stage];
           ::cuda::memcpy_async(&s[threadIdx.x], &A[tileAt(blockIdx.x, nt, (t + pass * 5) % nt) + threadIdx.x],
-                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                               ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
         }
         ++t;
         t_fetch = t;

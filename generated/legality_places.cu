@@ -187,7 +187,7 @@ __global__ void plain_index(const float* A, float* C, int nt) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[lane], &A[((size_t)blockIdx.x * nt + t) * T + lane],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -286,7 +286,7 @@ __global__ void line_of_callee(const float* A, float* C, int nt) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -355,7 +355,7 @@ __global__ void rows_bottom_up(const float* img, float* C, unsigned w, unsigned 
         { // the copy phase's own scope, as in the loop body: its names end before the increment
           auto &s = s_stages[fetch_stage];
           ::cuda::memcpy_async(&s[threadIdx.y][threadIdx.x], &img[rowStart + t * T + threadIdx.x],
-                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                               ::cuda::aligned_size_t<sizeof(s[0][0])>(sizeof(s[0][0])), pipe);
         }
         ++t;
         t_fetch = t;
@@ -522,7 +522,7 @@ __global__ void rows_bottom_up_narrow(const float* img, float* C, int w, int h, 
             } else {
               if (threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&s[threadIdx.y][threadIdx.x], &img[rowStart + t * T + threadIdx.x],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(s[0][0])>(sizeof(s[0][0])), pipe);
             }
           }
           ++t;
@@ -605,7 +605,7 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
   const size_t nI = (size_t)imgBlocks * R * T;
   runKernel(f, nI, [&](float* dC) { rows_bottom_up<<<imgBlocks, dim3(T, R)>>>(dA, dC, w, h, nt); });
   runKernel(f, nI, [&](float* dC) {
-    tilepipe_launch_rows_bottom_up_narrow(imgBlocks, dim3(T, R), 0, 0, dA, dC, (int)w, (int)h, nt);
+    ::tilepipe_launch_rows_bottom_up_narrow(imgBlocks, dim3(T, R), 0, 0, dA, dC, (int)w, (int)h, nt);
   });
   CK(cudaFree(dA));
 }

@@ -161,7 +161,7 @@ __global__ void real_elements(const float* A, float* C, int nt) {
         { // the copy phase's own scope, as in the loop body: its names end before the increment
           auto &s = s_stages[fetch_stage];
           for (int q = 0; q < 4; ++q) ::cuda::memcpy_async(&s[threadIdx.x][q], &A[quadAt(blockIdx.x, nt, t) + threadIdx.x * 4 + q],
-                               ::cuda::aligned_size_t<sizeof(Real)>(sizeof(Real)), pipe);
+                               ::cuda::aligned_size_t<sizeof(s[0][0])>(sizeof(s[0][0])), pipe);
         }
         ++t;
         t_fetch = t;
@@ -263,7 +263,7 @@ __global__ void plain_member(const Cell* A, float* C, int nt) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(Cell)>(sizeof(Cell)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -367,7 +367,7 @@ __global__ void conditional_before_loop(const float* A, float* C, int nt) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -432,7 +432,7 @@ __device__ float strided_tiles(const float* A, int nt, int off) {
         { // the copy phase's own scope, as in the loop body: its names end before the increment
           auto &s = s_stages[fetch_stage];
           ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T * 4 + threadIdx.x + off],
-                               ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                               ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
         }
         ++t;
         t_fetch = t;
@@ -516,7 +516,7 @@ __device__ float block_tiles(const float* A, int nt, int off) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T * 4 + threadIdx.x + off],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;

@@ -298,7 +298,7 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
             } else {
               if (threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&As[ty][tx], &A[a + wA * ty + tx],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(As[0][0])>(sizeof(As[0][0])), pipe);
             }
             using Bs_index = decltype(+(b + wB * ty + tx));
             const Bs_index Bs_base = (Bs_index)(b + wB * ty + tx)
@@ -321,7 +321,7 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
             } else {
               if (threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&Bs[ty][tx], &B[b + wB * ty + tx],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(Bs[0][0])>(sizeof(Bs[0][0])), pipe);
             }
           }
           a += aStep, b += bStep;
@@ -401,12 +401,12 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int hA, int wA, int wB, 
   const size_t nC = (size_t)hA * wB;
   float* dC = poisonedOutput<float>(nC);
   const dim3 block(BS, BS), grid(wB / BS, hA / BS);
-  tilepipe_launch_matmul<BS>(grid, block, 0, 0, dC, dA, dB, wA, wB);
+  ::tilepipe_launch_matmul<BS>(grid, block, 0, 0, dC, dA, dB, wA, wB);
   checkLaunch();
   writeOutput(f, dC, nC);
   printf("case %d: matmul<%d> hA=%d wA=%d wB=%d tiles=%d blocks=%u elements=%zu\n", caseNo, BS,
          hA, wA, wB, wA / BS, grid.x * grid.y, nC);
-  if (timeIt) timeKernel([&] { tilepipe_launch_matmul<BS>(grid, block, 0, 0, dC, dA, dB, wA, wB); });
+  if (timeIt) timeKernel([&] { ::tilepipe_launch_matmul<BS>(grid, block, 0, 0, dC, dA, dB, wA, wB); });
   CK(cudaFree(dA));
   CK(cudaFree(dB));
   CK(cudaFree(dC));

@@ -271,12 +271,12 @@ __global__ void matmul_guarded(float* C, const float* A, const float* B, int M, 
             int bRow = t * T + threadIdx.y;
             if (row < M && aCol < K)
               ::cuda::memcpy_async(&As[ty][tx], &A[row * K + aCol],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(As[0][0])>(sizeof(As[0][0])), pipe);
             else
               As[ty][tx] = 0.0f;
             if (bRow < K && col < N)
               ::cuda::memcpy_async(&Bs[ty][tx], &B[bRow * N + col],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(Bs[0][0])>(sizeof(Bs[0][0])), pipe);
             else
               Bs[ty][tx] = 0.0f;
           }
@@ -352,12 +352,12 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int M, int N, int K, boo
   const size_t nC = (size_t)M * N;
   float* dC = poisonedOutput<float>(nC);
   const dim3 block(T, T), grid((N + T - 1) / T, (M + T - 1) / T);
-  tilepipe_launch_matmul_guarded(grid, block, 0, 0, dC, dA, dB, M, N, K);
+  ::tilepipe_launch_matmul_guarded(grid, block, 0, 0, dC, dA, dB, M, N, K);
   checkLaunch();
   writeOutput(f, dC, nC);
   printf("case %d: matmul_guarded M=%d N=%d K=%d tiles=%d blocks=%u elements=%zu\n", caseNo, M, N,
          K, (K + T - 1) / T, grid.x * grid.y, nC);
-  if (timeIt) timeKernel([&] { tilepipe_launch_matmul_guarded(grid, block, 0, 0, dC, dA, dB, M, N, K); });
+  if (timeIt) timeKernel([&] { ::tilepipe_launch_matmul_guarded(grid, block, 0, 0, dC, dA, dB, M, N, K); });
   CK(cudaFree(dA));
   CK(cudaFree(dB));
   CK(cudaFree(dC));

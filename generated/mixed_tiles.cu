@@ -284,7 +284,7 @@ __global__ void rows_times_vector(float* out, const float* A, const float* x, in
             } else {
               if (threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&As[ty][tx], &A[row * lda + t * T + tx],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(As[0][0])>(sizeof(As[0][0])), pipe);
             }
             using xs_index = decltype(+(t * T + tx));
             const xs_index xs_base = (xs_index)(t * T + tx) - (xs_index)threadIdx.x;
@@ -302,7 +302,7 @@ __global__ void rows_times_vector(float* out, const float* A, const float* x, in
             } else {
               if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&xs[tx], &x[t * T + tx],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(xs[0])>(sizeof(xs[0])), pipe);
             }
           }
           ++t;
@@ -377,11 +377,11 @@ static void run(FILE* f, uint64_t seed, int caseNo, int blocks, int lda, int num
   const size_t nOut = rows * T;
   float* dOut = poisonedOutput<float>(nOut);
   const dim3 block(T, T);
-  tilepipe_launch_rows_times_vector(blocks, block, 0, 0, dOut, dA, dx, lda, numTiles);
+  ::tilepipe_launch_rows_times_vector(blocks, block, 0, 0, dOut, dA, dx, lda, numTiles);
   checkLaunch();
   writeOutput(f, dOut, nOut);
   printf("case %d: rows_times_vector blocks=%d lda=%d tiles=%d\n", caseNo, blocks, lda, numTiles);
-  if (timeIt) timeKernel([&] { tilepipe_launch_rows_times_vector(blocks, block, 0, 0, dOut, dA, dx, lda, numTiles); });
+  if (timeIt) timeKernel([&] { ::tilepipe_launch_rows_times_vector(blocks, block, 0, 0, dOut, dA, dx, lda, numTiles); });
   CK(cudaFree(dA));
   CK(cudaFree(dx));
   CK(cudaFree(dOut));

@@ -281,7 +281,7 @@ __global__ void weighted_tiles(float* out, const float* A, int lda, int numTiles
             } else {
               if (threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&tile[ty][tx], &A[(blockIdx.y * T + ty) * lda + t * T + tx],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe_1);
+                                     ::cuda::aligned_size_t<sizeof(tile[0][0])>(sizeof(tile[0][0])), pipe_1);
             }
           }
           ++t;
@@ -462,7 +462,7 @@ __global__ void shifted_dots(float* out, const float* x, const float* y, int num
             } else {
               if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&xs[threadIdx.x], &x[t * N + threadIdx.x],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe_1);
+                                     ::cuda::aligned_size_t<sizeof(xs[0])>(sizeof(xs[0])), pipe_1);
             }
           }
           ++t;
@@ -520,7 +520,7 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int rowTiles, int blocks
   const size_t nOut1 = (size_t)rowTiles * T * T, nOut2 = (size_t)blocks * N;
   float* dOut1 = poisonedOutput<float>(nOut1);
   float* dOut2 = poisonedOutput<float>(nOut2);
-  tilepipe_launch_weighted_tiles(dim3(1, rowTiles), dim3(T, T), 0, 0, dOut1, dA, lda, numTiles, 0.5f, 2, 3, 4, 1.5f);
+  ::tilepipe_launch_weighted_tiles(dim3(1, rowTiles), dim3(T, T), 0, 0, dOut1, dA, lda, numTiles, 0.5f, 2, 3, 4, 1.5f);
   checkLaunch();
   app::shifted_dots<<<blocks, N>>>(dOut2, dX, dY, numTiles, 0.25f);
   checkLaunch();
@@ -530,7 +530,7 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int rowTiles, int blocks
          blocks, numTiles);
   if (timeIt) {
     timeKernel([&] {
-      tilepipe_launch_weighted_tiles(dim3(1, rowTiles), dim3(T, T), 0, 0, dOut1, dA, lda, numTiles, 0.5f, 2, 3, 4, 1.5f);
+      ::tilepipe_launch_weighted_tiles(dim3(1, rowTiles), dim3(T, T), 0, 0, dOut1, dA, lda, numTiles, 0.5f, 2, 3, 4, 1.5f);
     });
     timeKernel([&] { app::shifted_dots<<<blocks, N>>>(dOut2, dX, dY, numTiles, 0.25f); });
   }

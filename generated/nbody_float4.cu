@@ -273,7 +273,7 @@ __global__ void body_accel(float* accel, const float4* targets, const float4* so
             } else {
               if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&sh[threadIdx.x], &sources[tile * blockDim.x + threadIdx.x],
-                                     ::cuda::aligned_size_t<sizeof(float4)>(sizeof(float4)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(sh[0])>(sizeof(sh[0])), pipe);
             }
           }
           ++tile;

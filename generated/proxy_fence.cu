@@ -271,7 +271,7 @@ __global__ void staged_sums(float* out, float* work, const float* in, int numTil
             } else {
               if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&s[threadIdx.x], &work[(blockIdx.x * numTiles + t) * T + threadIdx.x],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
             }
           }
           ++t;
@@ -433,7 +433,7 @@ __global__ void staged_rotated(float* out, float* work, const float* in, int num
             } else {
               if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&s[threadIdx.x], &work[(blockIdx.x * numTiles + t) * T + threadIdx.x],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
             }
           }
           ++t;
@@ -592,7 +592,7 @@ __global__ void direct_sums(float* out, const float* in, int numTiles) {
             } else {
               if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
                 ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T + threadIdx.x],
-                                     ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                     ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
             }
           }
           ++t;

@@ -183,7 +183,7 @@ __global__ void reversed_scratch(float* out, float* scratch, const float* in, in
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &scratch[(blockIdx.x * numTiles + t) * T + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
@@ -264,7 +264,7 @@ __global__ void plain_rotated(float* out, const float* in, int numTiles) {
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &in[(blockIdx.x * numTiles + t) * T + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;

@@ -160,7 +160,7 @@ __global__ void stencil_tiles(float* out, const float* in, const float* w, int n
           auto &s = s_stages[fetch_stage];
           for (int i = threadIdx.x; i < TS + 2 * R; i += blockDim.x)
             ::cuda::memcpy_async(&s[i], &in[tile * TS + i],
-                                 ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                 ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
         }
         tile += gridDim.x;
         tile_fetch = tile;

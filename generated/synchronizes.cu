@@ -210,7 +210,7 @@ __global__ void tile_histogram(const float* __restrict__ A, int* __restrict__ hi
           } else {
             if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
               ::cuda::memcpy_async(&s[threadIdx.x], &A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x],
-                                   ::cuda::aligned_size_t<sizeof(float)>(sizeof(float)), pipe);
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
           }
         }
         ++t;
