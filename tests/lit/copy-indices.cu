@@ -197,3 +197,58 @@ __global__ void k(const float *A, float *C, int nt) {
   C[blockIdx.x * 32 + d] = acc;
 }
 } // namespace InexactDivision
+
+// One if guards the copies of two tiles, and its else fills both: every element one branch
+// stores, the other stores too. The copies stay per element (or by a register prefetch): one
+// tensor copy could not replace an if that guards two tiles.
+namespace OneIfGuardsTwoTiles {
+__global__ void k(float *C, const float *A, const float *B, int M, int N, int K) {
+  __shared__ float As[16][16];
+  __shared__ float Bs[16][16];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * 16 + ty, col = blockIdx.x * 16 + tx;
+  float acc = 0.0f;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined] {{.*}}the if that guards the copy into 'As' guards other copies too
+  for (int t = 0; t < (K + 15) / 16; ++t) {
+    if (row < M && t * 16 + tx < K && t * 16 + ty < K && col < N) {
+      As[ty][tx] = A[row * K + t * 16 + tx];
+      Bs[ty][tx] = B[(t * 16 + ty) * N + col];
+    } else {
+      Bs[ty][tx] = 0.0f;
+      As[ty][tx] = 0.0f;
+    }
+    __syncthreads();
+    for (int k = 0; k < 16; ++k)
+      acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  if (row < M && col < N)
+    C[row * N + col] = acc;
+}
+} // namespace OneIfGuardsTwoTiles
+
+// The else fills one of the two: the other tile would keep a stale element.
+namespace ElseFillsOneOfTwo {
+__global__ void k(float *C, const float *A, const float *B, int M, int N, int K) {
+  __shared__ float As[16][16];
+  __shared__ float Bs[16][16];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * 16 + ty, col = blockIdx.x * 16 + tx;
+  float acc = 0.0f;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [guard-without-fill] {{.*}}do not write the same tile elements
+  for (int t = 0; t < (K + 15) / 16; ++t) {
+    if (row < M && t * 16 + tx < K && t * 16 + ty < K && col < N) {
+      As[ty][tx] = A[row * K + t * 16 + tx];
+      Bs[ty][tx] = B[(t * 16 + ty) * N + col];
+    } else {
+      As[ty][tx] = 0.0f;
+    }
+    __syncthreads();
+    for (int k = 0; k < 16; ++k)
+      acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  if (row < M && col < N)
+    C[row * N + col] = acc;
+}
+} // namespace ElseFillsOneOfTwo

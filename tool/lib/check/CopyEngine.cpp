@@ -53,6 +53,11 @@ void LoopChecker::analyzeTma(Tile &T, const TileStore *FillStore) {
   if (std::string Why = unevenStep(ASE->getIdx()); !Why.empty())
     return No(Why);
   if (FillStore) {
+    // One tensor copy replaces the whole if, which may then hold no other tile's stores.
+    if (FillStore->GuardIf && llvm::count_if(M.Stores, [&](const TileStore &O) {
+                                return O.GuardIf == FillStore->GuardIf;
+                              }) != 2)
+      return No("the if that guards the copy into " + quoted(T.Var) + " guards other copies too");
     // The tensor map fills zero bits where the guard fails: the fill must be a zero of that kind.
     const Expr *F = FillStore->Fill;
     if (!isZeroBits(T, F))

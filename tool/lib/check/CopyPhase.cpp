@@ -103,29 +103,54 @@ Verdict LoopChecker::checkCopyIf(const IfStmt *If) {
   return {};
 }
 
-static const Stmt *singleStatement(const Stmt *S) {
-  while (const auto *CS = dyn_cast_or_null<CompoundStmt>(S)) {
-    if (CS->size() != 1)
-      return nullptr;
-    S = CS->body_front();
+/// The statements of S (one, or a block's, through nested blocks), or none where S is empty.
+static std::vector<const Stmt *> statementsOf(const Stmt *S) {
+  std::vector<const Stmt *> Out;
+  if (!S)
+    return Out;
+  if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+    for (const Stmt *C : CS->body())
+      for (const Stmt *X : statementsOf(C))
+        Out.push_back(X);
+    return Out;
   }
-  return S;
+  if (!isa<NullStmt>(S))
+    Out.push_back(S);
+  return Out;
 }
 
-/// `if (c) tile[..] = a; else tile[..] = b;` with a guard that depends on the iteration.
+/// `if (c) tile[..] = a; else tile[..] = b;` with a guard that depends on the iteration; or, in
+/// the bounds-checked GEMM of the textbooks, `if (c) { As[..] = A[..]; Bs[..] = B[..]; } else
+/// { As[..] = 0; Bs[..] = 0; }`: each element the one branch stores, the other stores too.
 Verdict LoopChecker::checkGuardedStore(const IfStmt *If) {
   // Every iteration must write the same elements, or a stage buffer would keep a stale value.
-  const Stmt *Then = singleStatement(If->getThen());
-  const Stmt *Else = singleStatement(If->getElse());
-  const Expr *L1, *R1, *L2, *R2;
-  if (!Else)
+  const std::string G = "'if (" + text(If->getCond()) + ")'";
+  if (!If->getElse())
+    return Verdict::refuse(Reason::GuardWithoutFill, G + " has no else branch");
+  std::vector<const Stmt *> Then = statementsOf(If->getThen()), Else = statementsOf(If->getElse());
+  std::vector<std::pair<const Expr *, const Expr *>> ThenLR(Then.size()), ElseLR(Else.size());
+  for (size_t I = 0; I < Then.size(); ++I)
+    if (!splitAssignment(Then[I], ThenLR[I].first, ThenLR[I].second))
+      return Verdict::refuse(Reason::GuardWithoutFill, "the branch of " + G + " holds '" + text(Then[I]) +
+                                                           "', which is no store into a tile");
+  for (size_t I = 0; I < Else.size(); ++I)
+    if (!splitAssignment(Else[I], ElseLR[I].first, ElseLR[I].second))
+      return Verdict::refuse(Reason::GuardWithoutFill, "the else branch of " + G + " holds '" +
+                                                           text(Else[I]) + "', which is no store into a tile");
+  // One to one, by the element each writes, as written: the same text in both branches.
+  std::vector<size_t> Match(Then.size(), Else.size());
+  std::vector<bool> Taken(Else.size(), false);
+  for (size_t I = 0; I < Then.size(); ++I)
+    for (size_t J = 0; J < Else.size(); ++J)
+      if (!Taken[J] && text(ThenLR[I].first) == text(ElseLR[J].first)) {
+        Match[I] = J;
+        Taken[J] = true;
+        break;
+      }
+  if (Then.empty() || Then.size() != Else.size() ||
+      llvm::any_of(Match, [&](size_t J) { return J == Else.size(); }))
     return Verdict::refuse(Reason::GuardWithoutFill,
-                           "'if (" + text(If->getCond()) + ")' has no else branch");
-  if (!Then || !splitAssignment(Then, L1, R1) || !splitAssignment(Else, L2, R2) ||
-      text(L1) != text(L2))
-    return Verdict::refuse(Reason::GuardWithoutFill,
-                           "the branches of 'if (" + text(If->getCond()) +
-                               ")' do not write the same tile element");
+                           "the branches of " + G + " do not write the same tile elements");
   // Each store of a branch is guarded by the if (around the ?: the branch may hold).
   auto Mark = [&](size_t From, bool Holds) {
     for (size_t I = From; I < M.Stores.size(); ++I) {
@@ -137,15 +162,18 @@ Verdict LoopChecker::checkGuardedStore(const IfStmt *If) {
       }
     }
   };
-  size_t Before = M.Stores.size();
-  if (Verdict V = checkStore(Then, L1, R1); !V.ok())
-    return V;
-  Mark(Before, true);
-  Sites.pop_back(); // both branches are one site
-  Before = M.Stores.size();
-  if (Verdict V = checkStore(Else, L2, R2); !V.ok())
-    return V;
-  Mark(Before, false);
+  for (size_t I = 0; I < Then.size(); ++I) {
+    size_t Before = M.Stores.size();
+    if (Verdict V = checkStore(Then[I], ThenLR[I].first, ThenLR[I].second); !V.ok())
+      return V;
+    Mark(Before, true);
+    Sites.pop_back(); // both branches' stores of an element are one site
+    Before = M.Stores.size();
+    const size_t J = Match[I];
+    if (Verdict V = checkStore(Else[J], ElseLR[J].first, ElseLR[J].second); !V.ok())
+      return V;
+    Mark(Before, false);
+  }
   return {};
 }
 
