@@ -5,22 +5,30 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <sstream>
+#include <vector>
 
 using namespace tilepipe;
 using namespace tilepipe::test;
 
 namespace {
 
-/// Line number (1-based) of each loop's `// EXPECT: <id>` comment, keyed by the loop's line.
+/// Each loop's `// EXPECT: <id>` comment, keyed by the loop's line: the next line, or the first
+/// after the loop's own `#pragma` lines.
 std::map<unsigned, std::string> expectations(const std::string &Text) {
   std::map<unsigned, std::string> Out;
   std::istringstream In(Text);
-  std::string Line;
-  for (unsigned N = 1; std::getline(In, Line); ++N) {
-    llvm::StringRef L(Line);
+  std::vector<std::string> Lines;
+  for (std::string Line; std::getline(In, Line);)
+    Lines.push_back(Line);
+  for (unsigned N = 1; N <= Lines.size(); ++N) {
+    llvm::StringRef L(Lines[N - 1]);
     size_t P = L.find("// EXPECT:");
-    if (P != llvm::StringRef::npos)
-      Out[N + 1] = L.drop_front(P + 10).trim().str();
+    if (P == llvm::StringRef::npos)
+      continue;
+    unsigned Loop = N + 1;
+    while (Loop <= Lines.size() && llvm::StringRef(Lines[Loop - 1]).trim().starts_with("#pragma"))
+      ++Loop;
+    Out[Loop] = L.drop_front(P + 10).trim().str();
   }
   return Out;
 }
