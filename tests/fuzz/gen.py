@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Random legal tiled CUDA kernels for differential testing of tilepipe.
 
-    gen.py --seed N [--kernels K] [--only I,J,...] -o batch.cu [--manifest batch.tsv]
+    gen.py --seed N [--kernels K] [--only I,J,...] [--labels CLASS,...] -o batch.cu
+           [--manifest batch.tsv]
 
 Writes one .cu file (a "batch") with K kernels, each with a host driver, and one main() that runs
 them all (or the ids named on its command line) and prints `<kernel-id> <labels> <hash>` per
 kernel. Kernel i of seed N is `s<N>k<i>`; it depends only on (N, i), so `--only i` reproduces it
 alone. Every kernel is legal for the launches its driver makes: deterministic, race-free and in
-bounds, so any difference between the original and a rewrite is the rewrite's.
+bounds, so any difference between the original and a rewrite is the rewrite's. `--labels` makes
+every kernel one of the given names classes (NAMES_CLASSES), kernel i the (i mod count)-th: such a
+batch is reproduced with the same --labels.
 
 The manifest has one line per kernel: id, labels, and a short description of the main case.
 Python 3 standard library only.
@@ -37,6 +40,29 @@ TYPES = {
 MIB = 1 << 20
 SRC_BYTES = 16 * MIB      # aim for a read-only source
 ALIAS_BYTES = 64 * MIB    # at most, for a kernel with a source every block writes its own region of
+
+# The shape classes of names (Kernel.apply_names, NamesMatmulKernel): declarations placed around
+# each kind of text the rewrite moves (tiles hoisted before the loop, index declarations written
+# again before the compute phase, the copy phase, condition and increments in the lambdas that
+# fetch ahead, element types and strides in the host launcher, launch sites calling the launcher),
+# where they would capture or hide a name if the rewrite bound it elsewhere. A kernel gets one at
+# NAMES_RATE, drawn from a generator of its own (names_class): every other kernel of a seed stays
+# as it was. gen.py --labels forces them.
+NAMES_CLASSES = {'shadow-extent': 20, 'shadow-index': 20, 'shadow-param': 15, 'shadow-step': 15,
+                 'shadow-typedef': 15, 'samename-ns': 15}
+NAMES_RATE = 0.08
+NAMES_MATMUL = ('shadow-typedef', 'samename-ns')   # matmul-like kernels whose tiles tensor copies take
+
+
+def names_class(seed, idx, force=None):
+    """The names class of kernel idx of seed: None for most; with force (a list of classes), kernel
+    idx gets force[idx % len(force)]."""
+    if force:
+        return force[idx % len(force)]
+    r = random.Random('tilepipe-fuzz-names:%d:%d' % (seed, idx))
+    if r.random() >= NAMES_RATE:
+        return None
+    return pick(r, NAMES_CLASSES)
 
 
 def pick(r, weights):
@@ -79,6 +105,14 @@ class Kernel:
         self.params = []   # (C declaration, name)
         self.lines = []    # kernel body lines (indented by the emitter)
         self.host = []
+        # Names classes (apply_names): nothing here draws from self.r, so that a kernel without
+        # one is what it was before they existed.
+        self.names = None
+        self.nr = random.Random('tilepipe-fuzz-names-shape:%d:%d' % (seed, idx))
+        self.nm = {}           # what apply_names chose
+        self.ns = None         # the namespace the kernel is written in (launched as ns::kernel)
+        self.ns_decls = []     # declarations of namespace scope before the kernel, in self.ns
+        self.extra_args = {}   # host arguments of parameters the names classes add
 
     def L(self, *labels):
         for l in labels:
@@ -309,6 +343,284 @@ class Kernel:
                 self.comments.add(c)
                 self.L('comment-' + c)
 
+    # ---------------------------------------------------------------- names classes
+    def force_iv(self, iv, plain=False):
+        """Makes the loop's induction iv (a names class needs its form), keeping the kernel legal."""
+        if self.iv != iv:
+            self.labels.discard('iv-' + self.iv)
+            self.iv = iv
+            self.L('iv-' + iv)
+        if self.inc != 'plain' and (plain or iv not in ('counter', 'while')):
+            self.labels.discard('inc-' + self.inc)
+            self.inc = 'plain'
+        if self.offv and iv not in ('counter', 'while', 'twoiv'):
+            self.drop_offv()
+        if 'loop' in self.macros and (iv != 'counter' or plain):
+            self.macros.discard('loop')
+            self.labels.discard('macro-loop')
+
+    def drop_offv(self):
+        if self.offv:
+            self.labels.discard('offvar-' + self.offv)
+            self.offv = None
+
+    def clean_for_names(self):
+        if self.inc != 'plain':
+            self.labels.discard('inc-' + self.inc)
+            self.inc = 'plain'
+        self.drop_offv()
+        if self.store:
+            for l in list(self.labels):
+                if l.startswith(('store-', 'alias-', 'noalias-')):
+                    self.labels.discard(l)
+            self.store = None
+            self.store_arch = None
+            for s in self.srcs:
+                s.alias = s.hidden = None
+        for m in ('copy', 'loop'):
+            if m in self.macros:
+                self.macros.discard(m)
+                self.labels.discard('macro-' + m)
+        for c in self.comments:
+            self.labels.discard('comment-' + c)
+        self.comments = set()
+        if self.bound not in ('param', 'local', 'macro'):
+            self.labels.discard('bound-' + self.bound)
+            self.bound = 'param'
+            self.L('bound-param')
+        if self.offi not in (None, 'param', 'local', 'minmax'):   # offsets read from memory
+            self.labels.discard('off-' + self.offi)
+            self.offi = None
+        if self.peek:                                            # a tile handed to a function
+            self.peek = False
+            self.labels.discard('tile-to-devfn')
+        if self.T in ('float2', 'float4'):   # a vector fill is a temporary the analysis does not follow
+            for t in self.tiles:
+                t.guard = None
+            for s in self.srcs:
+                s.guard_n = None
+            for l in list(self.labels):
+                if l.startswith('guard-'):
+                    self.labels.discard(l)
+
+    def apply_names(self):
+        """Shapes the kernel for its names class (self.names), from a generator of its own (self.nr).
+
+        shadow-extent: a tile declared in the body sized by a body constant that hides a constant of
+          the kernel or of its namespace with another value (the rewrite, hoisting the tile before
+          the loop, would size it by the outer one: expected name-binding); its twin
+          (shadow-extent-twin) sizes the tile by the outer constant alone.
+        shadow-index: a copy-phase local `const int base = t * STEP;` that hides a kernel parameter,
+          a kernel local or a namespace constant of the same name, and an index built from it
+          (`const int i = base_src0 + base + tx;`) that the copy reads and the compute phase reads
+          too (both are declared again before the compute phase).
+        shadow-param: a local of the loop body named as a kernel parameter that the moved text reads:
+          in the copy phase an index declaration named as the loop bound's parameter
+          (shadow-param-copy), or at the end of the compute phase, before the increments and the
+          next copies, a constant named as a parameter of the copy or the condition
+          (shadow-param-compute).
+        shadow-step: a while loop whose tail increment `t += step` reads a body constant that hides
+          the parameter `step` (expected induction-step); its twins read the parameter: in the tail
+          with the body constant in a block of its own (shadow-step-twin), or in a for header with
+          the body constant at the end of the compute phase (shadow-step-header).
+        """
+        n = self.nr
+        c = self.names
+        nm = self.nm
+        need_ns = False
+        # Most get none of the shapes the analysis refuses whatever the names (an increment through
+        # a lambda, an offset changed through a pointer, stores that may alias, copies in macros,
+        # index declarations in nested statements, a bound read from memory), so that the loop
+        # reaches the names check; the rest keep what they drew (names-unclean).
+        nm['clean'] = n.random() < 0.75
+        if nm['clean']:
+            self.clean_for_names()
+        else:
+            self.L('names-unclean')
+        if c == 'shadow-extent':
+            self.tile_in_body = True
+            self.L('tile-in-body')
+            if self.template:
+                self.template = False
+                self.labels.discard('template')
+            t = n.choice(self.tiles)
+            twin = n.random() < 0.4
+            where = pick(n, {'ns': 35, 'enum': 15, 'kernel': 50})
+            if twin:
+                outer = t.ex
+            else:
+                outer = n.choice([v for v in (max(1, t.ex // 2), t.ex + 32, 2 * t.ex, 1) if v != t.ex])
+            nm.update(ext_tile=t, ext_name=n.choice(['W', 'TW', 'EXT', 'kTile', 'TILE_X']),
+                      ext_twin=twin, ext_where=where, ext_outer=outer,
+                      ext_local=n.choice(['constexpr int', 'const int']),
+                      ext_outer_kw=n.choice(['constexpr int', 'const int']))
+            self.L('shadow-extent-twin' if twin else 'shadow-extent', 'outer-' + where)
+            need_ns = where in ('ns', 'enum')
+        elif c in ('shadow-index', 'shadow-param'):
+            where = 'copy' if c == 'shadow-index' else n.choice(['copy', 'compute'])
+            if c == 'shadow-param':
+                self.L('shadow-param', 'shadow-param-' + where)
+                nm['par_where'] = where
+            if where == 'copy':
+                if self.iv not in ('counter', 'while', 'down', 'gridstride'):
+                    self.force_iv('counter')
+                self.drop_offv()
+                t = n.choice(self.tiles)
+                per_elem = t.xs != 'loop' and t.ys not in ('loop', 'smaller') and n.random() < 0.7
+                if c == 'shadow-index':
+                    name = n.choice(['base', 'start', 'first', 'pos', 'origin'])
+                    outer = pick(n, {'param': 40, 'local': 30, 'ns': 30})
+                    self.L('shadow-index', 'outer-' + outer)
+                    need_ns = outer == 'ns'
+                else:
+                    # The loop bound's parameter, which the condition in the fetch lambdas reads.
+                    name = 'ntp' if self.bound == 'mem-param' else 'numTiles'
+                    outer = 'bound'
+                nm.update(ix_tile=t, ix_name=name, ix_var='i' if per_elem else 'gi',
+                          ix_per_elem=per_elem, ix_outer=outer, ix_val=n.randrange(1, 1000),
+                          ix_read_base=n.random() < 0.5,
+                          ix_local_form=n.choice(['lit', 'block', 'var']))
+                self.L('index-var-per-element' if per_elem else 'index-var-per-tile')
+        elif c == 'shadow-step':
+            form = pick(n, {'tail': 50, 'twin': 25, 'header': 25})
+            if form == 'tail':
+                local, param = n.choice([1, 1, 2]), n.choice([3, 4, 5, 7])
+            else:
+                param = n.choice([1, 1, 2])
+                local = n.choice([v for v in (1, 2, 3, 5) if v != param])
+            self.force_iv('counter' if form == 'header' else 'while', plain=True)
+            nm.update(step_form=form, step_name=n.choice(['step', 'stride', 'inc']),
+                      step_local=local, step_param=param,
+                      step_place=n.choice(['copy', 'compute']) if form == 'tail' else 'compute')
+            self.L({'tail': 'shadow-step', 'twin': 'shadow-step-twin',
+                    'header': 'shadow-step-header'}[form], 'outer-param')
+        else:
+            raise AssertionError(c)
+        if nm['clean'] and self.iv == 'while' and self.form == 'rotated':
+            # A rotated while loop ends in the compute phase's statements, which would read as
+            # increments.
+            self.labels.discard('rotated')
+            self.form = 'trailing'
+            self.L('trailing')
+        if need_ns or n.random() < 0.3:
+            self.ns = 'fz_' + self.id
+            self.L('in-namespace')
+
+    def names_read(self, t, x):
+        """A read of tile t at column x (an expression in [0, t.ex)) by this thread, in rows it
+        loaded."""
+        return self.read(t, kind='given', x=x)
+
+    def names_params(self, params):
+        """Parameters the names classes add (after the others), with their host arguments."""
+        nm = self.nm
+        if nm.get('ix_outer') == 'param':
+            params.append(('int %s' % nm['ix_name'], nm['ix_name']))
+            self.extra_args[nm['ix_name']] = str(nm['ix_val'])
+        if 'step_form' in nm:
+            params.append(('int %s' % nm['step_name'], nm['step_name']))
+            self.extra_args[nm['step_name']] = str(nm['step_param'])
+
+    def names_outer(self, B):
+        """Declarations of the kernel (before the loop) and of its namespace that the body hides."""
+        nm = self.nm
+        if 'ext_tile' in nm:
+            name, v = nm['ext_name'], nm['ext_outer']
+            if nm['ext_where'] == 'kernel':
+                B.append('%s %s = %d;' % (nm['ext_outer_kw'], name, v))
+                if not nm['ext_twin']:
+                    B.append('(void)%s;' % name)
+            elif nm['ext_where'] == 'enum':
+                self.ns_decls.append('enum { %s = %d };' % (name, v))
+            else:
+                self.ns_decls.append('%s %s = %d;' % (nm['ext_outer_kw'], name, v))
+        if nm.get('ix_outer') == 'local':
+            name, v = nm['ix_name'], nm['ix_val']
+            if nm['ix_local_form'] == 'lit':
+                B.append('const int %s = %d;' % (name, v))
+            elif nm['ix_local_form'] == 'block':
+                B.append('const int %s = (int)(blockIdx.x %% 7) * %d + 1;' % (name, v))
+            else:
+                B.append('int %s = %d;' % (name, v))
+            B.append('(void)%s;' % name)
+        elif nm.get('ix_outer') == 'ns':
+            self.ns_decls.append('constexpr int %s = %d;' % (nm['ix_name'], nm['ix_val']))
+
+    def names_index(self, t, xs_list, zs, ys):
+        """shadow-index and shadow-param-copy: the copy-phase declarations of tile t, and the index
+        each of its statements reads (None where not this tile)."""
+        nm = self.nm
+        if nm.get('ix_tile') is not t:
+            return None, None
+        s = t.src
+        name, var = nm['ix_name'], nm['ix_var']
+        delta = (' + %d' % t.delta) if t.delta else ''
+        off = (' + ' + self.offi_expr) if t.i == 0 and self.offi else ''
+        if self.iv == 'gridstride':
+            top = ['const int %s = tile * %s;' % (name, self.rs_name(s))]
+            first = name
+        else:
+            top = ['const int %s = %s * %s;' % (name, self.tvar, self.step_expr(t))]
+            first = '%s + %s' % (self.base_name(s), name)
+        if nm['ix_per_elem']:
+            x0 = xs_list[0][0]
+            top.append('const int %s = %s%s%s + %s;' % (var, first, delta, off,
+                                                        self.local_index(t, zs, ys, x0)))
+            span = t.cspan
+            offs = {'multi': [j * span for j in range(t.m)], 'halo': [0, span]}.get(t.xs, [0])
+            gs = [var if o == 0 else '%s + %d' % (var, o) for o in offs]
+        else:
+            top.append('const int %s = %s%s%s;' % (var, first, delta, off))
+            gs = None   # per element: var + the element's local index
+        return top, gs
+
+    def names_compute(self):
+        """Statements at the end of the compute phase: reads of the index variables declared in the
+        copy phase, and the locals that hide a parameter."""
+        nm = self.nm
+        n = self.nr
+        out = []
+        isint = self.T == 'int'
+
+        def m(e):
+            return '(%s & 63)' % e if isint else e
+
+        if 'ix_tile' in nm:
+            t = nm['ix_tile']
+            cx = self.cx(t)
+            var = nm['ix_var']
+            x = ('%s %% %d' % (var, t.ex) if nm['ix_per_elem'] else
+                 '(%s + %s) %% %d' % (var, cx, t.ex))
+            out.append('acc += %s;' % m(self.names_read(t, x)))
+            if nm['ix_read_base']:
+                out.append('acc += %s;' % m(self.names_read(
+                    t, '(%s + %s) %% %d' % (cx, nm['ix_name'], t.ex))))
+        if nm.get('par_where') == 'compute':
+            cands = [nme for _, nme in self.params if not nme.startswith('out')]
+            name = n.choice(cands)
+            vals = ['(int)(threadIdx.x % 5) + 1', '(int)(blockIdx.x % 3)', 'tid % 11']
+            if self.has_t:
+                vals.append('%s & 7' % self.tvar)
+            t = n.choice(self.tiles)
+            decl = 'const int %s = %s;' % (name, n.choice(vals))
+            use = 'acc += %s;' % m(self.names_read(t, '(%s + %s) %% %d' % (self.cx(t), name, t.ex)))
+            if n.random() < 0.35:
+                out += ['{', '  ' + decl, '  ' + use, '}']
+                self.L('shadow-param-block')
+            else:
+                out += [decl, use]
+            nm['par_name'] = name
+        if 'step_form' in nm:
+            form, name = nm['step_form'], nm['step_name']
+            decl = 'const int %s = %d;' % (name, nm['step_local'])
+            t = n.choice(self.tiles)
+            use = 'acc += %s;' % m(self.names_read(t, '(%s + %s) %% %d' % (self.cx(t), name, t.ex)))
+            if form == 'twin':
+                out += ['{', '  ' + decl, '  ' + use, '}']
+            elif form == 'header' or nm['step_place'] == 'compute':
+                out += [decl, use]
+        return out
+
     def make_tile(self, i, budget, force_small=False):
         r = self.r
         T = Tile()
@@ -513,6 +825,8 @@ class Kernel:
     # ---------------------------------------------------------------- emission
     def emit(self):
         self.choose()
+        if self.names:
+            self.apply_names()
         self.finish_geometry()
         self.plan_cases()
         P = self.P
@@ -550,6 +864,9 @@ class Kernel:
         # Kernel text.
         body = self.kernel_body()
         params = ', '.join(d for d, _ in self.params)
+        if self.ns:
+            out.append('namespace %s {' % self.ns)
+            out.extend(self.ns_decls)
         if self.devfn_loop:
             out.append('__device__ void body_%s(%s) {' % (self.id, params))
             out.extend('  ' + l if l else '' for l in body)
@@ -563,6 +880,8 @@ class Kernel:
             out.append('%s %s(%s) {' % (self.kernel_head(), self.fn, params))
             out.extend('  ' + l if l else '' for l in body)
             out.append('}')
+        if self.ns:
+            out.append('}  // namespace %s' % self.ns)
         out.extend(self.host_text())
         out.append('// ==== END KERNEL %s' % self.id)
         out[0] = out[0].replace('@LABELS@', ','.join(sorted(self.labels)))
@@ -612,6 +931,8 @@ class Kernel:
         if stencil_w:
             params.append(('const %s* w' % T, 'w'))
         self.stencil_w = stencil_w
+        if self.names:
+            self.names_params(params)
         self.params = params
 
         # Thread coordinates.
@@ -619,10 +940,17 @@ class Kernel:
         B.append('const int tid = (tz * %d + ty) * %d + tx;' % (by, bx))
         if self.barrier in ('block', 'cgsync'):
             B.append('cg::thread_block block = cg::this_thread_block();')
+        if self.names:
+            self.names_outer(B)
         # Tile declarations.
         decls = []
         for t in self.tiles:
             ex = self.sz(t.ex, ('ex', t.i))
+            if self.nm.get('ext_tile') is t:
+                # shadow-extent: the extent names a constant; the body's own hides the outer one.
+                ex = self.nm['ext_name']
+                if not self.nm['ext_twin']:
+                    decls.append('%s %s = %d;' % (self.nm['ext_local'], ex, t.ex))
             if t.dims == 1:
                 decls.append('__shared__ %s %s[%s];' % (T, t.name, ex))
             elif t.dims == 2:
@@ -799,6 +1127,9 @@ class Kernel:
                 head = 'for (int t = 0; t < %s; fz_adv(t, 1)) {' % bound
             else:
                 head = 'for (int t = 0; t < %s; %s) {' % (bound, r.choice(['++t', 't++', 't += 1', 't = t + 1']))
+            if self.nm.get('step_form') == 'header':
+                # shadow-step-header: the header reads the parameter; the body's constant hides it.
+                head = 'for (int t = 0; t < %s; t += %s) {' % (bound, self.nm['step_name'])
         elif iv == 'down':
             head = 'for (int t = %s - 1; t >= 0; --t) {' % bound
         elif iv == 'while':
@@ -811,6 +1142,9 @@ class Kernel:
                 tail.append('fz_adv(t, 1);')
             else:
                 tail.append(r.choice(['++t;', 't += 1;', 't++;']))
+            if self.nm.get('step_form') in ('tail', 'twin'):
+                # shadow-step: `t += step` reads the body's constant (tail) or the parameter (twin).
+                tail[-1:] = ['t += %s;' % self.nm['step_name']]
         elif iv == 'twoiv':
             t0 = self.tiles[0]
             head = 'for (int t = 0, o0 = %s; t < %s; ++t, o0 += %s) {' % (
@@ -860,6 +1194,8 @@ class Kernel:
             body.append(self.bar())
         if self.tile_in_body:
             body.extend(decls)
+        if self.nm.get('step_form') == 'tail' and self.nm['step_place'] == 'copy':
+            body.append('const int %s = %d;' % (self.nm['step_name'], self.nm['step_local']))
         body.extend(self.copy_phase())
         if 'block' in self.comments:
             body.append('/* copy phase done; the compute phase reads the tiles:')
@@ -917,13 +1253,23 @@ class Kernel:
         # phase, or, rarely, right beside the store inside a condition or an inner copy loop.
         use_var = r.random() < 0.25 or (t.guard in ('ternary', 'ifelse') and r.random() < 0.5)
         beside = use_var and (in_loop or r.random() < 0.15)
+        if self.nm.get('clean'):
+            # Index declarations only at the top of the copy phase (names classes).
+            beside = False
+            use_var = use_var and not ycond
         if in_loop and not beside:
             use_var = False
         top, lines = [], []
+        ix_top, ix_gs = self.names_index(t, xs_list, zs, ys) if self.names else (None, None)
+        if ix_top:
+            use_var = beside = False
         for k, (x, cond) in enumerate(xs_list):
             local = self.local_index(t, zs, ys, x)
             dst = self.tile_ref(t, zs, ys, x)
-            pre, body = self.copy_stmt(t, dst, local, k, use_var)
+            g_names = None
+            if ix_top:
+                g_names = ix_gs[k] if ix_gs else '%s + %s' % (self.nm['ix_var'], local)
+            pre, body = self.copy_stmt(t, dst, local, k, use_var, g_names)
             if beside or ycond:
                 body = pre + body
             else:
@@ -940,6 +1286,8 @@ class Kernel:
             self.L('index-var-nested')
         elif use_var:
             self.L('index-var')
+        if ix_top:
+            top = ix_top + top
         if loop_x:
             inc = span
             if not t.linear and r.random() < 0.3:
@@ -959,11 +1307,11 @@ class Kernel:
             return [hdr, '  ' + lines[0]]
         return [hdr + ' {'] + ['  ' + l for l in lines] + ['}']
 
-    def copy_stmt(self, t, dst, local, k, use_var):
-        """One tile store: (index declarations, statements)."""
+    def copy_stmt(self, t, dst, local, k, use_var, g_names=None):
+        """One tile store: (index declarations, statements); g_names: the index (names classes)."""
         r = self.r
         src = t.src.name
-        g = self.gaddr(t, local)
+        g = self.gaddr(t, local) if g_names is None else g_names
         if self.iv in ('pointer', 'pointer-init'):
             g = '%s%s' % (local, (' + %d' % t.delta) if t.delta else '')
             if t.i == 0 and self.offi:
@@ -1004,8 +1352,9 @@ class Kernel:
         return pre, body
 
     # ---------------------------------------------------------------- compute phase
-    def read(self, t, kvar=None, kind=None):
-        """A read of tile t by this thread in the compute phase (always within the tile)."""
+    def read(self, t, kvar=None, kind=None, x=None):
+        """A read of tile t by this thread in the compute phase (always within the tile); x: the
+        column, an expression in [0, t.ex) (kind 'given')."""
         r = self.r
         cx = self.cx(t)
         full_x = t.xs in ('exact', 'multi', 'halo', 'loop') and t.ex >= t.cspan
@@ -1015,7 +1364,9 @@ class Kernel:
         if kind == 't' and not self.has_t:
             kind = 'shift'
         ex = t.ex
-        if kind == 'own':
+        if kind == 'given':
+            pass
+        elif kind == 'own':
             x = cx
         elif kind == 'shift':
             x = '(%s + %d) %% %d' % (cx, r.randrange(1, ex + 1), ex)
@@ -1133,6 +1484,8 @@ class Kernel:
                 out.append('offv += %s;' % self.step_expr(t0))
         if not self.has_t:
             out.append('++cnt;')
+        if self.names:
+            out.extend(self.names_compute())
         return out
 
     def compute_store(self):
@@ -1364,8 +1717,11 @@ class Kernel:
                 nw = max([1024] + [t.H + 1 for t in self.tiles if t.xs == 'halo'])
                 H.append('    %s* b_w = fz_in<%s>(run, %d, %dULL);' % (T, T, nw, seed_base + 999))
                 args['w'] = 'b_w'
+            args.update(self.extra_args)
             call = ', '.join(args[n] for _, n in self.params)
             fn = self.fn + ('<%d>' % self.tiles[0].ex if self.template else '')
+            if self.ns:
+                fn = self.ns + '::' + fn
             H.append('    %s<<<%d, dim3(%d, %d, %d)>>>(%s);' % (fn, grid, *self.B, call))
             H.append('    fz_launched();')
             for b, n in outs + written:
@@ -1539,17 +1895,367 @@ class MatmulKernel(Kernel):
         return '\n'.join(out) + '\n'
 
 
-def batch(seed, indices):
+class NamesMatmulKernel(Kernel):
+    """Matmul-like kernels (C = A * B, two 2-D tiles of at least 2 KiB a stage, which tensor copies
+    can take) for the names that the host launcher beside a kernel and the rewritten launch sites
+    write again (names classes, see Kernel.apply_names):
+
+    shadow-typedef: a kernel-local `typedef T real_t` (or `using`) beside a namespace's `typedef U
+      real_t` of another type, named by the tiles' element type and/or a row stride
+      `pitch_bytes / sizeof(real_t)` (the launcher would find the namespace's type: the tiles must
+      stay off the copy engine); its twin (shadow-typedef-twin) has the namespace's type alone,
+      the kernel's element type, which the launcher may use.
+    samename-ns: kernels of one name in several namespaces (unnamed or the kernel's namespace
+      itself, a named one, one nested in `extern "C++"`), each scaling its result differently, each
+      launched by one or two routes: unqualified, qualified, through a namespace alias, through
+      `using namespace` and through a using-declaration (route-*), from functions in the namespace
+      or from the driver; every launch writes its own output.
+    """
+
+    OTHER = {'float': 'double', 'double': 'float', 'int': 'double', 'float2': 'float4',
+             'float4': 'float2'}
+
+    def __init__(self, seed, idx, cls):
+        Kernel.__init__(self, seed, idx)
+        # A generator of its own: the class, not the seed's general kernels, decides this kernel.
+        self.r = random.Random('tilepipe-fuzz-names-mm:%d:%d' % (seed, idx))
+        self.names = cls
+        self.ns = 'fz_' + self.id
+
+    def lit(self, v):
+        return {'float': '%d.0f', 'double': '%d.0', 'int': '%d', 'float2': '%d.0f',
+                'float4': '%d.0f'}[self.T] % v
+
+    def mm_kernel(self, fn, elem, local, a_ld, b_ld, a_param, b_param, scale, scale_in_loop):
+        """The lines of one matmul kernel named fn (unindented)."""
+        r = self.r
+        T, ty, ts = self.T, self.ty, self.ts
+        isint = T == 'int'
+
+        def m(e):
+            return '(%s & 63)' % e if isint else e
+
+        sig = '%s* C, const %s* A, const %s* B, int M, int N, int K, int %s, int %s, int ldc' % (
+            T, T, T, a_param, b_param)
+        if self.iv == 'counter':
+            sig += ', int numTiles'
+        out = ['%s %s(%s) {' % (self.kernel_head(), fn, sig)]
+        b = list(local)
+        b.append('__shared__ %s As[%s][%s];' % (elem, ts, ts))
+        b.append('__shared__ %s Bs[%s][%s];' % (elem, ts, ts))
+        b.append('const int tx = threadIdx.x, ty = threadIdx.y;')
+        b.append('const int row = blockIdx.y * %s + ty, col = blockIdx.x * %s + tx;' % (ts, ts))
+        if self.barrier == 'block':
+            b.append('cg::thread_block block = cg::this_thread_block();')
+        b.append('%s acc = %s;' % (T, ty['zero']))
+        iv, guard, fill = self.iv, self.guard, self.fill
+        kk = 't * %s' % ts if iv == 'counter' else 'k0'
+        loads = []
+        for dst, idx, conds in (('As[ty][tx]', 'A[row * %s + %s + tx]' % (a_ld, kk),
+                                 'row < M && %s + tx < K' % kk),
+                                ('Bs[ty][tx]', 'B[(%s + ty) * %s + col]' % (kk, b_ld),
+                                 '%s + ty < K && col < N' % kk)):
+            if guard == 'ternary':
+                loads.append('%s = (%s) ? %s : %s;' % (dst, conds, idx, fill))
+            elif guard == 'ifelse':
+                loads += ['if (%s)' % conds, '  %s = %s;' % (dst, idx), 'else',
+                          '  %s = %s;' % (dst, fill)]
+            else:
+                loads.append('%s = %s;' % (dst, idx))
+        tail = []
+        if iv == 'k0':
+            head = 'for (int k0 = 0; k0 < K; k0 += %s) {' % ts
+        elif iv == 'counter':
+            head = 'for (int t = 0; t < numTiles; ++t) {'
+        else:
+            b.append('int k0 = 0;')
+            head = 'while (k0 < K) {'
+            tail = ['k0 += %s;' % ts]
+        b.append(head)
+        body = []
+        if self.form == 'rotated':
+            body.append(self.bar())
+        body += loads
+        body.append(self.bar())
+        if r.random() < 0.3:
+            body.append('#pragma unroll')
+        body.append('for (int k = 0; k < %s; ++k)' % ts)
+        prod = '%s * %s' % (m('As[ty][k]'), m('Bs[k][tx]'))
+        if scale_in_loop:
+            prod = '%s * %s' % (prod, self.lit(scale))
+        body.append('  acc += %s;' % prod)
+        if self.form == 'trailing':
+            body.append(self.bar())
+        body += tail
+        b += ['  ' + l for l in body]
+        b.append('}')
+        res = 'acc' if scale_in_loop else 'acc * %s' % self.lit(scale)
+        b.append('if (row < M && col < N) C[row * ldc + col] = %s;' % res)
+        out += ['  ' + l for l in b]
+        out.append('}')
+        return out
+
+    def emit(self):
+        r = self.r
+        P = self.P
+        self.T = T = pick(r, {'float': 45, 'double': 15, 'int': 15, 'float2': 13, 'float4': 12})
+        self.ty = ty = TYPES[T]
+        # Tiles of 2 KiB a stage at least (tensor and bulk copies' threshold), 48 KiB in 3 stages.
+        TS = pick(r, {16: 70, 32: 30}) if ty['size'] == 4 else 16
+        self.B = (TS, TS, 1)
+        self.NT = TS * TS
+        self.L('matmul', '2d', 'grid2d', T, 'multi-tile', 'compute-kloop', 'in-namespace')
+        if self.names == 'samename-ns':
+            self.L('samename-ns')
+        self.form = pick(r, {'trailing': 75, 'rotated': 25})
+        self.L(self.form)
+        self.iv = pick(r, {'k0': 45, 'counter': 30, 'while': 25})
+        self.L('iv-mm-' + self.iv)
+        self.guard = pick(r, {None: 70, 'ternary': 20, 'ifelse': 10})
+        if T in ('float2', 'float4'):   # a vector fill is a temporary the analysis does not follow
+            self.guard = None
+        self.fill = r.choice(ty['fills']) if self.guard else None
+        if self.guard:
+            self.L('guard-' + self.guard)
+        self.barrier = pick(r, {'sync': 85, 'block': 5, 'ttb': 5, 'macro': 5})
+        if self.barrier != 'sync':
+            self.L('barrier-' + self.barrier)
+        pads = [r.choice([0, 0, 0, 4, 16, 1]) for _ in range(3)]
+        if any(pads):
+            self.L('padded')
+        self.ts = ts = P + 'T' if r.random() < 0.5 else str(TS)
+        ns = self.ns
+        out = ['// ==== BEGIN KERNEL %s @LABELS@' % self.id]
+        if self.barrier == 'macro':
+            out.append('#define %sSYNC() __syncthreads()' % P)
+        if ts != str(TS):
+            out.append('#define %sT %d' % (P, TS))
+        launches = []   # (host lines of one launch with '@C@' for its output)
+        grid_args = 'b_A, b_B, @M@, @N@, @K@, @LDA@, @LDB@, @LDC@' + (
+            ', @NT@' if self.iv == 'counter' else '')
+        if self.names == 'shadow-typedef':
+            variant = pick(r, {'elem': 35, 'stride': 25, 'both': 15, 'twin': 25})
+            tn = r.choice(['real_t', 'elem_t', 'value_type', 'scalar_t'])
+            twin = variant == 'twin'
+            ns_t = T if twin else self.OTHER[T]
+            use_elem = variant in ('elem', 'both') or (twin and r.random() < 0.7)
+            use_stride = variant in ('stride', 'both') or (twin and (not use_elem or r.random() < 0.4))
+            self.L('shadow-typedef-twin' if twin else 'shadow-typedef')
+            if use_elem:
+                self.L('typedef-elem')
+            stride_of = None
+            if use_stride:
+                stride_of = r.choice(['A', 'B'])
+                self.L('typedef-stride')
+            decl = lambda t_: (('typedef %s %s;' % (t_, tn)) if r.random() < 0.5 else
+                               'using %s = %s;' % (tn, t_))
+            out.append('namespace %s {' % ns)
+            out.append(decl(ns_t))
+            local = [] if twin else [decl(T)]
+            stride = '(pitch_bytes / sizeof(%s))' % tn
+            a_ld, a_param = (stride, 'pitch_bytes') if stride_of == 'A' else ('lda', 'lda')
+            b_ld, b_param = (stride, 'pitch_bytes') if stride_of == 'B' else ('ldb', 'ldb')
+            self.pitch_of = stride_of
+            out += self.mm_kernel(self.fn, tn if use_elem else T, local, a_ld, b_ld, a_param, b_param,
+                                  1, False)
+            out.append('}  // namespace %s' % ns)
+            launches.append('    %s::%s<<<@GRID@, @BLOCK@>>>(@C@, %s);' % (ns, self.fn, grid_args))
+        else:
+            self.pitch_of = None
+            launches = self.samename(out, grid_args)
+        out += self.mm_host(launches, pads, TS)
+        out.append('// ==== END KERNEL %s' % self.id)
+        out[0] = out[0].replace('@LABELS@', ','.join(sorted(self.labels)))
+        return '\n'.join(out) + '\n'
+
+    def samename(self, out, grid_args):
+        """samename-ns: the kernels, the launch functions in the namespace; the driver's launches."""
+        r = self.r
+        ns, fn, T = self.ns, self.fn, self.T
+        keys = [k for k in ('R', 'B', 'C') if r.random() < 0.85]
+        while len(keys) < 2:
+            k = r.choice([k for k in ('R', 'B', 'C') if k not in keys])
+            keys = [x for x in ('R', 'B', 'C') if x in keys or x == k]
+        root = pick(r, {'unnamed': 60, 'self': 40})
+        nb = r.choice(['b', 'impl', 'v2'])
+        no, nc = r.choice(['outer', 'lib']), r.choice(['c', 'fast'])
+        path = {'R': '', 'B': nb + '::', 'C': '%s::%s::' % (no, nc)}
+        scales = dict(zip(keys, r.sample([1, 2, 3, 4, 5], len(keys))))
+        in_loop = r.random() < 0.4
+        if 'R' in keys and root == 'unnamed':
+            self.L('ns-unnamed')
+        if 'C' in keys:
+            self.L('extern-cpp')
+        out.append('namespace %s {' % ns)
+
+        def kern(k):
+            return self.mm_kernel(fn, T, [], 'lda', 'ldb', 'lda', 'ldb', scales[k], in_loop)
+
+        if 'R' in keys:
+            if root == 'unnamed':
+                out.append('namespace {')
+                out += kern('R')
+                out.append('}  // namespace')
+            else:
+                out += kern('R')
+        if 'B' in keys:
+            out.append('namespace %s {' % nb)
+            out += kern('B')
+            out.append('}  // namespace %s' % nb)
+        if 'C' in keys:
+            out += ['namespace %s {' % no, 'extern "C++" {', 'namespace %s {' % nc]
+            out += kern('C')
+            out += ['}  // namespace %s' % nc, '}', '}  // namespace %s' % no]
+        # Launch routes: (kind, place), where each is possible without ambiguity.
+        routes = {
+            'R': [('unqualified', 'ns'), ('qualified', 'run'), ('alias', 'run'),
+                  ('using-namespace', 'run'), ('using-decl', 'run')],
+            'B': [('qualified', 'ns'), ('qualified', 'run'), ('alias', 'ns'), ('alias', 'run'),
+                  ('using-decl', 'ns'), ('using-decl', 'run'), ('using-namespace', 'run')],
+            'C': [('qualified', 'ns'), ('qualified', 'run'), ('alias', 'ns'), ('alias', 'run'),
+                  ('using-decl', 'ns'), ('using-decl', 'run'), ('using-namespace', 'ns'),
+                  ('using-namespace', 'run')],
+        }
+        plan = []
+        for k in keys:
+            for kind, place in r.sample(routes[k], 2 if r.random() < 0.4 else 1):
+                plan.append((k, kind, place))
+        r.shuffle(plan)
+        sig = ('dim3 g, dim3 bl, %s* C, const %s* A, const %s* B, int M, int N, int K, int lda, '
+               'int ldb, int ldc' % (T, T, T)) + (', int numTiles' if self.iv == 'counter' else '')
+        kargs = 'C, A, B, M, N, K, lda, ldb, ldc' + (', numTiles' if self.iv == 'counter' else '')
+        helpers = []
+        launches = []
+        aliases = set()
+        for j, (k, kind, place) in enumerate(plan):
+            self.L('route-' + kind)
+            q = path[k].rstrip(':')          # the kernel's namespace relative to ns ('' for R)
+            call = '<<<g, bl>>>(%s);' % kargs
+            if place == 'ns':
+                self.L('route-in-ns')
+                name = 'launch_%d' % j
+                where = ns
+                if kind == 'unqualified':
+                    body = ['%s%s' % (fn, call)]
+                elif kind == 'qualified':
+                    body = ['%s%s%s' % (path[k], fn, call)]
+                elif kind == 'alias':
+                    al = 'al_' + k.lower()
+                    if al not in aliases:
+                        helpers.append('namespace %s = %s;' % (al, q))
+                        aliases.add(al)
+                    body = ['%s::%s%s' % (al, fn, call)]
+                elif kind == 'using-decl':
+                    body = ['using %s%s;' % (path[k], fn), '%s%s' % (fn, call)]
+                else:   # using-namespace: of the outer namespace, then c::k (C only)
+                    helpers.append('namespace user_%d {' % j)
+                    helpers.append('using namespace ::%s::%s;' % (ns, no))
+                    where = '%s::user_%d' % (ns, j)
+                    body = ['%s::%s%s' % (nc, fn, call)]
+                helpers.append('static void %s(%s) {' % (name, sig))
+                helpers += ['  ' + l for l in body]
+                helpers.append('}')
+                if kind == 'using-namespace':
+                    helpers.append('}  // namespace user_%d' % j)
+                launches.append('    %s::%s(@GRID@, @BLOCK@, @C@, %s);' % (where, name, grid_args))
+            else:
+                full = '%s%s' % (ns + '::' + path[k], fn)
+                kl = '<<<@GRID@, @BLOCK@>>>(@C@, %s);' % grid_args
+                if kind == 'qualified':
+                    lines = ['%s%s%s' % (r.choice(['', '::']), full, kl)]
+                elif kind == 'alias':
+                    lines = ['namespace al = %s;' % (ns + ('::' + q if q else '')),
+                             'al::%s%s' % (fn, kl)]
+                elif kind == 'using-decl':
+                    lines = ['using %s;' % full, '%s%s' % (fn, kl)]
+                else:
+                    if k == 'C' and r.random() < 0.5:
+                        lines = ['using namespace %s::%s;' % (ns, no), '%s::%s%s' % (nc, fn, kl)]
+                    else:
+                        lines = ['using namespace %s;' % (ns + ('::' + q if q else '')),
+                                 '%s%s' % (fn, kl)]
+                launches.append('\n'.join(['    {'] + ['      ' + l for l in lines] + ['    }']))
+        out += helpers
+        out.append('}  // namespace %s' % ns)
+        self.manifest_extra = ' routes=' + ','.join('%s:%s' % (k, kind) for k, kind, _ in plan)
+        return launches
+
+    def mm_host(self, launches, pads, TS):
+        """The driver: a main case of thousands of blocks and 16-64 tiles, a mini case, trip counts;
+        every launch into an output of its own, poisoned, hashed."""
+        r = self.r
+        T = self.T
+        esz = self.ty['size']
+        cases = []
+        gx, gy = pick(r, {(64, 32): 30, (32, 64): 20, (128, 16): 15, (48, 48): 15, (96, 32): 20})
+        if TS == 32:
+            gx, gy = gx // 2, gy // 2   # 1024 threads a block: fewer blocks, as many threads
+        ntl = r.choice([16, 24, 32, 48, 64])
+        cases.append(('main', gx, gy, ntl, False))
+        cases.append(('mini', r.randrange(1, 6), r.randrange(1, 6), r.randrange(4, 8), True))
+        if r.random() < 0.4:
+            self.L('tripcounts')
+            for n in r.sample([0, 1, 2, 3], r.randrange(1, 5)):
+                cases.append(('trip%d' % n, r.randrange(1, 9), r.randrange(1, 9), n, True))
+        H = ['static void run_%s(FzRun& run) {' % self.id]
+        seed_base = r.randrange(1, 1 << 40)
+        for ci, (name, gx_, gy_, nt, small) in enumerate(cases):
+            M, N, K = gy_ * TS, gx_ * TS, nt * TS
+            if self.guard and nt:
+                M -= r.randrange(0, TS)
+                N -= r.randrange(0, TS)
+                K -= r.randrange(0, TS)
+            M, N = max(M, 1), max(N, 1)
+            lda, ldb, ldc = K + pads[0], N + pads[1], N + pads[2]
+            if self.guard:
+                nA = max((M - 1) * lda + K, 1)
+                nB = max((K - 1) * ldb + N, 1)
+            else:
+                nA = max((gy_ * TS - 1) * lda + K, 1)
+                nB = max((K - 1) * ldb + gx_ * TS, 1)
+            nC = (M - 1) * ldc + N
+            H.append('  %s{  // case %s: %dx%d blocks, %d tiles, M=%d N=%d K=%d' % (
+                '' if small else 'if (!fz_small) ', name, gx_, gy_, nt, M, N, K))
+            H.append('    %s* b_A = fz_in<%s>(run, %d, %dULL);' % (T, T, nA, seed_base + 4 * ci))
+            H.append('    %s* b_B = fz_in<%s>(run, %d, %dULL);' % (T, T, nB, seed_base + 4 * ci + 1))
+            sub = {'@GRID@': 'dim3(%d, %d)' % (gx_, gy_), '@BLOCK@': 'dim3(%d, %d)' % (TS, TS),
+                   '@M@': str(M), '@N@': str(N), '@K@': str(K),
+                   '@LDA@': str(lda * esz) if self.pitch_of == 'A' else str(lda),
+                   '@LDB@': str(ldb * esz) if self.pitch_of == 'B' else str(ldb),
+                   '@LDC@': str(ldc), '@NT@': str(nt)}
+            for j, l in enumerate(launches):
+                H.append('    %s* b_C%d = fz_out<%s>(run, %d);' % (T, j, T, nC))
+                s = l.replace('@C@', 'b_C%d' % j)
+                for a, b in sub.items():
+                    s = s.replace(a, b)
+                H.extend(s.split('\n'))
+                H.append('    fz_launched();')
+            for j in range(len(launches)):
+                H.append('    fz_hash(run, b_C%d, %d);' % (j, nC))
+            H.append('    fz_free(run);')
+            H.append('  }')
+        H.append('}')
+        self.manifest_case = 'main grid=%dx%d tiles=%d block=%dx%dx1' % (gx, gy, ntl, TS, TS)
+        self.manifest_case += getattr(self, 'manifest_extra', '')
+        return H
+
+
+def batch(seed, indices, force=None):
     with open(os.path.join(HERE, 'prelude.cu.in')) as f:
         prelude = f.read().replace('@SEED@', str(seed))
     parts = [prelude]
     entries = []
     manifest = []
     for i in indices:
-        k = Kernel(seed, i)
-        if k.r.random() < 0.12:
-            k = MatmulKernel(seed, i)
-            k.r.random()
+        cls = names_class(seed, i, force)
+        if cls in NAMES_MATMUL:
+            k = NamesMatmulKernel(seed, i, cls)
+        else:
+            k = Kernel(seed, i)
+            if k.r.random() < 0.12 and not cls:
+                k = MatmulKernel(seed, i)
+                k.r.random()
+            k.names = cls
         text = k.emit()
         parts.append(text)
         labels = ','.join(sorted(k.labels))
@@ -1617,9 +2323,16 @@ def main():
     ap.add_argument('--only', help='comma-separated kernel indices: only these')
     ap.add_argument('-o', '--output', required=True)
     ap.add_argument('--manifest', help='one line per kernel: id, labels, main case')
+    ap.add_argument('--labels', help='comma-separated names classes (%s): kernel i is of the '
+                    '(i mod count)-th; the same --labels reproduce it' % ', '.join(NAMES_CLASSES))
     a = ap.parse_args()
+    force = [x for x in (a.labels or '').split(',') if x]
+    bad = [x for x in force if x not in NAMES_CLASSES]
+    if bad:
+        ap.error('--labels takes names classes (%s), not %s' % (', '.join(NAMES_CLASSES),
+                                                               ', '.join(bad)))
     idx = [int(x) for x in a.only.split(',')] if a.only else list(range(a.kernels))
-    text, manifest = batch(a.seed, idx)
+    text, manifest = batch(a.seed, idx, force or None)
     with open(a.output, 'w') as f:
         f.write(text)
     if a.manifest:

@@ -3,6 +3,7 @@
 
     reduce.py BATCH.cu KERNEL_ID [-o out.cu]        from a batch file (original or rewritten)
     reduce.py --seed N KERNEL_ID [-o out.cu]        regenerated from its seed (s<N>k<i>)
+    reduce.py --seed --labels L,... KERNEL_ID       regenerated from a batch made with gen.py --labels
 
 The result keeps the batch's common part (and, for a rewritten batch, whatever tilepipe put at
 the top of the file), the kernel's own section (macros, helpers, kernel, launcher, driver) and a
@@ -91,6 +92,7 @@ def main():
     ap.add_argument('kernel', help='kernel id, e.g. s12k37')
     ap.add_argument('--seed', action='store_true',
                     help='regenerate the kernel from the seed in its id instead of reading a batch')
+    ap.add_argument('--labels', help='with --seed: the --labels the batch was generated with')
     ap.add_argument('-o', '--output', help='output file (default: stdout)')
     a = ap.parse_args()
     if a.seed or a.batch is None:
@@ -99,8 +101,8 @@ def main():
             sys.exit('reduce.py: kernel ids look like s<seed>k<index>')
         gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'gen.py')
         text = subprocess.run([sys.executable, gen, '--seed', m.group(1), '--only', m.group(2),
-                               '-o', '/dev/stdout'], check=True, capture_output=True,
-                              text=True).stdout
+                               '-o', '/dev/stdout'] + (['--labels', a.labels] if a.labels else []),
+                              check=True, capture_output=True, text=True).stdout
     else:
         with open(a.batch) as f:
             text = f.read()

@@ -2,7 +2,7 @@
 """CPU side of the tilepipe fuzzer: generate batches, rewrite them in every mode, check, summarize.
 
     run_cpu.py --tilepipe build/tool/tilepipe --seeds 1-20 [--kernels 100] [--out DIR]
-               [--jobs N] [--bundle DIR] [--no-nvcc] [--archs sm_90,sm_80]
+               [--jobs N] [--bundle DIR] [--no-nvcc] [--archs sm_90,sm_80] [--labels CLASS,...]
 
 For every seed a batch (gen.py) goes through `tilepipe --mode=M --report=...` for M in auto,
 pipeline, tma, and these must hold (anything else is a FAILURE):
@@ -17,8 +17,11 @@ A failure of the tool or of nvcc on a batch is narrowed down to the kernels invo
 written out standalone (reduce.py) under DIR/failures/ and checked again on its own.
 
 Writes DIR/summary.txt and DIR/summary.json: kernels by shape class (label), loops rewritten and
-left alone by reason ID, per mode. With --bundle DIR, writes what the GPU harness needs (the
-original and the rewrites that built, per batch, with run_gpu.sh); see README.md.
+left alone by reason ID, per mode, and for the names classes (gen.py's NAMES_CLASSES and their
+sub-labels) every loop's outcome by reason ID, with the rewritten loops that use tensor copies.
+--labels makes every kernel of the batches one of the given names classes (gen.py --labels). With
+--bundle DIR, writes what the GPU harness needs (the original and the rewrites that built, per
+batch, with run_gpu.sh); see README.md.
 
 Exit status: 0 when nothing failed; 1 on any failure; 77 when nvcc is missing (and --no-nvcc was
 not given): then nothing was built, which is never reported as passed.
@@ -315,6 +318,9 @@ def main():
     ap.add_argument('--archs', default='sm_90,sm_80', help='architectures each rewrite builds for')
     ap.add_argument('--bundle', help='write the GPU harness input here')
     ap.add_argument('--keep', action='store_true', help='keep the work files of passing batches')
+    ap.add_argument('--labels', help='only kernels of these names classes, comma-separated '
+                    '(gen.py --labels: shadow-extent, shadow-index, shadow-param, shadow-step, '
+                    'shadow-typedef, samename-ns)')
     ap.add_argument('--modes', default=','.join(MODES),
                     help='the modes to rewrite in, comma-separated, of %s (default: %s)' % (
                         ','.join(KNOWN_MODES), ','.join(MODES)))
@@ -353,7 +359,8 @@ def main():
         t0 = time.time()
         subprocess.run([sys.executable, os.path.join(HERE, 'gen.py'), '--seed', str(seed),
                         '--kernels', str(a.kernels), '-o', os.path.join(bdir, 'orig.cu'),
-                        '--manifest', os.path.join(bdir, 'manifest.tsv')], check=True)
+                        '--manifest', os.path.join(bdir, 'manifest.tsv')] +
+                       (['--labels', a.labels] if a.labels else []), check=True)
         gen_dt = time.time() - t0
         man = [l.split('\t') for l in read(os.path.join(bdir, 'manifest.tsv')).splitlines() if l]
         kernels = [m[0] for m in man]
@@ -487,11 +494,37 @@ SUSPECT = [
     ('offvar-lambda', 'an address uses a variable the loop changes in a lambda'),
     ('offvar-devfn', 'an address uses a variable the loop changes in a __device__ function'),
     ('store-arch', 'a store that an #if on __CUDA_ARCH__ selects (expected arch-dependent)'),
+    ('shadow-extent', 'a tile in the body sized by a body constant that hides an outer one of '
+                      'another value (expected name-binding)'),
+    ('shadow-step', 'a while loop whose increment reads a body constant that hides a parameter '
+                    '(expected induction-step or name-binding)'),
 ]
 
+# The modes a suspect label concerns (others: all): the register-staged prefetch writes a tile
+# declared in the body where it was, so a body constant that sizes it keeps its meaning.
+SUSPECT_MODES = {'shadow-extent': ('auto', 'pipeline', 'tma', 'model')}
 
-def suspect(labels):
-    return '; '.join(why for lab, why in SUSPECT if lab in labels)
+# Labels of the names classes (gen.py NAMES_CLASSES, their twins and sub-labels): the summary
+# gives every loop of these kernels by outcome.
+NAMES_PREFIXES = ('shadow-', 'samename-', 'route-', 'typedef-', 'outer-', 'names-')
+
+
+def names_label(lab):
+    return lab.startswith(NAMES_PREFIXES)
+
+
+def loop_outcome(l):
+    """One loop's outcome: its reason ID, or 'pipelined', '+tensor' where a tile is copied by
+    tensor copy."""
+    if not l.get('transformed'):
+        return l.get('reason', '?')
+    tiles = (l.get('plan') or {}).get('tiles') or []
+    return 'pipelined+tensor' if any(t.get('copy_kind') == 'tensor' for t in tiles) else 'pipelined'
+
+
+def suspect(labels, mode=None):
+    return '; '.join(why for lab, why in SUSPECT if lab in labels and
+                     (mode is None or mode in SUSPECT_MODES.get(lab, (mode,))))
 
 
 def summarize(a, seeds, manifests, reports, variants, builds, archs):
@@ -523,11 +556,37 @@ def summarize(a, seeds, manifests, reports, variants, builds, archs):
         ks = [m[0] for m in man]
         outs = {mode: outcomes(reports[seed].get(mode), ks) for mode in MODES}
         for kid, lab, *_ in man:
-            why = suspect(lab.split(','))
-            modes = [m for m in MODES if outs[m][kid] == 'pipelined']
+            modes = [m for m in MODES if outs[m][kid] == 'pipelined' and suspect(lab.split(','), m)]
+            why = '; '.join(sorted({suspect(lab.split(','), m) for m in modes}))
             if why and modes:
                 sus.append(dict(kernel=kid, modes=modes, why=why, labels=lab))
+    # Shape classes of names: a kernel-local element type beside a namespace's must keep its tiles
+    # off the copy engine (the launcher would name the namespace's type).
+    for seed in seeds:
+        for kid, lab, *_ in manifests[seed]:
+            if 'shadow-typedef' not in lab.split(','):
+                continue
+            modes = [m for m in MODES for l in reports[seed].get(m) or []
+                     if kernel_of_function(l.get('kernel')) == kid and
+                     loop_outcome(l) == 'pipelined+tensor']
+            if modes:
+                sus.append(dict(kernel=kid, modes=sorted(set(modes)), labels=lab,
+                                why='a kernel-local element type beside a namespace one of another '
+                                    'type, yet copied by tensor copy'))
     s['suspects'] = sus
+    # Every loop of the names classes' kernels, by outcome, per mode.
+    names = defaultdict(lambda: {m: Counter() for m in MODES})
+    for seed in seeds:
+        for kid, lab, *_ in manifests[seed]:
+            labs = [x for x in lab.split(',') if names_label(x)]
+            if not labs:
+                continue
+            for mode in MODES:
+                for l in reports[seed].get(mode) or []:
+                    if kernel_of_function(l.get('kernel')) == kid:
+                        for x in labs:
+                            names[x][mode][loop_outcome(l)] += 1
+    s['names_loops'] = {lab: {m: dict(c) for m, c in d.items()} for lab, d in sorted(names.items())}
     s['builds'] = {'%s s%d %s' % (v, seed, arch): r['ok'] for (seed, v, arch), r in builds.items()}
     for k in ('by_reason', 'loops', 'kernel_outcomes'):
         s[k] = {m: dict(c) for m, c in s[k].items()}
@@ -553,6 +612,15 @@ def render(s, archs):
     for lab, d in s['by_label'].items():
         L.append(('  %-28s %8d ' + num) % (lab, d['kernels'], *(d[m] for m in MODES)))
     L.append('')
+    if s.get('names_loops'):
+        L.append('names classes: every loop of their kernels by outcome, per mode '
+                 '(+tensor: a tile copied by tensor copy)')
+        for lab, d in s['names_loops'].items():
+            L.append('  %s' % lab)
+            for m in MODES:
+                L.append('    %-10s %s' % (m, ', '.join('%s %d' % kv for kv in sorted(d[m].items()))
+                                           or '-'))
+        L.append('')
     nb = len(s['builds'])
     ok = sum(1 for v in s['builds'].values() if v)
     L.append('builds: %d of %d passed (%s; the original for sm_90)' % (ok, nb, ', '.join(archs))
