@@ -1,7 +1,8 @@
 // pragma_loops.cu: `#pragma unroll` where real kernels put it. On the tiled loop itself the rewrite
 // writes it on its mainloop (and on the loop kept as it was); on an inner copy loop the copy loop
 // keeps it, in every place the copy phase goes. The cost model picks each loop's plan; the twins
-// marked `// tilepipe: plan=always` take the cp.async pipeline. Run at scale: thousands of blocks,
+// marked `// tilepipe: plan=always` take the cp.async pipeline (another loop pragma, which nvcc
+// warns of in device code, is refused: tests/lit/pragmas.cu). Run at scale: thousands of blocks,
 // many more tiles than stages, random inputs, poisoned outputs (tests/gpu/verify_testdata.sh).
 #include <cstdio>
 #include <cstdlib>
@@ -182,21 +183,6 @@ __global__ void unrolled_copy_pipelined(const float* A, float* C, int nt) {
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
-// Another loop pragma stays refused: it would end up on the block that replaces the loop.
-__global__ void clang_loop_pragma(const float* A, float* C, int nt) {
-  __shared__ float s[T];
-  float acc = 0.0f;
-  // EXPECT: unsupported
-#pragma clang loop unroll(disable)
-  for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[((size_t)blockIdx.x * nt + t) * T + threadIdx.x];
-    __syncthreads();
-    acc = acc * 0.5f + s[(threadIdx.x + 5) % T];
-    __syncthreads();
-  }
-  C[blockIdx.x * T + threadIdx.x] = acc;
-}
-
 template <typename L>
 static void runKernel(FILE* f, size_t nC, L launch) {
   float* dC = poisonedOutput<float>(nC);
@@ -216,7 +202,6 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
   runKernel(f, nC, [&](float* dC) { unroll_one_pipelined<<<blocks, T>>>(dA, dC, nt); });
   runKernel(f, nC, [&](float* dC) { unrolled_copy<<<blocks, T>>>(dA, dC, nt); });
   runKernel(f, nC, [&](float* dC) { unrolled_copy_pipelined<<<blocks, T>>>(dA, dC, nt); });
-  runKernel(f, nC, [&](float* dC) { clang_loop_pragma<<<blocks, T>>>(dA, dC, nt); });
   CK(cudaFree(dA));
 }
 
