@@ -48,7 +48,10 @@ static std::string launcherOf(llvm::StringRef Path, llvm::ArrayRef<std::pair<std
       ++Matches;
     }
   }
-  return Matches == 1 ? Found : "tilepipe_launch_" + Path.rsplit("::").second.str();
+  if (Matches == 1)
+    return Found;
+  size_t Colons = Path.rfind("::");
+  return "tilepipe_launch_" + (Colons == llvm::StringRef::npos ? Path : Path.drop_front(Colons + 2)).str();
 }
 
 std::string generateCases(const LaunchSpec &Spec, llvm::ArrayRef<std::pair<std::string, std::string>> Launchers) {
