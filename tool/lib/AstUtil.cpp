@@ -380,10 +380,18 @@ std::vector<NameUse> namesIn(const Stmt *S) {
   return V.Out;
 }
 
+bool onlyUnrollHints(const AttributedStmt *S) {
+  return llvm::all_of(S->getAttrs(), [](const Attr *A) {
+    const auto *H = dyn_cast<LoopHintAttr>(A);
+    return H && (H->getSemanticSpelling() == LoopHintAttr::Pragma_unroll ||
+                 H->getSemanticSpelling() == LoopHintAttr::Pragma_nounroll);
+  });
+}
+
 TypeLoc elementTypeLoc(const VarDecl *V) {
-  TypeLoc TL = V->getTypeSourceInfo()->getTypeLoc();
+  TypeLoc TL = V->getTypeSourceInfo()->getTypeLoc().IgnoreParens(); // `float (As)[T]`
   while (auto ATL = TL.getAs<ArrayTypeLoc>())
-    TL = ATL.getElementLoc();
+    TL = ATL.getElementLoc().IgnoreParens();
   return TL;
 }
 

@@ -98,6 +98,10 @@ struct NameUse {
 std::vector<NameUse> namesIn(const clang::Stmt *S);
 std::vector<NameUse> namesIn(clang::TypeLoc TL);
 
+/// Whether every attribute of S is a `#pragma unroll` or `#pragma nounroll` hint (the only ones the
+/// rewrite carries along with the loop they stand on).
+bool onlyUnrollHints(const clang::AttributedStmt *S);
+
 /// The element type of an array variable as its declaration writes it (`float` of
 /// `float As[32][32]`); the variable's whole type where it is no array.
 clang::TypeLoc elementTypeLoc(const clang::VarDecl *V);

@@ -1,7 +1,6 @@
 // The copy phase, statement by statement: tile declarations, index variables, guarded stores,
 // inner copy loops, and the tile stores themselves (TileStores.cpp).
 #include "LoopChecker.h"
-#include "clang/AST/Attr.h"
 
 using namespace clang;
 
@@ -72,12 +71,7 @@ Verdict LoopChecker::checkCopyStmt(const Stmt *S) {
     return checkInnerCopyLoop(For);
   // `#pragma unroll` (or nounroll) on an inner copy loop: still a copy loop, and its text, pragma
   // and all, moves with the copy phase.
-  if (const auto *AS = dyn_cast<AttributedStmt>(S);
-      AS && isa<ForStmt>(AS->getSubStmt()) && llvm::all_of(AS->getAttrs(), [](const Attr *A) {
-        const auto *H = dyn_cast<LoopHintAttr>(A);
-        return H && (H->getSemanticSpelling() == LoopHintAttr::Pragma_unroll ||
-                     H->getSemanticSpelling() == LoopHintAttr::Pragma_nounroll);
-      }))
+  if (const auto *AS = dyn_cast<AttributedStmt>(S); AS && isa<ForStmt>(AS->getSubStmt()) && onlyUnrollHints(AS))
     return checkInnerCopyLoop(cast<ForStmt>(AS->getSubStmt()));
   const Expr *LHS, *RHS;
   if (splitAssignment(S, LHS, RHS))

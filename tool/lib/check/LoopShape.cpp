@@ -1,7 +1,6 @@
 // The loop's form: a for or while loop whose body is a copy phase and a compute phase between two
 // barriers (trailing or rotated), with no jump out of the body.
 #include "LoopChecker.h"
-#include "clang/AST/Attr.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
@@ -106,11 +105,7 @@ Verdict LoopChecker::checkLoopStatement() {
     return Verdict::refuse(Reason::Macro, "the loop is written inside a macro");
   for (const DynTypedNode &P : Ctx.getParents(*M.Loop))
     if (const auto *AS = P.get<AttributedStmt>()) {
-      if (!llvm::all_of(AS->getAttrs(), [](const Attr *A) {
-            const auto *H = dyn_cast<LoopHintAttr>(A);
-            return H && (H->getSemanticSpelling() == LoopHintAttr::Pragma_unroll ||
-                         H->getSemanticSpelling() == LoopHintAttr::Pragma_nounroll);
-          }))
+      if (!onlyUnrollHints(AS))
         return Verdict::refuse(Reason::Unsupported, "a #pragma other than unroll, or an attribute, applies to the loop");
       M.Hints = AS;
     }

@@ -114,10 +114,7 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
                                std::to_string(Align) + ")");
   T.Bytes = Ctx.getTypeSizeInChars(V->getType()).getQuantity();
   // The element type as written, so templated tiles keep their parameter names.
-  TypeLoc TL = V->getTypeSourceInfo()->getTypeLoc();
-  TL = TL.IgnoreParens(); // `float (As)[T]`
-  while (auto ATL = TL.getAs<ArrayTypeLoc>())
-    TL = ATL.getElementLoc().IgnoreParens();
+  TypeLoc TL = elementTypeLoc(V);
   if (fileRange(Ctx, TL.getSourceRange()).isInvalid())
     return Verdict::refuse(Reason::Macro, "the element type of " + quoted(V) + " is in a macro");
   // The rewrite spells the element type as written and sizes each copy by it: a name that is
