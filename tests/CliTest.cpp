@@ -189,6 +189,45 @@ __global__ void k(const float *A, float *C, int nt) {
   EXPECT_FALSE(llvm::sys::fs::exists(Dir + "/never.cu"));
 }
 
+// A compile command with relative names (as make-based builds record them): the headers it
+// includes are rewritten where they are, and the depfile names them, wherever tilepipe runs.
+TEST(Cli, RelativeNamesOfTheCompileCommand) {
+  std::string Dir = tempDir();
+  llvm::sys::fs::create_directories(Dir + "/proj/inc");
+  llvm::sys::fs::create_directories(Dir + "/elsewhere/inc");
+  std::string Header = R"(__global__ void k(const float *in, float *out, int n) {
+  __shared__ float tile[64];
+  float acc = 0.f;
+  for (int t = 0; t < n; t += 64) {
+    tile[threadIdx.x] = in[blockIdx.x * n + t + threadIdx.x];
+    __syncthreads();
+    for (int j = 0; j < 64; ++j)
+      acc += tile[j] * (float)j;
+    __syncthreads();
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+)";
+  writeFile(Dir + "/proj/inc/k.cuh", Header);
+  writeFile(Dir + "/proj/main.cu", "#include \"k.cuh\"\n");
+  writeFile(Dir + "/proj/compile_commands.json",
+            "[{\"directory\": \"" + Dir + "/proj\", \"file\": \"main.cu\", \"command\": "
+            "\"nvcc -Iinc -arch=sm_80 -c main.cu -o main.o\"}]");
+  ProcessResult D = runTilepipe({"-p", Dir + "/proj", "--plan=always", "--check-launch-resources=false",
+                                 Dir + "/proj/main.cu", "-o", Dir + "/out.cu", "--depfile=" + Dir + "/out.d"},
+                                Dir + "/elsewhere");
+  ASSERT_EQ(0, D.ExitCode) << D.Err;
+  std::string Deps = readFile(Dir + "/out.d");
+  EXPECT_NE(Deps.find(Dir + "/proj/inc/k.cuh"), std::string::npos) << Deps;
+  EXPECT_NE(Deps.find(Dir + "/proj/main.cu"), std::string::npos) << Deps;
+  ProcessResult R = runTilepipe({"-p", Dir + "/proj", "--plan=always", "--check-launch-resources=false",
+                                 "--in-place", Dir + "/proj/main.cu"},
+                                Dir + "/elsewhere");
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_NE(readFile(Dir + "/proj/inc/k.cuh"), Header) << R.Err;
+  EXPECT_FALSE(llvm::sys::fs::exists(Dir + "/elsewhere/inc/k.cuh"));
+}
+
 // nvcc's long options with '=' mean what the short ones do; options that change what the
 // preprocessor reads and that tilepipe cannot follow make the file an error, never a guess.
 TEST(Cli, CompileCommandOptionsAreFollowedOrRefused) {

@@ -541,10 +541,16 @@ llvm::Expected<ArchDependence> scanArchDependence(const tooling::CompilationData
                                           "host pass reads it (--cuda-host-only)");
   // A #line (or line marker) in text one pass skips, or under a conditional on the architecture.
   std::map<std::string, std::unique_ptr<llvm::MemoryBuffer>> Files;
+  // The passes name files as the compile command does: relative ones from its directory.
+  auto Commands = DB.getCompileCommands(Path);
+  std::string CommandDir = Commands.empty() ? "" : Commands.front().Directory;
   auto LineDirectiveIn = [&](const ArchDependence::Region &R) -> std::string {
     auto &Buf = Files[R.File];
     if (!Buf) {
-      auto B = llvm::MemoryBuffer::getFile(R.File);
+      llvm::SmallString<256> Name(R.File);
+      if (llvm::sys::path::is_relative(Name) && !CommandDir.empty())
+        llvm::sys::path::make_absolute(CommandDir, Name);
+      auto B = llvm::MemoryBuffer::getFile(Name);
       if (!B)
         return R.File; // cannot read it: assume the worst
       Buf = std::move(*B);

@@ -87,12 +87,15 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
   // A file system with its own working directory: ClangTool moves into each compile command's
   // directory, and with the process's own that would be a chdir that every thread of a parallel
   // run (-j) sees, mid-parse.
-  for (const tooling::CompileCommand &C : DB.getCompileCommands(Path))
+  for (const tooling::CompileCommand &C : DB.getCompileCommands(Path)) {
+    if (R.Directory.empty())
+      R.Directory = C.Directory;
     if (std::string O = unfollowedOption(C.CommandLine); !O.empty()) {
       R.Error = Path + ": error: the compile command's option '" + O +
                 "' changes what the preprocessor reads, and tilepipe cannot follow it; nothing was written";
       return R;
     }
+  }
   tooling::ClangTool Tool(DB, {Path}, std::make_shared<PCHContainerOperations>(),
                           llvm::vfs::createPhysicalFileSystem());
   prepareParse(Tool, Opts);
@@ -118,7 +121,7 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
     }
   analyzeAST(Ctx, Opts, *Arch, R);
   if (R.Ok)
-    R.Dependencies = dependencies(ASTs[0]->getSourceManager());
+    R.Dependencies = dependencies(ASTs[0]->getSourceManager(), R.Directory);
   if (R.Ok && Opts.CheckLaunchResources &&
       llvm::any_of(R.Loops, [](const LoopRecord &L) { return L.transformed(); }))
     boundLaunches(Ctx, DB, Opts, *Arch, R);
@@ -150,6 +153,7 @@ static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &D
         Keep.KeepLoops[{L.File, L.Offset}] = Verdict::refuse(Reason::LaunchResources, LC.KeepWhy);
     FileResult Kept;
     Kept.Path = R.Path;
+    Kept.Directory = R.Directory;
     Kept.Original = R.Original;
     analyzeAST(Ctx, Keep, Arch, Kept);
     Kept.Dependencies = std::move(R.Dependencies);
@@ -184,14 +188,21 @@ static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &D
   }
 }
 
-std::vector<std::string> dependencies(const SourceManager &SM) {
+std::string realPathIn(StringRef Dir, StringRef Name) {
+  llvm::SmallString<256> Abs(Name), Real;
+  if (llvm::sys::path::is_relative(Abs) && !Dir.empty())
+    llvm::sys::path::make_absolute(Dir, Abs);
+  return llvm::sys::fs::real_path(Abs, Real) ? Name.str() : Real.str().str();
+}
+
+std::vector<std::string> dependencies(const SourceManager &SM, StringRef Dir) {
   std::vector<std::string> Out;
   for (auto It = SM.fileinfo_begin(); It != SM.fileinfo_end(); ++It) {
     // Real paths: the driver spells some system headers through '..' from a guessed install
     // folder, which build tools would collapse into paths that do not exist.
-    llvm::SmallString<256> Real;
-    if (!llvm::sys::fs::real_path(It->first.getName(), Real))
-      Out.push_back(Real.str().str());
+    std::string Real = realPathIn(Dir, It->first.getName());
+    if (llvm::sys::fs::exists(Real))
+      Out.push_back(Real);
   }
   llvm::sort(Out);
   Out.erase(std::unique(Out.begin(), Out.end()), Out.end());

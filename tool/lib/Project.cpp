@@ -51,8 +51,7 @@ MergedHeaders mergeHeaders(std::vector<FileResult> &Results) {
   for (FileResult &R : Results) {
     std::vector<LoopRecord> Kept;
     for (LoopRecord &L : R.Loops) {
-      SmallString<256> Real(L.File);
-      sys::fs::real_path(L.File, Real);
+      SmallString<256> Real(realPathIn(R.Directory, L.File));
       if (L.File != R.Path && !Seen.insert({Real.str().str(), L.Line, L.Column}).second)
         continue;
       if (Out.Conflicts.count(Real.str().str()) && L.transformed()) {

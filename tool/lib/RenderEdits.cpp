@@ -154,9 +154,7 @@ static llvm::Error renderHeaders(const SourceManager &SM, const CheckedLoops &Ch
     if (FID == SM.getMainFileID())
       continue;
     HeaderRewrite H;
-    llvm::SmallString<256> Real;
-    StringRef Name = SM.getFileEntryRefForID(FID)->getName();
-    H.Path = llvm::sys::fs::real_path(Name, Real) ? Name.str() : Real.str().str();
+    H.Path = realPathIn(R.Directory, SM.getFileEntryRefForID(FID)->getName());
     H.Original = SM.getBufferData(FID).str();
     auto Text = tooling::applyAllReplacements(H.Original, Edits);
     if (!Text)

@@ -65,7 +65,12 @@ FileResult processFile(const clang::tooling::CompilationDatabase &DB, const std:
 void analyzeAST(clang::ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &Arch,
                 FileResult &R);
 
-/// Every file a parse read (the source and all it includes).
-std::vector<std::string> dependencies(const clang::SourceManager &SM);
+/// Every file a parse read (the source and all it includes), by real path; Dir: the compile
+/// command's working directory, where relative names are.
+std::vector<std::string> dependencies(const clang::SourceManager &SM, llvm::StringRef Dir);
+
+/// Name as a real path, read relative to Dir (a compile command's working directory) where it is
+/// relative, not to this process's; Name itself where there is no such file.
+std::string realPathIn(llvm::StringRef Dir, llvm::StringRef Name);
 
 } // namespace tilepipe

@@ -54,6 +54,8 @@ struct HeaderRewrite {
 
 struct FileResult {
   std::string Path;
+  /// The compile command's working directory: the parse names files relative to it.
+  std::string Directory;
   bool Ok = false;
   std::string Error; ///< when !Ok; Clang's own diagnostics were already printed
   std::string Original, Rewritten;
