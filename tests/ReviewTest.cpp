@@ -317,30 +317,6 @@ TEST(Review, SarifHasOneRulePerReason) {
   EXPECT_EQ(nullptr, First.getArray("fixes"));
 }
 
-TEST(Review, ClangTidyCheckFixesEqualOutput) {
-  std::string Tidy = findTool("clang-tidy-22");
-  if (Tidy.empty() && llvm::sys::fs::can_execute("/usr/lib/llvm-22/bin/clang-tidy"))
-    Tidy = "/usr/lib/llvm-22/bin/clang-tidy";
-  if (Tidy.empty())
-    GTEST_SKIP() << "clang-tidy-22 not installed";
-  std::vector<std::string> Cuda = defaultOptions().ParseArgs;
-  for (const char *Name : {"matmul_classic.cu", "complex_float2.cu", "neg_store_alias.cu"}) {
-    std::string Dir = tempDir();
-    std::string Src = copyInto(Dir, Name);
-    std::vector<std::string> Args = {"-load=" + std::string(TILEPIPE_TIDY_MODULE),
-                                     "-checks=-*,tilepipe-*", "--fix", Src, "--"};
-    for (const std::string &A : Cuda)
-      if (!llvm::StringRef(A).starts_with("-resource-dir"))
-        Args.push_back(A);
-    ProcessResult R = runProgram(Tidy, Args);
-    ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
-    std::string Expected = readFile(sourceDir() + "/generated/" + Name);
-    EXPECT_TRUE(Expected == readFile(Src)) << Name << ": " << R.Out;
-    std::string Id = std::string(Name).find("neg_") == 0 ? "[store-aliases-load]" : "[pipelined]";
-    EXPECT_NE((R.Out + R.Err).find(Id), std::string::npos) << R.Out << R.Err;
-  }
-}
-
 TEST(Annotations, SkipAndStages) {
   std::string Code = R"(#define T 64
 __global__ void k(const float *A, float *C, int nt) {

@@ -163,15 +163,17 @@ std::string squeezed(const std::string &Text) {
   return Out;
 }
 
-std::vector<std::string> testdataNames() {
+std::vector<std::string> cudaFilesIn(const std::string &Folder) {
   std::vector<std::string> Names;
   std::error_code EC;
-  for (llvm::sys::fs::directory_iterator It(sourceDir() + "/testdata", EC), End; It != End && !EC;
+  for (llvm::sys::fs::directory_iterator It(sourceDir() + "/" + Folder, EC), End; It != End && !EC;
        It.increment(EC))
     if (llvm::sys::path::extension(It->path()) == ".cu")
       Names.push_back(llvm::sys::path::filename(It->path()).str());
   std::sort(Names.begin(), Names.end());
   return Names;
 }
+
+std::vector<std::string> testdataNames() { return cudaFilesIn("testdata"); }
 
 } // namespace tilepipe::test

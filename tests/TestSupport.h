@@ -44,6 +44,8 @@ bool reportsCopyKind(const FileResult &R, const std::string &Kind, bool CpAsync 
 /// emitted code whatever its layout.
 std::string squeezed(const std::string &Text);
 
+/// The .cu files of a folder of the source tree ("testdata", "tests/lit"), by file name, sorted.
+std::vector<std::string> cudaFilesIn(const std::string &Folder);
 /// testdata/*.cu, by file name.
 std::vector<std::string> testdataNames();
 

@@ -13,6 +13,8 @@ using namespace llvm;
 namespace tilepipe {
 
 static cl::OptionCategory Category("tilepipe options");
+/// The defaults of the options that rewrite, shared with the clang-tidy check.
+static const ToolOptions Defaults;
 
 static cl::opt<std::string> Output("o", cl::desc("Write the rewritten file here (one input only)"),
                                    cl::value_desc("file"), cl::cat(Category));
@@ -22,7 +24,7 @@ static cl::alias InPlaceShort("i", cl::aliasopt(InPlace), cl::desc("Alias for --
 static cl::opt<bool> Diff("diff", cl::desc("Print a unified diff of the rewrite to stdout"),
                           cl::cat(Category));
 static cl::opt<unsigned> Stages("stages", cl::desc("Pipeline stages, 2..8 (default 3)"),
-                                cl::init(3), cl::cat(Category));
+                                cl::init(Defaults.Stages), cl::cat(Category));
 static cl::opt<CopyMode> ModeOpt(
     "mode", cl::desc("How tiles are copied"),
     cl::values(clEnumValN(CopyMode::Pipeline, "pipeline",
@@ -35,36 +37,36 @@ static cl::opt<CopyMode> ModeOpt(
                clEnumValN(CopyMode::Auto, "auto",
                           "as tma, and the original loop below sm_80: one output for every GPU "
                           "(the default)")),
-    cl::init(CopyMode::Auto), cl::cat(Category));
+    cl::init(Defaults.Mode), cl::cat(Category));
 static cl::opt<unsigned> TmaMinStageBytes(
     "tma-min-stage-bytes",
     cl::desc("Tensor and bulk copies only for loops whose tiles hold at least this many bytes per stage "
              "(default 2048; smaller stages keep cp.async: there neither measured faster throughout)"),
-    cl::init(2048), cl::cat(Category));
+    cl::init(Defaults.TmaMinStageBytes), cl::cat(Category));
 static cl::opt<bool> TmaThreeDimensions(
     "tma-3d-tiles",
     cl::desc("Tensor copies for tiles of three dimensions too (off by default: on the kernel measured they "
              "ran slower than the 16-byte cp.async copies)"),
-    cl::init(false), cl::cat(Category));
+    cl::init(Defaults.TmaThreeDimensions), cl::cat(Category));
 static cl::opt<std::string> Report("report", cl::desc("Write a JSON report of every candidate loop"),
                                    cl::value_desc("file.json"), cl::cat(Category));
 static cl::opt<std::string> CudaPath("cuda-path", cl::desc("CUDA toolkit to parse against"),
                                      cl::value_desc("dir"), cl::cat(Category));
 static cl::opt<std::string> GpuArch("gpu-arch", cl::desc("GPU architecture for parsing device code"),
-                                    cl::init("sm_90"), cl::cat(Category));
+                                    cl::init(Defaults.GpuArch), cl::cat(Category));
 static cl::opt<bool> AssumeNoAlias(
     "assume-noalias",
     cl::desc("Rewrite loops that store through pointers other than the ones their tiles are "
              "copied from, assuming they do not overlap the copied data (default false: such "
              "loops are left alone unless every pointer involved is __restrict__)"),
-    cl::init(false), cl::cat(Category));
+    cl::init(Defaults.AssumeNoAlias), cl::cat(Category));
 static cl::opt<bool> CheckLaunchResources(
     "check-launch-resources",
     cl::desc("Compile the original and the rewrite with nvcc (sm_80, sm_90 and --gpu-arch) and "
              "compare each kernel's registers: a kernel whose rewrite would allow fewer threads "
              "per block gets __launch_bounds__ for the original's limit, and where that cannot be "
              "done or checked the loops are left alone (default true)"),
-    cl::init(true), cl::cat(Category));
+    cl::init(Defaults.CheckLaunchResources), cl::cat(Category));
 static cl::opt<PlanPolicy> PlanOpt(
     "plan", cl::desc("Which legal loops to rewrite (default model)"),
     cl::values(clEnumValN(PlanPolicy::Model, "model",
@@ -74,7 +76,7 @@ static cl::opt<PlanPolicy> PlanOpt(
                           "ahead), where it is legal; else a 2-stage pipeline for launches too small "
                           "to fill the GPU; the other loops are kept (no-gain)"),
                clEnumValN(PlanPolicy::Always, "always", "every loop the analysis proves legal")),
-    cl::init(PlanPolicy::Model), cl::cat(Category));
+    cl::init(Defaults.Plan), cl::cat(Category));
 static cl::opt<std::string> PlanChoiceOpt(
     "plan-choice",
     cl::desc("Give every legal loop this plan, where it is legal (else leave the loop as it is, "
@@ -95,7 +97,7 @@ static cl::opt<RuntimeMode> RuntimeOpt(
                           "--print-runtime-dir prints (tilepipe_rewrite() in CMake adds it)"),
                clEnumValN(RuntimeMode::Inline, "inline",
                           "the runtime's text in the rewritten file: self-contained output")),
-    cl::init(RuntimeMode::Header), cl::cat(Category));
+    cl::init(Defaults.Runtime), cl::cat(Category));
 static cl::opt<bool> PrintRuntimeDir(
     "print-runtime-dir",
     cl::desc("Print the folder to compile rewritten files with (-I<dir>: it holds tilepipe/runtime.cuh) "

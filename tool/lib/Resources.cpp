@@ -501,7 +501,7 @@ compileForUsage(const std::string &Nvcc, StringRef Source, StringRef IncludeDir,
   llvm::sys::path::append(Src, "source.cu");
   llvm::sys::path::append(Bin, "device.fatbin");
   llvm::sys::path::append(Log, "ptxas.txt");
-  auto Cleanup = llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(Dir); });
+  llvm::scope_exit Cleanup([&] { llvm::sys::fs::remove_directories(Dir); });
   std::vector<std::pair<std::string, std::string>> Files(Beside.begin(), Beside.end());
   Files.push_back({"source.cu", Source.str()});
   // The runtime header that a rewrite with tensor or bulk copies includes: the text it was written

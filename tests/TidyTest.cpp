@@ -1,0 +1,229 @@
+// The clang-tidy check gives the program's answer: its fixes, applied with --fix, equal the
+// program's -o output on every testdata file (generated/) and every tests/lit file (with the
+// options of its RUN line); where the check cannot find what the program runs (the file's compile
+// command, for nvcc's host pass and the launch check), the loops stay with `launch-resources`.
+#include "TestSupport.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include <gtest/gtest.h>
+
+using namespace tilepipe;
+using namespace tilepipe::test;
+
+namespace {
+
+std::string tidyProgram() {
+  std::string Tidy = findTool("clang-tidy-22");
+  if (Tidy.empty() && llvm::sys::fs::can_execute("/usr/lib/llvm-22/bin/clang-tidy"))
+    Tidy = "/usr/lib/llvm-22/bin/clang-tidy";
+  return Tidy;
+}
+
+/// The CUDA flags the program parses with, as a user passes them to clang-tidy after `--`.
+std::vector<std::string> cudaFlags() {
+  std::vector<std::string> Out;
+  for (const std::string &A : defaultOptions().ParseArgs)
+    if (!llvm::StringRef(A).starts_with("-resource-dir"))
+      Out.push_back(A);
+  return Out;
+}
+
+/// clang-tidy with the check on Src, fixes applied in place; CheckOptions as `key: value` pairs.
+ProcessResult runTidy(const std::string &Src, const std::vector<std::string> &CheckOptions,
+                      const std::vector<std::string> &Before = {}, bool Flags = true,
+                      const std::string &Program = tidyProgram()) {
+  std::vector<std::string> Args = {"-load=" + std::string(TILEPIPE_TIDY_MODULE), "-checks=-*,tilepipe-*", "--fix"};
+  if (!CheckOptions.empty()) {
+    std::vector<std::string> Kv;
+    for (const std::string &O : CheckOptions)
+      Kv.push_back("tilepipe-pipeline." + O);
+    Args.push_back("-config={CheckOptions: {" + llvm::join(Kv, ", ") + "}}");
+  }
+  Args.insert(Args.end(), Before.begin(), Before.end());
+  Args.push_back(Src);
+  if (Flags) {
+    Args.push_back("--");
+    for (const std::string &A : cudaFlags())
+      Args.push_back(A);
+  }
+  return runProgram(Program, Args);
+}
+
+std::string caseName(const ::testing::TestParamInfo<std::string> &I) {
+  std::string N = llvm::sys::path::stem(I.param).str();
+  for (char &C : N)
+    if (!llvm::isAlnum(C))
+      C = '_';
+  return N;
+}
+
+class TidyTestdata : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TidyTestdata, FixesEqualTheProgramsOutput) {
+  if (tidyProgram().empty())
+    GTEST_SKIP() << "clang-tidy-22 not installed";
+  if (findTool("nvcc").empty())
+    GTEST_SKIP() << "nvcc not found: the launch check cannot run";
+  std::string Dir = tempDir();
+  std::string Src = Dir + "/" + GetParam();
+  writeFile(Src, readFile(sourceDir() + "/testdata/" + GetParam()));
+  ProcessResult R = runTidy(Src, {});
+  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  EXPECT_TRUE(readFile(sourceDir() + "/generated/" + GetParam()) == readFile(Src)) << R.Out << R.Err;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, TidyTestdata, ::testing::ValuesIn(testdataNames()), caseName);
+
+/// A copy of tests/lit/<Name> in Dir, with the files some lit tests include (Inputs/) beside it.
+std::string copyLitFile(const std::string &Dir, const std::string &Name) {
+  std::string Src = Dir + "/" + Name;
+  writeFile(Src, readFile(sourceDir() + "/tests/lit/" + Name));
+  llvm::sys::fs::create_directories(Dir + "/Inputs");
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator It(sourceDir() + "/tests/lit/Inputs", EC), End; It != End && !EC;
+       It.increment(EC))
+    writeFile(Dir + "/Inputs/" + llvm::sys::path::filename(It->path()).str(), readFile(It->path()));
+  return Src;
+}
+
+/// The program's options of a lit file's RUN line (after `--`), as the check's options; an
+/// option with no check option of its name fails the test.
+std::vector<std::string> checkOptionsOf(const std::string &Text, std::vector<std::string> &Program) {
+  std::vector<std::string> Out;
+  llvm::StringRef Run = llvm::StringRef(Text).split("// RUN:").second.split('\n').first;
+  llvm::StringRef Rest = Run.split(" -- ").second;
+  llvm::SmallVector<llvm::StringRef> Words;
+  Rest.split(Words, ' ', -1, false);
+  for (llvm::StringRef W : Words) {
+    Program.push_back(W.str());
+    auto [Key, Value] = W.split('=');
+    if (Key == "--mode")
+      Out.push_back("Mode: " + Value.str());
+    else if (Key == "--tma-min-stage-bytes")
+      Out.push_back("TmaMinStageBytes: " + Value.str());
+    else if (Key == "--stages")
+      Out.push_back("Stages: " + Value.str());
+    else if (Key == "--assume-noalias")
+      Out.push_back("AssumeNoAlias: " + std::string(Value.empty() ? "true" : Value));
+    else
+      ADD_FAILURE() << "no check option for the RUN line's " << W.str();
+  }
+  return Out;
+}
+
+class TidyLit : public ::testing::TestWithParam<std::string> {};
+
+// As the lit tests run the program (every legal loop, no launch check), with their RUN options.
+TEST_P(TidyLit, FixesEqualTheProgramsOutput) {
+  if (tidyProgram().empty())
+    GTEST_SKIP() << "clang-tidy-22 not installed";
+  std::string Dir = tempDir();
+  std::string Src = copyLitFile(Dir, GetParam()), Expected = Dir + "/expected.cu";
+  std::string Text = readFile(Src);
+  std::vector<std::string> Program = {"--quiet", "--plan=always", "--check-launch-resources=false"};
+  std::vector<std::string> Options = checkOptionsOf(Text, Program);
+  Options.insert(Options.end(), {"Plan: always", "CheckLaunchResources: false"});
+  Program.insert(Program.end(), {"-o", Expected, Src});
+  ProcessResult P = runTilepipe(Program);
+  ASSERT_EQ(0, P.ExitCode) << P.Err;
+  ProcessResult R = runTidy(Src, Options);
+  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  EXPECT_TRUE(readFile(Expected) == readFile(Src)) << R.Out << R.Err;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, TidyLit, ::testing::ValuesIn(cudaFilesIn("tests/lit")), caseName);
+
+/// The file of tests/lit whose host-only text the check once rewrote, with the default options:
+/// the launch check leaves its loops alone, in the program and in the check.
+TEST(Tidy, HostPassAndLaunchCheckAsTheProgram) {
+  if (tidyProgram().empty())
+    GTEST_SKIP() << "clang-tidy-22 not installed";
+  if (findTool("nvcc").empty())
+    GTEST_SKIP() << "nvcc not found: the launch check cannot run";
+  std::string Dir = tempDir();
+  std::string Src = copyLitFile(Dir, "legality-host-pass.cu"), Expected = Dir + "/expected.cu";
+  ProcessResult P = runTilepipe({"--quiet", "-o", Expected, Src});
+  ASSERT_EQ(0, P.ExitCode) << P.Err;
+  ProcessResult R = runTidy(Src, {});
+  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  EXPECT_TRUE(readFile(Expected) == readFile(Src)) << R.Out << R.Err;
+  EXPECT_NE(R.Out.find("[launch-resources]"), std::string::npos) << R.Out;
+}
+
+/// The compile command from a compilation database (-p), with --extra-arg: the check reads it
+/// as clang-tidy does, and so does the program with the same database.
+TEST(Tidy, CompileCommandsAndExtraArgs) {
+  if (tidyProgram().empty())
+    GTEST_SKIP() << "clang-tidy-22 not installed";
+  std::string Dir = tempDir();
+  std::string Code = R"(#ifndef TILE
+#define TILE 32
+#endif
+__global__ void rowsum(const float *in, float *out, int n) {
+  __shared__ float tile[TILE];
+  float acc = 0.f;
+  for (int t = 0; t < n; t += TILE) {
+    tile[threadIdx.x] = in[blockIdx.x * n + t + threadIdx.x];
+    __syncthreads();
+    for (int k = 0; k < TILE; ++k)
+      acc += tile[k] * (float)k;
+    __syncthreads();
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+)";
+  std::string Src = Dir + "/rowsum.cu";
+  writeFile(Src, Code);
+  std::string Command = "clang++";
+  for (const std::string &A : cudaFlags())
+    Command += " " + A;
+  writeFile(Dir + "/compile_commands.json",
+            "[{\"directory\": \"" + Dir + "\", \"command\": \"" + Command + " -c rowsum.cu\", \"file\": \"rowsum.cu\"}]\n");
+  std::vector<std::string> Program = {"--plan=always", "--check-launch-resources=false"};
+  Program.insert(Program.end(), {"-p", Dir, "--extra-arg=-DTILE=64", "-o", Dir + "/expected.cu", Src});
+  ProcessResult P = runTilepipe(Program);
+  ASSERT_EQ(0, P.ExitCode) << P.Err;
+  std::string Expected = readFile(Dir + "/expected.cu");
+  ASSERT_NE(Expected, Code) << P.Err;
+  // The stages of TILE=64 floats: the command's -DTILE=64 reached the analysis.
+  ASSERT_NE(P.Err.find("a stage holds 256 bytes"), std::string::npos) << P.Err;
+  ProcessResult R = runTidy(Src, {"Plan: always", "CheckLaunchResources: false"},
+                            {"-p", Dir, "--extra-arg=-DTILE=64"}, /*Flags=*/false);
+  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  EXPECT_TRUE(Expected == readFile(Src)) << R.Out << R.Err;
+}
+
+/// A clang-tidy whose command line the check cannot read as clang-tidy's (here: a program of
+/// another name) gets no rewrite: each loop the analysis would rewrite stays, with the reason.
+TEST(Tidy, RefusesWithoutTheCompileCommand) {
+  std::string Tidy = tidyProgram();
+  if (Tidy.empty())
+    GTEST_SKIP() << "clang-tidy-22 not installed";
+  std::string Dir = tempDir();
+  std::string Bot = Dir + "/review-bot";
+  ASSERT_FALSE(llvm::sys::fs::create_link(Tidy, Bot));
+  std::string Src = Dir + "/matmul_classic.cu";
+  std::string Original = readFile(sourceDir() + "/testdata/matmul_classic.cu");
+  writeFile(Src, Original);
+  ProcessResult R = runTidy(Src, {}, {}, true, Bot);
+  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  EXPECT_TRUE(Original == readFile(Src));
+  EXPECT_NE(R.Out.find("[launch-resources]"), std::string::npos) << R.Out;
+  EXPECT_NE(R.Out.find("could not find the file's compile command"), std::string::npos) << R.Out;
+  EXPECT_EQ(R.Out.find("[pipelined]"), std::string::npos) << R.Out;
+}
+
+/// An option the check cannot read is said, at the file, and its default used.
+TEST(Tidy, BadOptionIsSaid) {
+  if (tidyProgram().empty())
+    GTEST_SKIP() << "clang-tidy-22 not installed";
+  std::string Dir = tempDir();
+  std::string Src = Dir + "/neg_store_alias.cu";
+  writeFile(Src, readFile(sourceDir() + "/testdata/neg_store_alias.cu"));
+  ProcessResult R = runTidy(Src, {"Plan: sometimes", "CheckLaunchResources: false"});
+  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  EXPECT_NE(R.Out.find("Plan: 'sometimes' is not model or always"), std::string::npos) << R.Out;
+}
+
+} // namespace
