@@ -3,6 +3,7 @@
 
     run_cpu.py --tilepipe build/tool/tilepipe --seeds 1-20 [--kernels 100] [--out DIR]
                [--jobs N] [--bundle DIR] [--no-nvcc] [--archs sm_90,sm_80] [--labels CLASS,...]
+               [--tilepipe-arg OPTION ...]
 
 For every seed a batch (gen.py) goes through `tilepipe --mode=M --report=...` for M in auto,
 pipeline, tma, and these must hold (anything else is a FAILURE):
@@ -114,7 +115,7 @@ def tool_cmd(a, mode, src, dst, report):
     how = (['--mode=pipeline', '--plan-choice=registers', '--plan=always'] if mode == 'registers'
            else ['--mode=auto', '--plan=model'] if mode == 'model'
            else ['--mode=' + mode, '--plan=always'])
-    return [a.tilepipe] + how + ['--quiet', src, '-o', dst, '--report=' + report]
+    return [a.tilepipe] + how + list(a.tilepipe_arg) + ['--quiet', src, '-o', dst, '--report=' + report]
 
 
 def tool_step(ctx, seed, bdir, mode, kernels):
@@ -312,6 +313,9 @@ def main():
     ap.add_argument('--out', default='fuzz-out', help='work folder (default ./fuzz-out)')
     ap.add_argument('--jobs', type=int, default=os.cpu_count() or 2)
     ap.add_argument('--timeout', type=int, default=120, help='seconds for one tilepipe run')
+    ap.add_argument('--tilepipe-arg', action='append', default=[],
+                    help='one more option for every tilepipe run (repeatable), e.g. '
+                         '--tilepipe-arg=--check-launch-resources=false for a quicker large run')
     ap.add_argument('--nvcc', help='nvcc (default: PATH, $CUDA_PATH, /usr/local/cuda)')
     ap.add_argument('--no-nvcc', action='store_true', help='skip the builds')
     ap.add_argument('--nvcc-timeout', type=int, default=600)
