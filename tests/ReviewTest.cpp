@@ -468,7 +468,7 @@ TEST(Project, WholeCompileDatabaseInParallel) {
   std::string Db = "[";
   for (const std::string &N : Names) {
     if (N == "broken.cu")
-      writeFile(Dir + "/" + N, "__global__ void k( {\n");
+      writeFile(Dir + "/" + N, "#include \"no_such_header.h\"\n__global__ void k() {}\n");
     else
       copyInto(Dir, N);
     Db += std::string(Db.size() > 1 ? "," : "") + "{\"directory\": \"" + Dir + "\", \"file\": \"" +

@@ -129,16 +129,42 @@ static bool anyFailed(const std::vector<FileResult> &Results, bool RequireAll) {
   return Failed;
 }
 
+/// Writes Text to Path (atomically); an error is printed, and clears Ok.
+static void writeOrSay(StringRef Path, StringRef Text, bool &Ok, bool IsInPlace = false) {
+  if (Error E = writeOutput(Path, Text, IsInPlace)) {
+    errs() << toString(std::move(E)) << "\n";
+    Ok = false;
+  }
+}
+
+/// The reports (--report, --stats-json, --export-fixes, --sarif): written also when a file
+/// failed, which they name with its error. False when one could not be written, or conflicts.
+static bool writeReports(const CommandLine &CL, const std::vector<FileResult> &Results) {
+  bool Ok = true;
+  auto Write = [&](StringRef Path, StringRef Text) { writeOrSay(Path, Text, Ok); };
+  if (!CL.Report.empty())
+    Write(CL.Report, formatv("{0:2}", reportJson(Results)).str() + "\n");
+  if (!CL.StatsJson.empty())
+    Write(CL.StatsJson, formatv("{0:2}", statsJson(Results)).str() + "\n");
+  if (!CL.ExportFixes.empty()) {
+    std::vector<std::string> Conflicts;
+    Write(CL.ExportFixes, exportFixesYaml(Results, Conflicts));
+    for (const std::string &C : Conflicts)
+      errs() << C << "\n";
+    Ok &= Conflicts.empty();
+  }
+  if (!CL.Sarif.empty())
+    Write(CL.Sarif, formatv("{0:2}", sarifLog(Results, toolVersion())).str() + "\n");
+  return Ok;
+}
+
 /// Every output: rewritten headers and files (or their diffs), the depfile and the reports. One
 /// that fails is reported and the others are written; false when any failed.
 static bool writeOutputs(const CommandLine &CL, const MergedHeaders &Merged,
                          const std::vector<FileResult> &Results) {
   bool Ok = true;
   auto Write = [&](StringRef Path, StringRef Text, bool IsInPlace = false) {
-    if (Error E = writeOutput(Path, Text, IsInPlace)) {
-      errs() << toString(std::move(E)) << "\n";
-      Ok = false;
-    }
+    writeOrSay(Path, Text, Ok, IsInPlace);
   };
   for (auto &[Path, H] : Merged.Headers) {
     if (Merged.Conflicts.count(Path) || H->Rewritten == H->Original)
@@ -171,20 +197,7 @@ static bool writeOutputs(const CommandLine &CL, const MergedHeaders &Merged,
       Text += " \\\n  " + escapeForMake(D);
     Write(CL.Depfile, Text + "\n");
   }
-  if (!CL.Report.empty())
-    Write(CL.Report, formatv("{0:2}", reportJson(Results)).str() + "\n");
-  if (!CL.StatsJson.empty())
-    Write(CL.StatsJson, formatv("{0:2}", statsJson(Results)).str() + "\n");
-  if (!CL.ExportFixes.empty()) {
-    std::vector<std::string> Conflicts;
-    Write(CL.ExportFixes, exportFixesYaml(Results, Conflicts));
-    for (const std::string &C : Conflicts)
-      errs() << C << "\n";
-    Ok &= Conflicts.empty();
-  }
-  if (!CL.Sarif.empty())
-    Write(CL.Sarif, formatv("{0:2}", sarifLog(Results, toolVersion())).str() + "\n");
-  return Ok;
+  return writeReports(CL, Results) && Ok;
 }
 
 /// What went to stdout (the rewritten source, a diff, "-" outputs) must have arrived too.
@@ -222,7 +235,9 @@ int main(int argc, const char **argv) {
       printRemarks(R);
   Failed |= anyFailed(Results, CL->RequireAll);
   if (Failed && (CL->RequireAll || CL->Sources.size() == 1 || !CL->Output.empty())) {
-    printSummary(Results, CL->Quiet); // nothing to write
+    // No rewritten file; the reports say what failed and why.
+    writeReports(*CL, Results);
+    printSummary(Results, CL->Quiet);
     return 1;
   }
   Failed |= !writeOutputs(*CL, Merged, Results);

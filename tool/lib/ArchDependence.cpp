@@ -7,6 +7,7 @@
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendActions.h"
+#include "clang/Lex/Lexer.h"
 #include "clang/Lex/MacroInfo.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/StringExtras.h"
@@ -603,11 +604,9 @@ std::string movedTextCounts(ASTContext &Ctx, const ArchDependence &Arch, const S
   return "";
 }
 
-std::string archDependentText(ASTContext &Ctx, const TranslationUnitIndex &Index,
-                              const ArchDependence &Arch, const FunctionDecl *Start) {
+std::vector<const FunctionDecl *> functionsReadWith(ASTContext &Ctx, const TranslationUnitIndex &Index,
+                                                   const FunctionDecl *Start) {
   const SourceManager &SM = Ctx.getSourceManager();
-  // The functions the analysis of a loop in Start may read: Start, its callers (transitively), and
-  // everything any of them calls (transitively).
   std::set<const FunctionDecl *> Seen;
   std::deque<std::pair<const FunctionDecl *, bool>> Work{{Start, true}};
   std::vector<const FunctionDecl *> Order;
@@ -637,6 +636,110 @@ std::string archDependentText(ASTContext &Ctx, const TranslationUnitIndex &Index
       for (const CallExpr *Call : Index.callersOf(Def))
         Work.push_back({enclosingFunction(Ctx, Call), true});
   }
+  return Order;
+}
+
+namespace {
+/// Every function definition of the translation unit with its file range (lambdas' bodies, class
+/// members and templates' patterns too).
+struct FunctionRanges : RecursiveASTVisitor<FunctionRanges> {
+  const SourceManager &SM;
+  struct Range {
+    const FunctionDecl *F;
+    FileID File;
+    unsigned Begin, End;
+  };
+  std::vector<Range> Out;
+  explicit FunctionRanges(const SourceManager &SM) : SM(SM) {}
+  bool shouldVisitTemplateInstantiations() const { return false; }
+  bool shouldVisitLambdaBody() const { return true; }
+  bool VisitFunctionDecl(FunctionDecl *F) {
+    if (!F->doesThisDeclarationHaveABody())
+      return true;
+    CharSourceRange R = SM.getExpansionRange(F->getSourceRange());
+    SourceLocation B = R.getBegin(), E = R.getEnd();
+    if (B.isValid() && E.isValid() && SM.getFileID(B) == SM.getFileID(E))
+      Out.push_back({F, SM.getFileID(B), SM.getFileOffset(B), SM.getFileOffset(E)});
+    return true;
+  }
+};
+} // namespace
+
+std::string parseErrorReach(ASTContext &Ctx, const TranslationUnitIndex &Index, const ArchDependence &Arch,
+                            const FunctionDecl *FD) {
+  if (Arch.ParseErrors.empty())
+    return "";
+  const SourceManager &SM = Ctx.getSourceManager();
+  FunctionRanges All(SM);
+  All.TraverseDecl(Ctx.getTranslationUnitDecl());
+  std::vector<const FunctionDecl *> Read = functionsReadWith(Ctx, Index, FD);
+  std::set<const FunctionDecl *> ReadSet;
+  std::set<std::string> Names;
+  for (const FunctionDecl *F : Read) {
+    ReadSet.insert(F);
+    if (const FunctionDecl *P = F->getTemplateInstantiationPattern())
+      ReadSet.insert(P);
+    if (const IdentifierInfo *II = F->getIdentifier())
+      Names.insert(II->getName().str());
+  }
+  for (const ArchDependence::ParseError &E : Arch.ParseErrors) {
+    std::string Where = llvm::sys::path::filename(E.At.File).str() + ":" + std::to_string(E.Line) + ":" +
+                        std::to_string(E.Column) + " ('" + E.Message + "')";
+    const FunctionRanges::Range *Outer = nullptr;
+    for (const FunctionRanges::Range &R : All.Out) {
+      auto FE = SM.getFileEntryRefForID(R.File);
+      if (!FE || FE->getName() != E.At.File || E.At.Offset < R.Begin || E.At.Offset > R.End)
+        continue;
+      if (ReadSet.count(R.F) || (R.F->getDefinition() && ReadSet.count(R.F->getDefinition())))
+        return "the error at " + Where + " is in '" + R.F->getNameAsString() +
+               "', whose code the analysis of this loop reads";
+      if (!Outer || R.End - R.Begin > Outer->End - Outer->Begin)
+        Outer = &R;
+    }
+    if (!Outer)
+      return "the error at " + Where + " is outside every function, where it may change what any of them means";
+    // A function with an error may call or name the loop's (a call lost to the error): its text,
+    // and the text of every macro it expands, must not name any function the analysis reads.
+    std::vector<std::pair<FileID, std::pair<unsigned, unsigned>>> Texts{{Outer->File, {Outer->Begin, Outer->End + 1}}};
+    for (unsigned I = 0, N = SM.local_sloc_entry_size(); I < N; ++I) {
+      const SrcMgr::SLocEntry &S = SM.getLocalSLocEntry(I);
+      if (!S.isExpansion() || S.getExpansion().isMacroArgExpansion())
+        continue;
+      SourceLocation At = SM.getExpansionLoc(S.getExpansion().getExpansionLocStart());
+      if (SM.getFileID(At) != Outer->File || SM.getFileOffset(At) < Outer->Begin ||
+          SM.getFileOffset(At) > Outer->End)
+        continue;
+      // From the macro's text to the end of its definition's (logical) line.
+      SourceLocation Sp = SM.getSpellingLoc(S.getExpansion().getSpellingLoc());
+      if (Sp.isInvalid() || !SM.getFileEntryRefForID(SM.getFileID(Sp)))
+        continue;
+      StringRef Buf = SM.getBufferData(SM.getFileID(Sp));
+      unsigned B = SM.getFileOffset(Sp), E = B;
+      while (E < Buf.size() && (Buf[E] != '\n' || (E > 0 && Buf[E - 1] == '\\')))
+        ++E;
+      Texts.push_back({SM.getFileID(Sp), {B, E}});
+    }
+    for (size_t T = 0; T < Texts.size(); ++T) {
+      const auto &[File, Span] = Texts[T];
+      // (A copy: the lexer reads up to a terminating NUL, which a slice of the file has not.)
+      std::string Text = SM.getBufferData(File).slice(Span.first, Span.second).str();
+      Lexer L(SM.getLocForStartOfFile(File).getLocWithOffset(Span.first), Ctx.getLangOpts(), Text.data(),
+              Text.data(), Text.data() + Text.size());
+      Token Tok;
+      for (L.LexFromRawLexer(Tok); Tok.isNot(tok::eof); L.LexFromRawLexer(Tok))
+        if (Tok.is(tok::raw_identifier) && Names.count(Tok.getRawIdentifier().str()))
+          return "the error at " + Where + " is in '" + Outer->F->getNameAsString() + "', which names '" +
+                 Tok.getRawIdentifier().str() + "'" + (T == 0 ? "" : " through a macro");
+    }
+  }
+  return "";
+}
+
+std::string archDependentText(ASTContext &Ctx, const TranslationUnitIndex &Index,
+                              const ArchDependence &Arch, const FunctionDecl *Start) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  // The functions the analysis of a loop in Start may read.
+  std::vector<const FunctionDecl *> Order = functionsReadWith(Ctx, Index, Start);
 
   auto Name = [](const FunctionDecl *F) {
     if (const auto *M = dyn_cast<CXXMethodDecl>(F); M && M->getParent()->isLambda())

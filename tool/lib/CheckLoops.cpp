@@ -156,7 +156,14 @@ static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, 
       CheckOptions LoopOpts = COpts;
       if (A.AssumeNoAlias)
         LoopOpts.AssumeNoAlias = *A.AssumeNoAlias;
-      LR.V = checkLoop(Ctx, Index, C, LoopOpts, LR.Model);
+      // Text Clang could not parse may be what the analysis would read: no analysis then.
+      if (std::string Why = parseErrorReach(Ctx, Index, Arch, FD); !Why.empty()) {
+        LR.Model.Loop = C.Loop;
+        LR.Model.Function = FD;
+        LR.V = Verdict::refuse(Reason::ParseErrorNearby, Why);
+      } else {
+        LR.V = checkLoop(Ctx, Index, C, LoopOpts, LR.Model);
+      }
       // More static shared memory must not crowd out a launch's dynamic shared memory.
       if (LR.V.ok())
         if (std::string Why = dynamicSharedProblem(Ctx, Index, Arch, FD); !Why.empty())

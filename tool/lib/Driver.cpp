@@ -8,6 +8,7 @@
 #include "tilepipe/Runtime.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Frontend/ASTUnit.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -48,10 +49,89 @@ public:
   std::vector<const FunctionDecl *> Instances, Patterns;
 };
 
+/// Clang's diagnostics of the device parse: warnings and notes printed as Clang prints them;
+/// errors (and their notes) kept as facts instead, since a file nvcc builds can hold text that
+/// Clang rejects, and Clang recovers: the loops the errors cannot reach are still analysed.
+class ParseDiagnostics : public DiagnosticConsumer {
+public:
+  ParseDiagnostics() : Printer(llvm::errs(), Opts) {}
+  void BeginSourceFile(const LangOptions &LO, const Preprocessor *PP) override {
+    Printer.BeginSourceFile(LO, PP);
+  }
+  void EndSourceFile() override { Printer.EndSourceFile(); }
+  void HandleDiagnostic(DiagnosticsEngine::Level Level, const Diagnostic &Info) override {
+    DiagnosticConsumer::HandleDiagnostic(Level, Info);
+    if (Level == DiagnosticsEngine::Note && InError)
+      return;
+    InError = Level >= DiagnosticsEngine::Error;
+    if (!InError) {
+      Printer.HandleDiagnostic(Level, Info);
+      return;
+    }
+    Fatal |= Level == DiagnosticsEngine::Fatal;
+    ArchDependence::ParseError E;
+    llvm::SmallString<128> Message;
+    Info.FormatDiagnostic(Message);
+    E.Message = Message.str().str();
+    if (Info.hasSourceManager() && Info.getLocation().isValid()) {
+      const SourceManager &SM = Info.getSourceManager();
+      SourceLocation L = SM.getExpansionLoc(Info.getLocation());
+      if (auto FE = SM.getFileEntryRefForID(SM.getFileID(L))) {
+        E.At = {FE->getName().str(), SM.getFileOffset(L)};
+        E.Line = SM.getExpansionLineNumber(L);
+        E.Column = SM.getExpansionColumnNumber(L);
+      }
+    }
+    Errors.push_back(std::move(E));
+  }
+  /// "file:line:col: <Kind>: message", Clang's way.
+  static std::string line(const ArchDependence::ParseError &E, StringRef Kind) {
+    std::string At = E.At.File.empty() ? "<command line>"
+                                       : E.At.File + ":" + std::to_string(E.Line) + ":" + std::to_string(E.Column);
+    return At + ": " + Kind.str() + ": " + E.Message;
+  }
+  std::vector<ArchDependence::ParseError> Errors;
+  bool Fatal = false;
+
+private:
+  DiagnosticOptions Opts;
+  TextDiagnosticPrinter Printer;
+  bool InError = false;
+};
+
 } // namespace
 
 static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &DB,
                           const ToolOptions &Opts, const ArchDependence &Arch, FileResult &R);
+
+/// What nvcc declares for host code and Clang's CUDA headers do not: the host overloads of min
+/// and max (crt/math_functions.hpp declares them __host__ __device__; Clang's headers, for the
+/// device only), which host code calls unqualified. Declarations only: host code is parsed, never
+/// emitted, and device code cannot call a __host__ function, so no device call resolves to one.
+static llvm::StringRef nvccPrelude() {
+  return R"(#pragma clang system_header
+#define TILEPIPE_PRELUDE_MINMAX(F)                                                            \
+  __host__ unsigned int F(unsigned int, unsigned int);                                        \
+  __host__ unsigned int F(int, unsigned int);                                                 \
+  __host__ unsigned int F(unsigned int, int);                                                 \
+  __host__ long F(long, long);                                                                \
+  __host__ unsigned long F(unsigned long, unsigned long);                                     \
+  __host__ unsigned long F(long, unsigned long);                                              \
+  __host__ unsigned long F(unsigned long, long);                                              \
+  __host__ long long F(long long, long long);                                                 \
+  __host__ unsigned long long F(unsigned long long, unsigned long long);                      \
+  __host__ unsigned long long F(long long, unsigned long long);                               \
+  __host__ unsigned long long F(unsigned long long, long long);                               \
+  __host__ float F(float, float);                                                             \
+  __host__ double F(double, double);                                                          \
+  __host__ double F(float, double);                                                           \
+  __host__ double F(double, float);                                                           \
+  __host__ int F(int, int);
+TILEPIPE_PRELUDE_MINMAX(min)
+TILEPIPE_PRELUDE_MINMAX(max)
+#undef TILEPIPE_PRELUDE_MINMAX
+)";
+}
 
 void prepareParse(tooling::ClangTool &Tool, const ToolOptions &Opts) {
   // The runtime header, for a file that includes it (tilepipe's own output): from a folder only this
@@ -63,8 +143,17 @@ void prepareParse(tooling::ClangTool &Tool, const ToolOptions &Opts) {
     return std::string(P);
   }();
   Tool.mapVirtualFile(RuntimeFile, runtimeHeaderText());
+  static const std::string PreludeFile = [] {
+    llvm::SmallString<128> P(virtualRuntimeDir());
+    llvm::sys::path::append(P, "tilepipe_nvcc_prelude.h");
+    return std::string(P);
+  }();
+  Tool.mapVirtualFile(PreludeFile, nvccPrelude());
   std::vector<std::string> ParseArgs = Opts.ParseArgs;
-  ParseArgs.insert(ParseArgs.end(), {"-idirafter", virtualRuntimeDir().str()});
+  // Every error, however many: each one keeps the loops it reaches, and a limit would end the
+  // parse (a fatal error) where nvcc's would go on.
+  ParseArgs.insert(ParseArgs.end(), {"-idirafter", virtualRuntimeDir().str(), "-ferror-limit=0", "-include",
+                                     PreludeFile});
   Tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(ParseArgs));
 }
 
@@ -99,10 +188,16 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
   tooling::ClangTool Tool(DB, {Path}, std::make_shared<PCHContainerOperations>(),
                           llvm::vfs::createPhysicalFileSystem());
   prepareParse(Tool, Opts);
+  ParseDiagnostics Diags;
+  Tool.setDiagnosticConsumer(&Diags);
   std::vector<std::unique_ptr<ASTUnit>> ASTs;
   int Status = Tool.buildASTs(ASTs);
-  if (Status != 0 || ASTs.size() != 1 || ASTs[0]->getDiagnostics().hasErrorOccurred()) {
-    R.Error = Path + ": error: the file could not be parsed as CUDA; nothing was written";
+  if (Status != 0 || ASTs.size() != 1 || Diags.Fatal ||
+      (ASTs[0]->getDiagnostics().hasErrorOccurred() && Diags.Errors.empty())) {
+    // Clang could not go on (a missing header, say): nothing of the file can be trusted.
+    for (const ArchDependence::ParseError &E : Diags.Errors)
+      R.Error += ParseDiagnostics::line(E, "error") + "\n";
+    R.Error += Path + ": error: the file could not be parsed as CUDA; nothing was written";
     return R;
   }
   ASTContext &Ctx = ASTs[0]->getASTContext();
@@ -119,6 +214,21 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
       II.setHasMacroDefinition(true);
       II.setHasMacroDefinition(false);
     }
+  // Errors Clang recovered from: said once each (the first few), and their loops kept. The main
+  // file by the name it was given, as remarks name it.
+  const SourceManager &MainSM = ASTs[0]->getSourceManager();
+  std::string MainName = MainSM.getFileEntryRefForID(MainSM.getMainFileID())->getName().str();
+  Arch->ParseErrors = Diags.Errors;
+  for (size_t I = 0; I < Diags.Errors.size() && I < 3; ++I) {
+    ArchDependence::ParseError E = Diags.Errors[I];
+    if (E.At.File == MainName)
+      E.At.File = Path;
+    R.Warnings.push_back(ParseDiagnostics::line(E, "warning") +
+                         " [Clang cannot parse this; the loops it reaches are left alone: parse-error-nearby]");
+  }
+  if (Diags.Errors.size() > 3)
+    R.Warnings.push_back(Path + ": warning: " + std::to_string(Diags.Errors.size() - 3) +
+                         " more error(s) that Clang recovered from");
   analyzeAST(Ctx, Opts, *Arch, R);
   if (R.Ok)
     R.Dependencies = dependencies(ASTs[0]->getSourceManager(), R.Directory);

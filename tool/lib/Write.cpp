@@ -290,7 +290,15 @@ llvm::json::Value reportJson(llvm::ArrayRef<FileResult> Results) {
       }
       Loops.push_back(std::move(O));
     }
-  return llvm::json::Object{{"tool", "tilepipe"}, {"version", 1}, {"loops", std::move(Loops)}};
+  // Every file, with its error where it failed (then it has no loops above).
+  llvm::json::Array Files;
+  for (const FileResult &R : Results) {
+    llvm::json::Object F{{"file", R.Path}, {"ok", R.Ok}};
+    if (!R.Ok)
+      F["error"] = R.Error;
+    Files.push_back(std::move(F));
+  }
+  return llvm::json::Object{{"tool", "tilepipe"}, {"version", 1}, {"files", std::move(Files)}, {"loops", std::move(Loops)}};
 }
 
 llvm::json::Value statsJson(llvm::ArrayRef<FileResult> Results) {

@@ -46,6 +46,16 @@ struct ArchDependence {
   /// The collector saw the whole translation unit.
   bool Complete = false;
 
+  /// The errors of the device parse, which Clang recovered from (a file nvcc builds can hold
+  /// text Clang rejects): where each is (its file place, outside macros) and what it says. The
+  /// loops whose analysis could read the text they are in are refused (parseErrorReach).
+  struct ParseError {
+    Place At;
+    unsigned Line = 0, Column = 0;
+    std::string Message;
+  };
+  std::vector<ParseError> ParseErrors;
+
   /// What nvcc's host pass reads that the device parse did not (the file preprocessed again with
   /// --cuda-host-only). The host pass launches the kernels, with its own text and its own macros.
   /// Every macro it defines: the rewrite's names must avoid them too.
@@ -94,6 +104,17 @@ llvm::Expected<ArchDependence> scanArchDependence(const clang::tooling::Compilat
 
 /// Why the loop's text cannot be moved or repeated as it is: it expands __COUNTER__ or __LINE__.
 std::string movedTextCounts(clang::ASTContext &Ctx, const ArchDependence &Arch, const clang::Stmt *Loop);
+
+/// The functions the analysis of a loop in Start may read: Start, its callers (transitively), and
+/// everything any of them calls (transitively), templates' patterns too; system headers' apart.
+std::vector<const clang::FunctionDecl *> functionsReadWith(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
+                                                           const clang::FunctionDecl *Start);
+
+/// Why a parse error (Arch.ParseErrors) could change what the analysis of a loop in FD reads:
+/// it is in one of functionsReadWith(FD), outside every function, or in a function whose text
+/// names one of them; empty when none can.
+std::string parseErrorReach(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
+                            const ArchDependence &Arch, const clang::FunctionDecl *FD);
 
 /// Why the text of FD, of the functions it calls, or of those that call it, can differ between
 /// architectures; empty when it cannot. Functions in system headers (the toolkit's) are taken to

@@ -1,0 +1,232 @@
+// A file nvcc builds and Clang does not: a store intrinsic that Clang's CUDA headers lack, and host
+// code calling isfinite without <cmath>, which nvcc declares for the host and Clang for the device
+// only. Clang recovers from both; the loops that cannot reach the errors are rewritten, the others
+// are left alone with parse-error-nearby. (Host code calling min(int, int), the same for nvcc,
+// parses: tilepipe declares nvcc's host min and max for its parse.)
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cstdint>
+#include <algorithm>
+#include <cuda_runtime.h>
+
+#define CK(call)                                                            \
+  do {                                                                      \
+    cudaError_t ck_err_ = (call);                                           \
+    if (ck_err_ != cudaSuccess) {                                           \
+      fprintf(stderr, "%s:%d: CUDA error: %s (%s)\n", __FILE__, __LINE__,   \
+              cudaGetErrorString(ck_err_), #call);                          \
+      exit(1);                                                              \
+    }                                                                       \
+  } while (0)
+
+// Deterministic xorshift64* generator, seeded from (seed, case number).
+struct Rng {
+  uint64_t s;
+  Rng(uint64_t seed, uint64_t caseNo) {
+    s = ((seed + 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL) ^
+        ((caseNo + 1) * 0x94D049BB133111EBULL);
+    if (s == 0) s = 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < 4; ++i) next();
+  }
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1DULL;
+  }
+  // Uniform in [-1, 1).
+  float uniform() { return (float)(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
+  double uniformd() { return (double)(next() >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
+  // Uniform integer in [lo, hi].
+  int range(int lo, int hi) { return lo + (int)(next() % (uint64_t)(hi - lo + 1)); }
+};
+
+template <typename F = float>
+static std::vector<F> randomFloats(size_t n, Rng& r) {
+  std::vector<F> v(n);
+  size_t i = 0;
+  for (; i + 1 < n; i += 2) {  // two 24-bit values per draw
+    const uint64_t x = r.next();
+    v[i] = (F)(x >> 40) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+    v[i + 1] = (F)((x >> 16) & 0xFFFFFFu) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+  }
+  if (i < n) v[i] = (F)r.uniform();
+  return v;
+}
+
+template <typename T>
+static T* toDevice(const std::vector<T>& h) {
+  T* d = nullptr;
+  CK(cudaMalloc(&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
+  if (!h.empty()) CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Allocates an output buffer of n elements and poisons it with 0xFF bytes.
+template <typename T>
+static T* poisonedOutput(size_t n) {
+  T* d = nullptr;
+  const size_t bytes = std::max<size_t>(n, 1) * sizeof(T);
+  CK(cudaMalloc(&d, bytes));
+  CK(cudaMemset(d, 0xFF, bytes));
+  return d;
+}
+
+template <typename T>
+static void writeOutput(FILE* f, const T* d, size_t n) {
+  if (n == 0) return;
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  if (fwrite(h.data(), sizeof(T), n, f) != n) {
+    fprintf(stderr, "%s:%d: short write to output file\n", __FILE__, __LINE__);
+    exit(1);
+  }
+}
+
+static void checkLaunch() {
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+}
+
+// 3 warm-up launches, then 20 individually timed launches; prints the median.
+template <typename F>
+static void timeKernel(F launch) {
+  for (int i = 0; i < 3; ++i) launch();
+  checkLaunch();
+  cudaEvent_t start, stop;
+  CK(cudaEventCreate(&start));
+  CK(cudaEventCreate(&stop));
+  std::vector<float> ms;
+  for (int i = 0; i < 20; ++i) {
+    CK(cudaEventRecord(start));
+    launch();
+    CK(cudaEventRecord(stop));
+    CK(cudaEventSynchronize(stop));
+    CK(cudaGetLastError());
+    float t = 0.0f;
+    CK(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  printf("time_ms=%.4f\n", 0.5 * (ms[9] + ms[10]));
+  CK(cudaEventDestroy(start));
+  CK(cudaEventDestroy(stop));
+}
+
+static FILE* openOutput(int argc, char** argv, uint64_t* seed) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <output.bin> [seed]\n", argv[0]);
+    exit(2);
+  }
+  FILE* f = fopen(argv[1], "wb");
+  if (!f) {
+    perror(argv[1]);
+    exit(1);
+  }
+  *seed = argc > 2 ? strtoull(argv[2], nullptr, 10) : 1;
+  return f;
+}
+
+static void closeOutput(FILE* f) {
+  if (fclose(f) != 0) {
+    perror("fclose");
+    exit(1);
+  }
+}
+
+#define COLS 128
+#define WIDE 512
+
+// nvcc's headers have __stcs for float; Clang's do not (an error in this function).
+__device__ void store_streaming(float *p, float v) { __stcs(p, v); }
+
+// Reads the function with the error: left alone.
+__global__ void streamed_sums(const float *in, float *out, int n) {
+  __shared__ float tile[COLS];
+  float acc = 0.f;
+  // EXPECT: parse-error-nearby
+  for (int t = 0; t < n; t += COLS) {
+    tile[threadIdx.x] = in[(size_t)blockIdx.x * n + t + threadIdx.x];
+    __syncthreads();
+    for (int k = 0; k < COLS; ++k)
+      acc += tile[k] * (float)(k + 1);
+    __syncthreads();
+  }
+  store_streaming(&out[blockIdx.x * blockDim.x + threadIdx.x], acc);
+}
+
+// Nothing here reaches an error: rewritten. Each block walks one row of n columns, WIDE columns a
+// tile, and each thread sums 32 of the tile's elements, weighted.
+__global__ void weighted_rows(const float *in, float *out, int n) {
+  __shared__ float tile[WIDE];
+  float acc = 0.f;
+  // EXPECT: pipelined
+  for (int t = 0; t < n; t += WIDE) {
+    tile[threadIdx.x] = in[(size_t)blockIdx.x * n + t + threadIdx.x];
+    __syncthreads();
+    for (int j = 0; j < 32; ++j)
+      acc += tile[(threadIdx.x + 16 * j) % WIDE] * (float)(j + 1);
+    __syncthreads();
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+// Launched from host code with an error (the call to isfinite): that code may hide a call or a
+// launch the analysis would need, so the loop is left alone.
+__global__ void launched_near_error(const float *in, float *out, int n) {
+  __shared__ float tile[COLS];
+  float acc = 0.f;
+  // EXPECT: parse-error-nearby
+  for (int t = 0; t < n; t += COLS) {
+    tile[threadIdx.x] = in[(size_t)blockIdx.x * n + t + threadIdx.x];
+    __syncthreads();
+    for (int k = 0; k < COLS; ++k)
+      acc += tile[(k + threadIdx.x) % COLS];
+    __syncthreads();
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+int launch_checked(int blocks, float scale, const float *in, float *out, int n) {
+  if (!isfinite(scale))
+    return 1;
+  launched_near_error<<<blocks, COLS>>>(in, out, n);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
+
+// An error in host code that names no kernel.
+int finite_count(float a, float b) { return isfinite(a) + isfinite(b); }
+
+// Host code calling nvcc's host min and max: no error.
+int clamp_blocks(int blocks, int most) { return max(1, min(blocks, most)); }
+
+// Case: blocks rows of n columns, n a multiple of WIDE; out: blocks x WIDE.
+static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int n, bool timeIt) {
+  Rng rng(seed, caseNo);
+  std::vector<float> hIn = randomFloats((size_t)blocks * n, rng);
+  float* dIn = toDevice(hIn);
+  const size_t nOut = (size_t)blocks * WIDE;
+  float* dOut = poisonedOutput<float>(nOut);
+  weighted_rows<<<blocks, WIDE>>>(dIn, dOut, n);
+  checkLaunch();
+  writeOutput(f, dOut, nOut);
+  printf("case %d: weighted_rows blocks=%d tiles=%d elements=%zu\n", caseNo, blocks, n / WIDE, nOut);
+  if (timeIt) timeKernel([&] { weighted_rows<<<blocks, WIDE>>>(dIn, dOut, n); });
+  CK(cudaFree(dIn));
+  CK(cudaFree(dOut));
+}
+
+int main(int argc, char** argv) {
+  uint64_t seed = 1;
+  FILE* f = openOutput(argc, argv, &seed);
+  runCase(f, seed, 0, 4, 0, false);            // 0 tiles
+  runCase(f, seed, 1, 4, WIDE, false);         // 1 tile
+  runCase(f, seed, 2, 6, 2 * WIDE, false);     // 2 tiles
+  runCase(f, seed, 3, 5, 3 * WIDE, false);     // 3 tiles
+  runCase(f, seed, 4, 1000, 5 * WIDE, false);  // 5 tiles, 1000 blocks
+  runCase(f, seed, 5, 4000, 64 * WIDE, true);  // 4000 blocks x 64 tiles (timed)
+  closeOutput(f);
+  return 0;
+}
