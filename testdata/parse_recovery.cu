@@ -158,7 +158,7 @@ __global__ void streamed_sums(const float *in, float *out, int n) {
 }
 
 // Nothing here reaches an error: rewritten. Each block walks one row of n columns, WIDE columns a
-// tile, and each thread sums 32 of the tile's elements, weighted.
+// tile, and each thread sums 8 of the tile's elements, weighted.
 __global__ void weighted_rows(const float *in, float *out, int n) {
   __shared__ float tile[WIDE];
   float acc = 0.f;
@@ -166,8 +166,8 @@ __global__ void weighted_rows(const float *in, float *out, int n) {
   for (int t = 0; t < n; t += WIDE) {
     tile[threadIdx.x] = in[(size_t)blockIdx.x * n + t + threadIdx.x];
     __syncthreads();
-    for (int j = 0; j < 32; ++j)
-      acc += tile[(threadIdx.x + 16 * j) % WIDE] * (float)(j + 1);
+    for (int j = 0; j < WIDE; j += 64)
+      acc += tile[j + threadIdx.x % 64] * (float)(j + 1);
     __syncthreads();
   }
   out[blockIdx.x * blockDim.x + threadIdx.x] = acc;

@@ -189,28 +189,34 @@ __global__ void k(const float *A, float *C, int nt) {
   EXPECT_FALSE(llvm::sys::fs::exists(Dir + "/never.cu"));
 }
 
-// An error Clang recovers from outside every function can change what any function means: every
-// loop stays, the file is still written (unchanged), and the exit status is 0.
-TEST(Cli, ParseErrorOutsideFunctionsKeepsEveryLoop) {
-  std::string Dir = tempDir();
-  writeFile(Dir + "/k.cu", R"(__constant__ float Scale = min(2, 3);
-__global__ void k(const float *in, float *out, int n) {
+/// A kernel with one tiled loop (at its line 4), 12 lines long; Scale multiplies each product,
+/// Extra is added to its result.
+std::string tiledKernel(const std::string &Name, const std::string &Scale = "(float)j",
+                        const std::string &Extra = "0.f") {
+  return "__global__ void " + Name + R"((const float *in, float *out, int n) {
   __shared__ float tile[256];
   float acc = 0.f;
   for (int t = 0; t < n; t += 256) {
     tile[threadIdx.x] = in[blockIdx.x * n + t + threadIdx.x];
     __syncthreads();
     for (int j = 0; j < 256; ++j)
-      acc += tile[j] * Scale;
+      acc += tile[j] * )" + Scale + R"(;
     __syncthreads();
   }
-  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = acc + )" + Extra + R"(;
 }
-)");
+)";
+}
+
+// An error Clang recovers from outside every function can change what any function means: every
+// loop stays, the file is still written (unchanged), and the exit status is 0.
+TEST(Cli, ParseErrorOutsideFunctionsKeepsEveryLoop) {
+  std::string Dir = tempDir();
+  writeFile(Dir + "/k.cu", "__constant__ float Scale = min(2, 3);\n" + tiledKernel("k", "Scale"));
   ProcessResult R = runTilepipe({"--plan=always", "--report=" + Dir + "/r.json", Dir + "/k.cu", "-o", Dir + "/o.cu"});
   ASSERT_EQ(0, R.ExitCode) << R.Err;
   EXPECT_NE(R.Err.find("k.cu:1:"), std::string::npos) << R.Err;
-  EXPECT_NE(R.Err.find("[parse-error-nearby]"), std::string::npos) << R.Err;
+  EXPECT_NE(R.Err.find("k.cu:5:3: remark: [parse-error-nearby]"), std::string::npos) << R.Err;
   EXPECT_NE(R.Err.find("outside every function"), std::string::npos) << R.Err;
   EXPECT_EQ(readFile(Dir + "/k.cu"), readFile(Dir + "/o.cu"));
   ProcessResult All = runTilepipe({"--plan=always", "--require-all", Dir + "/k.cu", "-o", Dir + "/o2.cu"});
@@ -221,21 +227,7 @@ __global__ void k(const float *in, float *out, int n) {
 // its loops; a kernel it does not name is rewritten.
 TEST(Cli, ParseErrorInCodeThatNamesAKernel) {
   std::string Dir = tempDir();
-  std::string Loop = R"({
-  __shared__ float tile[256];
-  float acc = 0.f;
-  for (int t = 0; t < n; t += 256) {
-    tile[threadIdx.x] = in[blockIdx.x * n + t + threadIdx.x];
-    __syncthreads();
-    for (int j = 0; j < 256; ++j)
-      acc += tile[j] * (float)j;
-    __syncthreads();
-  }
-  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
-}
-)";
-  writeFile(Dir + "/k.cu", "__global__ void named(const float *in, float *out, int n) " + Loop +
-                               "__global__ void apart(const float *in, float *out, int n) " + Loop +
+  writeFile(Dir + "/k.cu", tiledKernel("named") + tiledKernel("apart") +
                                "#define THE_KERNEL named\n"
                                "void launch(const float *in, float *out, int n) {\n"
                                "  auto f = THE_KERNEL;\n"
@@ -247,23 +239,27 @@ TEST(Cli, ParseErrorInCodeThatNamesAKernel) {
   EXPECT_NE(R.Err.find("k.cu:16:3: remark: [pipelined]"), std::string::npos) << R.Err;
 }
 
+// An error inside one kernel keeps that kernel's loops only, though one host function launches
+// both: the other kernel runs apart from it. A builtin both read (INFINITY is __builtin_inff) is
+// no name of the kernel's.
+TEST(Cli, ParseErrorInAnotherKernelOfTheSameLauncher) {
+  std::string Dir = tempDir();
+  writeFile(Dir + "/k.cu", tiledKernel("broken", "(float)j", "undeclared_bias") +
+                               tiledKernel("fine", "(float)j", "(acc < INFINITY ? 0.f : 1.f)") +
+                               "void both(const float *in, float *out, int n) {\n"
+                               "  broken<<<1, 256>>>(in, out, n);\n  fine<<<1, 256>>>(in, out, n);\n}\n"
+                               "int bad_host(float x) { return x < INFINITY ? undeclared_host : 0; }\n");
+  ProcessResult R = runTilepipe({"--plan=always", "--check-launch-resources=false", Dir + "/k.cu", "-o", Dir + "/o.cu"});
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_NE(R.Err.find("k.cu:4:3: remark: [parse-error-nearby]"), std::string::npos) << R.Err;
+  EXPECT_NE(R.Err.find("k.cu:16:3: remark: [pipelined]"), std::string::npos) << R.Err;
+}
+
 // nvcc declares host overloads of min and max, and so does tilepipe's parse: host code that
 // launches a kernel with them is no error, and the kernel's loop is rewritten.
 TEST(Cli, HostMinAndMaxAsNvccDeclaresThem) {
   std::string Dir = tempDir();
-  writeFile(Dir + "/k.cu", R"(__global__ void k(const float *in, float *out, int n) {
-  __shared__ float tile[256];
-  float acc = 0.f;
-  for (int t = 0; t < n; t += 256) {
-    tile[threadIdx.x] = in[blockIdx.x * n + t + threadIdx.x];
-    __syncthreads();
-    for (int j = 0; j < 256; ++j)
-      acc += tile[j] * (float)j;
-    __syncthreads();
-  }
-  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
-}
-void launch(const float *in, float *out, int n, int blocks, long most) {
+  writeFile(Dir + "/k.cu", tiledKernel("k") + R"(void launch(const float *in, float *out, int n, int blocks, long most) {
   k<<<(unsigned)min((long)blocks, most), max(256, 1)>>>(in, out, n);
 }
 )");

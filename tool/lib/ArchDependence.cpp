@@ -1,5 +1,6 @@
 #include "tilepipe/ArchDependence.h"
 #include "tilepipe/Check.h"
+#include "tilepipe/Find.h"
 #include "tilepipe/Parse.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -605,7 +606,7 @@ std::string movedTextCounts(ASTContext &Ctx, const ArchDependence &Arch, const S
 }
 
 std::vector<const FunctionDecl *> functionsReadWith(ASTContext &Ctx, const TranslationUnitIndex &Index,
-                                                   const FunctionDecl *Start) {
+                                                   const FunctionDecl *Start, bool HostCallersOwnText) {
   const SourceManager &SM = Ctx.getSourceManager();
   std::set<const FunctionDecl *> Seen;
   std::deque<std::pair<const FunctionDecl *, bool>> Work{{Start, true}};
@@ -623,7 +624,7 @@ std::vector<const FunctionDecl *> functionsReadWith(ASTContext &Ctx, const Trans
     if (SM.isInSystemHeader(SM.getExpansionLoc(Def->getLocation())))
       continue;
     Order.push_back(Def);
-    if (Def->hasBody()) {
+    if (Def->hasBody() && !(HostCallersOwnText && Up && Def != Start && !isDeviceCode(Def))) {
       Callees C;
       C.TraverseStmt(Def->getBody());
       for (const FunctionDecl *G : C.Found)
@@ -672,10 +673,16 @@ std::string parseErrorReach(ASTContext &Ctx, const TranslationUnitIndex &Index, 
   const SourceManager &SM = Ctx.getSourceManager();
   FunctionRanges All(SM);
   All.TraverseDecl(Ctx.getTranslationUnitDecl());
-  std::vector<const FunctionDecl *> Read = functionsReadWith(Ctx, Index, FD);
+  // A host function that launches the kernel is read for its own text: the other kernels it
+  // launches run apart (an error there reaches this loop only by naming one of these).
+  std::vector<const FunctionDecl *> Read = functionsReadWith(Ctx, Index, FD, /*HostCallersOwnText=*/true);
   std::set<const FunctionDecl *> ReadSet;
   std::set<std::string> Names;
   for (const FunctionDecl *F : Read) {
+    // A builtin (__builtin_inff, from INFINITY) has no text of its own to hold an error, and its
+    // name in a function with an error is no call of a user function.
+    if (F->getBuiltinID())
+      continue;
     ReadSet.insert(F);
     if (const FunctionDecl *P = F->getTemplateInstantiationPattern())
       ReadSet.insert(P);
@@ -738,8 +745,9 @@ std::string parseErrorReach(ASTContext &Ctx, const TranslationUnitIndex &Index, 
 std::string archDependentText(ASTContext &Ctx, const TranslationUnitIndex &Index,
                               const ArchDependence &Arch, const FunctionDecl *Start) {
   const SourceManager &SM = Ctx.getSourceManager();
-  // The functions the analysis of a loop in Start may read.
-  std::vector<const FunctionDecl *> Order = functionsReadWith(Ctx, Index, Start);
+  // The functions the analysis of a loop in Start may read; of a host function that launches the
+  // kernel, its own text (the other kernels it launches run apart).
+  std::vector<const FunctionDecl *> Order = functionsReadWith(Ctx, Index, Start, /*HostCallersOwnText=*/true);
 
   auto Name = [](const FunctionDecl *F) {
     if (const auto *M = dyn_cast<CXXMethodDecl>(F); M && M->getParent()->isLambda())
