@@ -74,6 +74,9 @@ commandsOfThisRun(llvm::StringRef File, const clang::tidy::ClangTidyContext &Con
   std::string BuildPath, Err;
   std::vector<std::string> Before, After;
   for (size_t I = 1; I < size_t(Dash - Args.begin()); ++I) {
+    // clang-tidy reads the options of a response file where it stands: not followed here.
+    if (llvm::StringRef(Args[I]).starts_with("@"))
+      return commandError("clang-tidy's options are in a response file (" + Args[I] + "), which the check does not read");
     if (auto V = optionValue(Args, I, "p"))
       BuildPath = *V;
     else if (auto V = optionValue(Args, I, "extra-arg-before"))
