@@ -137,17 +137,14 @@ void prepareParse(tooling::ClangTool &Tool, const ToolOptions &Opts) {
   // The runtime header, for a file that includes it (tilepipe's own output): from a folder only this
   // parse sees, searched after the user's own, so that no -I is needed to read such a file.
   // ClangTool keeps the path and the text by reference: both must outlive Tool.
-  static const std::string RuntimeFile = [] {
+  auto InVirtualDir = [](StringRef Name) {
     llvm::SmallString<128> P(virtualRuntimeDir());
-    llvm::sys::path::append(P, runtimeHeaderName());
+    llvm::sys::path::append(P, Name);
     return std::string(P);
-  }();
+  };
+  static const std::string RuntimeFile = InVirtualDir(runtimeHeaderName());
+  static const std::string PreludeFile = InVirtualDir("tilepipe_nvcc_prelude.h");
   Tool.mapVirtualFile(RuntimeFile, runtimeHeaderText());
-  static const std::string PreludeFile = [] {
-    llvm::SmallString<128> P(virtualRuntimeDir());
-    llvm::sys::path::append(P, "tilepipe_nvcc_prelude.h");
-    return std::string(P);
-  }();
   Tool.mapVirtualFile(PreludeFile, nvccPrelude());
   std::vector<std::string> ParseArgs = Opts.ParseArgs;
   // Every error, however many: each one keeps the loops it reaches, and a limit would end the
