@@ -3,6 +3,8 @@
 // original's largest blocks allow, or when it cannot count them.
 #include "TestSupport.h"
 #include "tilepipe/Resources.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include <gtest/gtest.h>
 
 using namespace tilepipe;
@@ -144,4 +146,57 @@ TEST(Resources, LoopsStayWhenTheRegistersCannotBeCounted) {
   EXPECT_NE(std::string::npos, R.Loops[0].message().find("cannot count the original's registers"))
       << R.Loops[0].message();
   EXPECT_EQ(R.Original, R.Rewritten);
+}
+
+namespace {
+/// The launch check's builds, run (builds) and answered by the cache (cached), from --stats-json.
+std::pair<int64_t, int64_t> launchBuilds(const std::string &StatsFile) {
+  auto V = llvm::json::parse(readFile(StatsFile));
+  if (!V) {
+    llvm::consumeError(V.takeError());
+    return {-1, -1};
+  }
+  const llvm::json::Object *LC = V->getAsObject()->getObject("launch_check");
+  return {LC->getInteger("builds").value_or(-1), LC->getInteger("cached").value_or(-1)};
+}
+} // namespace
+
+// The cache answers a build whose inputs are as they were, and only that: a header that appears
+// where the kernel's #include finds it first (here beside the source, ahead of -I inc) changes the
+// kernel, and a stale answer would add __launch_bounds__ to a kernel that has them.
+TEST(Resources, TheCacheAnswersOnlyAnUnchangedBuild) {
+  if (findTool("nvcc").empty())
+    GTEST_SKIP() << "nvcc not found";
+  std::string Dir = tempDir(), Cache = Dir + "/cache with space";
+  llvm::sys::fs::create_directories(Dir + "/inc");
+  llvm::sys::fs::create_directories(Dir + "/src");
+  writeFile(Dir + "/inc/bounds.h", "#define BOUNDS\n");
+  writeFile(Dir + "/src/wide.cu", "#include \"bounds.h\"\n" + std::string(WideKernel));
+  auto Run = [&](const std::string &N) {
+    ProcessResult P = runTilepipe({"--quiet", "--plan=always", "--mode=pipeline",
+                                   "--cache-dir=" + Cache, "--stats-json=" + Dir + "/s" + N + ".json",
+                                   "src/wide.cu", "-o", "out" + N + ".cu", "--", "-Iinc"},
+                                  Dir);
+    EXPECT_EQ(0, P.ExitCode) << P.Err;
+    return readFile(Dir + "/out" + N + ".cu");
+  };
+  std::string First = Run("1");
+  EXPECT_NE(std::string::npos, First.find("__launch_bounds__(1024) wide(")) << First;
+  // Original, rewrite, and the rewrite with its bounds.
+  EXPECT_EQ(std::make_pair(int64_t(3), int64_t(0)), launchBuilds(Dir + "/s1.json"));
+  EXPECT_EQ(First, Run("2"));
+  EXPECT_EQ(std::make_pair(int64_t(0), int64_t(3)), launchBuilds(Dir + "/s2.json"));
+
+  writeFile(Dir + "/src/bounds.h", "#define BOUNDS __launch_bounds__(256)\n");
+  std::string Third = Run("3");
+  EXPECT_EQ(std::string::npos, Third.find("__launch_bounds__(1024)")) << Third;
+  EXPECT_EQ(std::make_pair(int64_t(2), int64_t(0)), launchBuilds(Dir + "/s3.json"));
+
+  // Without a folder nothing is kept, and every build runs.
+  ProcessResult Off = runTilepipe({"--quiet", "--plan=always", "--mode=pipeline", "--cache-dir=",
+                                   "--stats-json=" + Dir + "/s4.json", "src/wide.cu", "-o",
+                                   "out4.cu", "--", "-Iinc"},
+                                  Dir);
+  EXPECT_EQ(0, Off.ExitCode) << Off.Err;
+  EXPECT_EQ(std::make_pair(int64_t(2), int64_t(0)), launchBuilds(Dir + "/s4.json"));
 }

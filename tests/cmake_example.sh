@@ -36,6 +36,8 @@ grep -q "^#include <tilepipe/runtime.cuh>" "$b/tilepipe/stencil/stencil.cu" &&
   { echo "the rewrite has no bulk copies through the runtime header"; exit 1; }
 grep -q '"transformed": true' "$b/stencil.tilepipe.json" || { echo "no report"; exit 1; }
 grep -q '"stages": 4' "$b/stencil.tilepipe.json" || { echo "STAGES not passed"; exit 1; }
+# The launch check keeps its nvcc builds in the build folder.
+ls "$b/tilepipe-cache" | grep -q "^llvmcache-tilepipe-" || { echo "no launch-check cache in the build folder"; exit 1; }
 # What the next build would run (a dry run of the build tool).
 plan() { cmake --build "$b" -- -n 2>&1; }
 if plan | grep -E "tilepipe: rewriting|Building CUDA object"; then

@@ -1,4 +1,5 @@
 #include "Options.h"
+#include "tilepipe/UsageCache.h"
 #include "tilepipe/Parse.h"
 #include "tilepipe/Runtime.h"
 #include "clang/Basic/Version.h"
@@ -67,6 +68,12 @@ static cl::opt<bool> CheckLaunchResources(
              "per block gets __launch_bounds__ for the original's limit, and where that cannot be "
              "done or checked the loops are left alone (default true)"),
     cl::init(Defaults.CheckLaunchResources), cl::cat(Category));
+static cl::opt<std::string> CacheDir(
+    "cache-dir",
+    cl::desc("Keep the launch check's nvcc builds in this folder, and answer a build whose "
+             "inputs did not change from it (default: $TILEPIPE_CACHE_DIR, else "
+             "tilepipe/launch-check in the user's cache folder; an empty value keeps nothing)"),
+    cl::value_desc("dir"), cl::cat(Category));
 static cl::opt<PlanPolicy> PlanOpt(
     "plan", cl::desc("Which legal loops to rewrite (default model)"),
     cl::values(clEnumValN(PlanPolicy::Model, "model",
@@ -230,6 +237,7 @@ static ToolOptions toolOptions(const CudaToolkit &Cuda) {
   Opts.AssumeNoAlias = AssumeNoAlias;
   Opts.Runtime = RuntimeOpt;
   Opts.CheckLaunchResources = CheckLaunchResources;
+  Opts.LaunchCacheDir = CacheDir.getNumOccurrences() ? CacheDir.getValue() : defaultCacheDir();
   Opts.Plan = PlanOpt;
   Opts.GpuArch = GpuArch;
   Opts.ParseArgs = cudaParseArgs(Cuda, GpuArch);

@@ -35,6 +35,6 @@ runner = os.path.join(config.test_source_root, "check_tilepipe.py")
 config.substitutions.append(
     ("%check_tilepipe", '"%s" "%s" --tilepipe "%s" --filecheck "%s"' % (sys.executable, runner, tilepipe, filecheck)))
 config.environment["PATH"] = os.environ.get("PATH", "")
-for var in ("CUDA_PATH", "HOME", "TMPDIR"):
+for var in ("CUDA_PATH", "HOME", "TMPDIR", "TILEPIPE_CACHE_DIR", "XDG_CACHE_HOME"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

@@ -251,7 +251,10 @@ static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &D
   if (!llvm::is_contained(Archs, Opts.GpuArch) && StringRef(Opts.GpuArch).starts_with("sm_") &&
       Opts.GpuArch >= "sm_80")
     Archs.push_back(Opts.GpuArch);
-  LaunchCheck LC = checkLaunchResources(Ctx, R, Nvcc, Args, Archs);
+  UsageCache Cache(Opts.LaunchCacheDir);
+  LaunchCheck LC = checkLaunchResources(Ctx, R, Nvcc, Args, Archs, Cache);
+  R.LaunchBuilds = Cache.builds();
+  R.LaunchBuildsCached = Cache.hits();
   if (!LC.KeepWhy.empty()) {
     ToolOptions Keep = Opts;
     Keep.CheckLaunchResources = false;
@@ -264,6 +267,8 @@ static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &D
     Kept.Original = R.Original;
     analyzeAST(Ctx, Keep, Arch, Kept);
     Kept.Dependencies = std::move(R.Dependencies);
+    Kept.LaunchBuilds = R.LaunchBuilds;
+    Kept.LaunchBuildsCached = R.LaunchBuildsCached;
     R = std::move(Kept);
     return;
   }

@@ -490,7 +490,7 @@ static std::vector<std::string> nvccArgs(ArrayRef<std::string> Args) {
 Expected<std::vector<KernelUsage>>
 compileForUsage(const std::string &Nvcc, StringRef Source, StringRef IncludeDir,
                 ArrayRef<std::string> Args, ArrayRef<std::string> Archs,
-                ArrayRef<std::pair<std::string, std::string>> Beside) {
+                ArrayRef<std::pair<std::string, std::string>> Beside, const UsageCache *Cache) {
   auto Fail = [](const Twine &Msg) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
   };
@@ -518,7 +518,8 @@ compileForUsage(const std::string &Nvcc, StringRef Source, StringRef IncludeDir,
       return Fail("cannot write " + P + ": " + EC.message());
     OS << Text;
   }
-  std::vector<std::string> Cmd{Nvcc, "-fatbin", "--resource-usage", "-w", "-o", Bin.str().str()};
+  // --threads 0: the architectures compile at once, on as many threads as the machine has.
+  std::vector<std::string> Cmd{Nvcc, "-fatbin", "--resource-usage", "-w", "--threads", "0", "-o", Bin.str().str()};
   for (const std::string &Arch : Archs) {
     StringRef Num = StringRef(Arch).drop_front(3);
     Cmd.push_back("-gencode=arch=compute_" + Num.str() + ",code=" + Arch);
@@ -528,6 +529,32 @@ compileForUsage(const std::string &Nvcc, StringRef Source, StringRef IncludeDir,
   for (std::string &A : nvccArgs(Args))
     Cmd.push_back(std::move(A));
   Cmd.push_back(Src.str().str());
+  // The folders an #include may search, for the cache's check that none holds a new file.
+  std::vector<std::string> SearchDirs;
+  for (size_t I = 0; I < Cmd.size(); ++I) {
+    StringRef A = Cmd[I];
+    std::string D;
+    if ((A == "-isystem" || A == "-I") && I + 1 < Cmd.size())
+      D = Cmd[++I];
+    else if (A.starts_with("-I"))
+      D = A.drop_front(2).str();
+    if (!D.empty() && !StringRef(D).starts_with(Dir))
+      SearchDirs.push_back(D);
+  }
+  std::string Key;
+  if (Cache && Cache->enabled()) {
+    Key = Cache->key(Cmd, Dir, Files);
+    if (std::optional<std::string> Report = Cache->lookup(Key, SearchDirs)) {
+      Cache->countHit();
+      return parseResourceUsage(*Report);
+    }
+  }
+  llvm::SmallString<128> Deps(Dir);
+  llvm::sys::path::append(Deps, "deps.d");
+  if (!Key.empty())
+    Cmd.insert(Cmd.end() - 1, {"-MD", "-MF", Deps.str().str()});
+  if (Cache)
+    Cache->countBuild();
   std::vector<StringRef> Argv(Cmd.begin(), Cmd.end());
   std::optional<StringRef> Redirects[] = {StringRef(""), Log.str(), Log.str()};
   std::string ErrMsg;
@@ -546,6 +573,9 @@ compileForUsage(const std::string &Nvcc, StringRef Source, StringRef IncludeDir,
     return Fail("nvcc failed (" + (ErrMsg.empty() ? "exit " + std::to_string(RC) : ErrMsg) + ")" +
                 (First.empty() ? "" : ": " + First.str()));
   }
+  if (!Key.empty())
+    if (auto DepText = llvm::MemoryBuffer::getFile(Deps, /*IsText=*/true))
+      Cache->store(Key, (*DepText)->getBuffer(), Dir, SearchDirs, Report);
   return parseResourceUsage(Report);
 }
 
@@ -737,6 +767,7 @@ struct Build {
   StringRef Dir;
   ArrayRef<std::string> Args, Archs;
   const HeaderTexts &Headers;
+  const UsageCache &Cache;
 };
 
 /// The rewrite's edits and the bounds (All), which are both offsets into the original, applied
@@ -752,7 +783,7 @@ llvm::Error confirmBounds(const FileResult &R, const clang::tooling::Replacement
   auto Text = clang::tooling::applyAllReplacements(R.Original, Combined);
   if (!Text)
     return keep("internal: " + llvm::toString(Text.takeError()));
-  auto Again = compileForUsage(B.Nvcc, *Text, B.Dir, B.Args, B.Archs, B.Headers);
+  auto Again = compileForUsage(B.Nvcc, *Text, B.Dir, B.Args, B.Archs, B.Headers, &B.Cache);
   if (!Again)
     return keep("the rewrite with __launch_bounds__ does not compile: " +
                 llvm::toString(Again.takeError()));
@@ -773,7 +804,7 @@ llvm::Error confirmBounds(const FileResult &R, const clang::tooling::Replacement
 /// checkLaunchResources, with its finding: Out.Bounds, or the error that says why every loop stays.
 llvm::Error compareLaunchResources(ASTContext &Ctx, const FileResult &R, const std::string &Nvcc,
                                    ArrayRef<std::string> Args, ArrayRef<std::string> Archs,
-                                   LaunchCheck &Out) {
+                                   const UsageCache &Cache, LaunchCheck &Out) {
   const std::string Hint = " (--check-launch-resources=false rewrites without this check)";
   llvm::SmallString<256> Dir(R.Path);
   llvm::sys::fs::make_absolute(Dir);
@@ -784,8 +815,10 @@ llvm::Error compareLaunchResources(ASTContext &Ctx, const FileResult &R, const s
     return Headers.takeError();
   // Both builds at once: each is one nvcc process.
   std::optional<Expected<std::vector<KernelUsage>>> RewriteBuild;
-  std::thread Second([&] { RewriteBuild.emplace(compileForUsage(Nvcc, R.Rewritten, Dir, Args, Archs, *Headers)); });
-  auto Original = compileForUsage(Nvcc, R.Original, Dir, Args, Archs);
+  std::thread Second([&] {
+    RewriteBuild.emplace(compileForUsage(Nvcc, R.Rewritten, Dir, Args, Archs, *Headers, &Cache));
+  });
+  auto Original = compileForUsage(Nvcc, R.Original, Dir, Args, Archs, {}, &Cache);
   Second.join();
   auto &Rewrite = *RewriteBuild;
   if (!Original) {
@@ -807,16 +840,17 @@ llvm::Error compareLaunchResources(ASTContext &Ctx, const FileResult &R, const s
     return E;
   if (Out.Bounds.empty())
     return llvm::Error::success();
-  return confirmBounds(R, All, Out.Bounds.front().Kernel, Build{Nvcc, Dir, Args, Archs, *Headers},
+  return confirmBounds(R, All, Out.Bounds.front().Kernel, Build{Nvcc, Dir, Args, Archs, *Headers, Cache},
                        *Original, Kernels);
 }
 
 } // namespace
 
 LaunchCheck checkLaunchResources(ASTContext &Ctx, const FileResult &R, const std::string &Nvcc,
-                                 ArrayRef<std::string> Args, ArrayRef<std::string> Archs) {
+                                 ArrayRef<std::string> Args, ArrayRef<std::string> Archs,
+                                 const UsageCache &Cache) {
   LaunchCheck Out;
-  if (llvm::Error E = compareLaunchResources(Ctx, R, Nvcc, Args, Archs, Out))
+  if (llvm::Error E = compareLaunchResources(Ctx, R, Nvcc, Args, Archs, Cache, Out))
     Out.KeepWhy = llvm::toString(std::move(E));
   return Out;
 }

@@ -302,12 +302,14 @@ llvm::json::Value reportJson(llvm::ArrayRef<FileResult> Results) {
 }
 
 llvm::json::Value statsJson(llvm::ArrayRef<FileResult> Results) {
-  int64_t Files = 0, Failed = 0, Loops = 0, Rewritten = 0;
+  int64_t Files = 0, Failed = 0, Loops = 0, Rewritten = 0, Builds = 0, Cached = 0;
   llvm::json::Object ByReason;
   std::map<std::string, int64_t> Counts;
   for (const FileResult &R : Results) {
     ++Files;
     Failed += !R.Ok;
+    Builds += R.LaunchBuilds;
+    Cached += R.LaunchBuildsCached;
     for (const LoopRecord &L : R.Loops) {
       ++Loops;
       Rewritten += L.transformed();
@@ -318,7 +320,9 @@ llvm::json::Value statsJson(llvm::ArrayRef<FileResult> Results) {
     ByReason[Id] = N;
   return llvm::json::Object{{"files", Files},         {"failed", Failed},
                             {"loops", Loops},         {"rewritten", Rewritten},
-                            {"refused", Loops - Rewritten}, {"by_reason", std::move(ByReason)}};
+                            {"refused", Loops - Rewritten}, {"by_reason", std::move(ByReason)},
+                            {"launch_check", llvm::json::Object{{"builds", Builds},
+                                                                {"cached", Cached}}}};
 }
 
 static std::string absolute(llvm::StringRef Path) {

@@ -13,7 +13,9 @@
 //
 // Options, as the program's of the same names: Stages (3), Mode (auto), Plan (model),
 // AssumeNoAlias (false), Runtime (header), CheckLaunchResources (true), TmaMinStageBytes (2048),
-// GpuArch (sm_90), CudaPath (found as the program finds it).
+// GpuArch (sm_90), CudaPath (found as the program finds it), CacheDir (the launch check's cache,
+// as the program's --cache-dir; empty keeps nothing).
+#include "tilepipe/UsageCache.h"
 #include "tilepipe/Driver.h"
 #include "tilepipe/Parse.h"
 #include "clang-tidy/ClangTidyCheck.h"
@@ -166,6 +168,7 @@ public:
     Opts.AssumeNoAlias = Flag("AssumeNoAlias", D.AssumeNoAlias);
     Opts.CheckLaunchResources = Flag("CheckLaunchResources", D.CheckLaunchResources);
     Opts.GpuArch = Options.get("GpuArch", D.GpuArch).str();
+    Opts.LaunchCacheDir = Options.get("CacheDir", defaultCacheDir()).str();
     CudaPath = Options.get("CudaPath", "").str();
   }
 
@@ -178,6 +181,7 @@ public:
     Options.store(Map, "CheckLaunchResources", Opts.CheckLaunchResources ? "true" : "false");
     Options.store(Map, "TmaMinStageBytes", std::to_string(Opts.TmaMinStageBytes));
     Options.store(Map, "GpuArch", Opts.GpuArch);
+    Options.store(Map, "CacheDir", Opts.LaunchCacheDir);
     Options.store(Map, "CudaPath", CudaPath);
   }
 

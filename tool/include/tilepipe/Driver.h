@@ -40,6 +40,8 @@ struct ToolOptions {
   /// Compile the original and the rewrite with nvcc and compare their kernels' registers, so that
   /// every block size the original launches with still launches (see Resources.h).
   bool CheckLaunchResources = true;
+  /// Where the launch check keeps its builds (UsageCache.h); empty: nowhere, each build runs.
+  std::string LaunchCacheDir;
   /// A measured plan for every loop (--plan-choice): where it is not legal, the loop stays as it
   /// is (plan-kept). The benchmark's tuning variants are written with it.
   std::optional<PlanChoice> Choice;

@@ -18,6 +18,7 @@
 #include "llvm/Support/Error.h"
 #include <map>
 #include "tilepipe/ArchDependence.h"
+#include "tilepipe/UsageCache.h"
 #include <string>
 #include <vector>
 
@@ -65,10 +66,12 @@ unsigned maxThreadsPerBlock(unsigned Registers);
 /// quoted includes, so that a source written elsewhere sees the original's neighbours; Beside
 /// are files (relative path, text) placed next to the source, found before those neighbours.
 /// tilepipe/runtime.cuh, the runtime a rewrite may include, is this tilepipe's, ahead of Args.
+/// With a Cache, a build it holds is not run again, and a build run is kept there.
 llvm::Expected<std::vector<KernelUsage>>
 compileForUsage(const std::string &Nvcc, llvm::StringRef Source, llvm::StringRef IncludeDir,
                 llvm::ArrayRef<std::string> Args, llvm::ArrayRef<std::string> Archs,
-                llvm::ArrayRef<std::pair<std::string, std::string>> Beside = {});
+                llvm::ArrayRef<std::pair<std::string, std::string>> Beside = {},
+                const UsageCache *Cache = nullptr);
 
 } // namespace tilepipe
 
@@ -98,6 +101,7 @@ struct LaunchCheck {
 /// threads per block gets __launch_bounds__(the most threads the original allows), and the
 /// bounded rewrite is compiled again to confirm it.
 LaunchCheck checkLaunchResources(clang::ASTContext &Ctx, const FileResult &R, const std::string &Nvcc,
-                                 llvm::ArrayRef<std::string> Args, llvm::ArrayRef<std::string> Archs);
+                                 llvm::ArrayRef<std::string> Args, llvm::ArrayRef<std::string> Archs,
+                                 const UsageCache &Cache);
 
 } // namespace tilepipe

@@ -70,6 +70,8 @@ struct FileResult {
   /// name, and the launcher's (which another kernel of the same name does not share).
   std::vector<std::pair<std::string, std::string>> Launchers;
   std::vector<std::string> Dependencies; ///< every file the parse read, for build depfiles
+  /// The launch check's nvcc builds: run, and answered by its cache (UsageCache.h).
+  unsigned LaunchBuilds = 0, LaunchBuildsCached = 0;
   std::vector<HeaderRewrite> Headers;    ///< user headers with candidate loops
   /// The names of ToolOptions::Kernels that name a kernel or device function of the file or its
   /// user headers (a name that matches nothing in a whole run is worth a warning).
