@@ -293,18 +293,6 @@ private:
   std::vector<SourceLocation> Hits; ///< tainted expansions since the last condition
 };
 
-class ScanAction : public PreprocessOnlyAction {
-public:
-  explicit ScanAction(ArchDependence &Out) : Out(Out) {}
-  bool BeginSourceFileAction(CompilerInstance &CI) override {
-    CI.getPreprocessor().addPPCallbacks(archDependenceCollector(CI.getPreprocessor(), Out));
-    return true;
-  }
-
-private:
-  ArchDependence &Out;
-};
-
 /// The host pass: every macro it defines, every identifier of user text it reads and which
 /// definition each macro expansion takes, compared with what the device parse recorded.
 class HostCollector : public PPCallbacks {
@@ -459,15 +447,6 @@ private:
   bool &Complete;
 };
 
-class ScanFactory : public tooling::FrontendActionFactory {
-public:
-  explicit ScanFactory(ArchDependence &Out) : Out(Out) {}
-  std::unique_ptr<FrontendAction> create() override { return std::make_unique<ScanAction>(Out); }
-
-private:
-  ArchDependence &Out;
-};
-
 /// The function that holds S (a lambda's call operator counts as one).
 const FunctionDecl *enclosingFunction(ASTContext &Ctx, const Stmt *S) {
   DynTypedNode N = DynTypedNode::create(*S);
@@ -513,20 +492,16 @@ std::unique_ptr<PPCallbacks> archDependenceCollector(Preprocessor &PP, ArchDepen
   return std::make_unique<Collector>(PP, Out);
 }
 
-llvm::Expected<ArchDependence> scanArchDependence(const tooling::CompilationDatabase &DB,
-                                                  const std::string &Path,
-                                                  const std::vector<std::string> &ParseArgs) {
-  ArchDependence Out;
-  tooling::ClangTool Tool(DB, {Path}, std::make_shared<PCHContainerOperations>(),
-                          llvm::vfs::createPhysicalFileSystem());
-  Tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(ParseArgs));
-  IgnoringDiagConsumer Quiet; // the parse before this one reported them
-  Tool.setDiagnosticConsumer(&Quiet);
-  ScanFactory F(Out);
-  if (Tool.run(&F) != 0 || !Out.Complete)
+static void finishPasses(const tooling::CompilationDatabase &DB, const std::string &Path,
+                         ArchDependence &Out);
+
+llvm::Error scanHostPass(const tooling::CompilationDatabase &DB, const std::string &Path,
+                         const std::vector<std::string> &ParseArgs, ArchDependence &Out) {
+  if (!Out.Complete)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   Path + ": error: the file could not be preprocessed again to "
-                                          "find its architecture-dependent text");
+                                   Path + ": error: the parse did not read the file to its end, so "
+                                          "its architecture-dependent text is not known");
+  IgnoringDiagConsumer Quiet; // the parse before this one reported them
   // nvcc's host pass: the same file, preprocessed as the host compiler sees it.
   std::vector<std::string> HostArgs;
   for (const std::string &A : ParseArgs)
@@ -541,6 +516,14 @@ llvm::Expected<ArchDependence> scanArchDependence(const tooling::CompilationData
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    Path + ": error: the file could not be preprocessed as nvcc's "
                                           "host pass reads it (--cuda-host-only)");
+  finishPasses(DB, Path, Out);
+  return llvm::Error::success();
+}
+
+/// What the comparison of the passes finds: whether they read the user's text alike, and a #line
+/// that one of them skips or that sits under a conditional on the architecture.
+static void finishPasses(const tooling::CompilationDatabase &DB, const std::string &Path,
+                         ArchDependence &Out) {
   // A #line (or line marker) in text one pass skips, or under a conditional on the architecture.
   std::map<std::string, std::unique_ptr<llvm::MemoryBuffer>> Files;
   // The passes name files as the compile command does: relative ones from its directory.
@@ -587,7 +570,6 @@ llvm::Expected<ArchDependence> scanArchDependence(const tooling::CompilationData
     for (const ArchDependence::Region &R : *Ranges)
       if (Out.PassDependentLine.empty())
         Out.PassDependentLine = LineDirectiveIn(R);
-  return Out;
 }
 
 std::string movedTextCounts(ASTContext &Ctx, const ArchDependence &Arch, const Stmt *Loop) {

@@ -7,7 +7,9 @@
 #include "tilepipe/Resources.h"
 #include "tilepipe/Runtime.h"
 #include "clang/AST/RecursiveASTVisitor.h"
-#include "clang/Frontend/ASTUnit.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendAction.h"
+#include <functional>
 #include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/FileSystem.h"
@@ -99,10 +101,60 @@ private:
   bool InError = false;
 };
 
+/// The parse as a frontend action: the device pass's preprocessor facts collected into Arch as
+/// the parse reads the file, and Then called on the AST at the end of the translation unit, while
+/// the AST lives.
+class ParseThen : public tooling::FrontendActionFactory {
+public:
+  using Step = std::function<void(ASTContext &)>;
+  ParseThen(ArchDependence &Arch, Step Then) : Arch(Arch), Then(std::move(Then)) {}
+  std::unique_ptr<FrontendAction> create() override { return std::make_unique<Action>(Arch, Then); }
+
+private:
+  class Consumer : public ASTConsumer {
+  public:
+    Consumer(ArchDependence &Arch, Step &Then) : Arch(Arch), Then(Then) {}
+    void HandleTranslationUnit(ASTContext &Ctx) override {
+      // The parser has read the translation unit to its end (the collector's EndOfMainFile comes
+      // later, when the action ends; a fatal error, which ends the reading early, fails the file).
+      Arch.Complete = true;
+      Then(Ctx);
+    }
+
+  private:
+    ArchDependence &Arch;
+    Step &Then;
+  };
+  class Action : public ASTFrontendAction {
+  public:
+    Action(ArchDependence &Arch, Step &Then) : Arch(Arch), Then(Then) {}
+    bool BeginSourceFileAction(CompilerInstance &CI) override {
+      CI.getPreprocessor().addPPCallbacks(archDependenceCollector(CI.getPreprocessor(), Arch));
+      return true;
+    }
+    std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override {
+      return std::make_unique<Consumer>(Arch, Then);
+    }
+
+  private:
+    ArchDependence &Arch;
+    Step &Then;
+  };
+  ArchDependence &Arch;
+  Step Then;
+};
+
 } // namespace
 
 static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &DB,
                           const ToolOptions &Opts, const ArchDependence &Arch, FileResult &R);
+
+namespace {
+class ParseDiagnostics;
+}
+static void analyzeParsed(ASTContext &Ctx, const tooling::CompilationDatabase &DB,
+                          const ToolOptions &Opts, const ParseDiagnostics &Diags,
+                          ArchDependence &Arch, FileResult &R);
 
 /// What nvcc declares for host code and Clang's CUDA headers do not: the host overloads of min
 /// and max (crt/math_functions.hpp declares them __host__ __device__; Clang's headers, for the
@@ -187,35 +239,52 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
   prepareParse(Tool, Opts);
   ParseDiagnostics Diags;
   Tool.setDiagnosticConsumer(&Diags);
-  std::vector<std::unique_ptr<ASTUnit>> ASTs;
-  int Status = Tool.buildASTs(ASTs);
-  if (Status != 0 || ASTs.size() != 1 || Diags.Fatal ||
-      (ASTs[0]->getDiagnostics().hasErrorOccurred() && Diags.Errors.empty())) {
+  // One parse: the device pass's preprocessor facts are collected as it goes, and every later
+  // step runs on its AST before the parse ends (analyzeParsed).
+  ArchDependence Arch;
+  bool Parsed = false;
+  ParseThen Factory(Arch, [&](ASTContext &Ctx) {
+    Parsed = true;
+    analyzeParsed(Ctx, DB, Opts, Diags, Arch, R);
+  });
+  Tool.run(&Factory); // its status counts the errors Clang recovered from: Parsed says more
+  if (!Parsed && R.Error.empty()) {
+    for (const ArchDependence::ParseError &E : Diags.Errors)
+      R.Error += ParseDiagnostics::line(E, "error") + "\n";
+    R.Error += Path + ": error: the file could not be parsed as CUDA; nothing was written";
+  }
+  return R;
+}
+
+/// processFile's steps after the parse, on its AST: the host pass, the analysis, the launch check.
+static void analyzeParsed(ASTContext &Ctx, const tooling::CompilationDatabase &DB,
+                          const ToolOptions &Opts, const ParseDiagnostics &Diags,
+                          ArchDependence &Arch, FileResult &R) {
+  const std::string &Path = R.Path;
+  if (Diags.Fatal || (Ctx.getDiagnostics().hasErrorOccurred() && Diags.Errors.empty())) {
     // Clang could not go on (a missing header, say): nothing of the file can be trusted.
     for (const ArchDependence::ParseError &E : Diags.Errors)
       R.Error += ParseDiagnostics::line(E, "error") + "\n";
     R.Error += Path + ": error: the file could not be parsed as CUDA; nothing was written";
-    return R;
+    return;
   }
-  ASTContext &Ctx = ASTs[0]->getASTContext();
-  auto Arch = scanArchDependence(DB, Path, Opts.ParseArgs);
-  if (!Arch) {
-    R.Error = llvm::toString(Arch.takeError());
-    return R;
+  if (llvm::Error E = scanHostPass(DB, Path, Opts.ParseArgs, Arch)) {
+    R.Error = llvm::toString(std::move(E));
+    return;
   }
   // The names the rewrite declares must not be macros of nvcc's host pass either (defined in a
   // host-only header, say): the namer asks the identifier table whether a name ever was a macro.
   // Marked so (had one, has none now: the parse is over), as an #undef would leave it.
-  for (const std::string &M : Arch->HostMacros)
+  for (const std::string &M : Arch.HostMacros)
     if (IdentifierInfo &II = Ctx.Idents.get(M); !II.hadMacroDefinition()) {
       II.setHasMacroDefinition(true);
       II.setHasMacroDefinition(false);
     }
   // Errors Clang recovered from: said once each (the first few), and their loops kept. The main
   // file by the name it was given, as remarks name it.
-  const SourceManager &MainSM = ASTs[0]->getSourceManager();
+  const SourceManager &MainSM = Ctx.getSourceManager();
   std::string MainName = MainSM.getFileEntryRefForID(MainSM.getMainFileID())->getName().str();
-  Arch->ParseErrors = Diags.Errors;
+  Arch.ParseErrors = Diags.Errors;
   for (size_t I = 0; I < Diags.Errors.size() && I < 3; ++I) {
     ArchDependence::ParseError E = Diags.Errors[I];
     if (E.At.File == MainName)
@@ -226,13 +295,12 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
   if (Diags.Errors.size() > 3)
     R.Warnings.push_back(Path + ": warning: " + std::to_string(Diags.Errors.size() - 3) +
                          " more error(s) that Clang recovered from");
-  analyzeAST(Ctx, Opts, *Arch, R);
+  analyzeAST(Ctx, Opts, Arch, R);
   if (R.Ok)
-    R.Dependencies = dependencies(ASTs[0]->getSourceManager(), R.Directory);
+    R.Dependencies = dependencies(MainSM, R.Directory);
   if (R.Ok && Opts.CheckLaunchResources &&
       llvm::any_of(R.Loops, [](const LoopRecord &L) { return L.transformed(); }))
-    boundLaunches(Ctx, DB, Opts, *Arch, R);
-  return R;
+    boundLaunches(Ctx, DB, Opts, Arch, R);
 }
 
 /// The rewrite must launch wherever the original did (Resources.h): compiles both with nvcc, and

@@ -93,14 +93,17 @@ struct ArchDependence {
   std::map<std::tuple<std::string, unsigned, std::string>, std::string> DeviceExpansions;
 };
 
-/// Callbacks that fill Out while PP preprocesses; Out must outlive the preprocessor.
+/// Callbacks that fill Out with the device pass's facts while PP preprocesses, during the parse
+/// itself (processFile's, clang-tidy's); Out must outlive the preprocessor.
 std::unique_ptr<clang::PPCallbacks> archDependenceCollector(clang::Preprocessor &PP,
                                                             ArchDependence &Out);
 
-/// Preprocesses Path (as its compile command in DB says, adjusted as the parse is) and collects.
-llvm::Expected<ArchDependence> scanArchDependence(const clang::tooling::CompilationDatabase &DB,
-                                                  const std::string &Path,
-                                                  const std::vector<std::string> &ParseArgs);
+/// nvcc's host pass: preprocesses Path again as the host compiler reads it (its compile command
+/// in DB, adjusted as the parse is, --cuda-host-only) and compares it with the device facts in
+/// Out, which the parse collected to the end of the file (an error otherwise: a fact not
+/// collected is not "no problem").
+llvm::Error scanHostPass(const clang::tooling::CompilationDatabase &DB, const std::string &Path,
+                         const std::vector<std::string> &ParseArgs, ArchDependence &Out);
 
 /// Why the loop's text cannot be moved or repeated as it is: it expands __COUNTER__ or __LINE__.
 std::string movedTextCounts(clang::ASTContext &Ctx, const ArchDependence &Arch, const clang::Stmt *Loop);
