@@ -1432,3 +1432,76 @@ TEST(TensorCopy, DiagnosticSuppressedAroundTheBarriersOnly) {
   EXPECT_EQ(Count("#pragma nv_diag_suppress"), Count("#pragma nv_diagnostic pop"));
   EXPECT_EQ(Count("#pragma nv_diag_suppress"), Count("__shared__ ::cuda::barrier"));
 }
+
+// Pointer inductions stepped in the compute phase (docs/legality.md C3): a kernel's parameter
+// moved before the loop by steps the same in every thread is the same in every thread at the
+// loop, so its tile may be copied in 16-byte chunks spread over the block; a step that reads the
+// thread's index, one under a condition, or a goto in the kernel leaves only per-element copies.
+namespace {
+std::string bumpedKernel(const std::string &BeforeLoop) {
+  return R"(
+#define TB 16
+__global__ void k(float *C, const float *A, const float *B, int N, int K) {
+  __shared__ float As[TB][TB];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  float acc = 0.0f;
+  )" + BeforeLoop + R"(
+  for (int t = 0; t < K / TB; ++t) {
+    As[ty][tx] = A[ty * K + tx];
+    __syncthreads();
+    A += TB;
+    for (int k = 0; k < TB; ++k)
+      acc += As[ty][k] * B[k];
+    __syncthreads();
+  }
+  C[ty * N + tx] = acc;
+}
+)";
+}
+} // namespace
+
+TEST(PointerInduction, AParameterSteppedInTheComputePhase) {
+  WideOutcome W = wideOutcome(bumpedKernel("A += blockIdx.y * TB * K;"));
+  EXPECT_TRUE(W.Wide) << W.Message;
+  W = wideOutcome(bumpedKernel(""));
+  EXPECT_TRUE(W.Wide) << W.Message;
+}
+
+TEST(PointerInduction, AStartThatDiffersAcrossThreadsIsCopiedPerElement) {
+  for (const char *Before : {"A += threadIdx.x % 2;", "if (blockIdx.x == 0) A += TB;",
+                             "A = A + tx * 0;", "A += 1; again: if (blockIdx.x > 99) goto again;"}) {
+    FileResult R = runOnCode(bumpedKernel(Before));
+    ASSERT_TRUE(R.Ok) << R.Error;
+    ASSERT_EQ(1u, R.Loops.size()) << Before;
+    ASSERT_TRUE(R.Loops[0].transformed()) << Before << ": " << R.Loops[0].message();
+    EXPECT_EQ("per-element", reportedCopyKinds(R, 0, /*CpAsync=*/true)["As"]) << Before;
+  }
+}
+
+TEST(PointerInduction, ThePointerAdvancesInTheFetchCursorToo) {
+  FileResult R = runOnCode(bumpedKernel("A += blockIdx.y * TB * K;"));
+  ASSERT_TRUE(R.Ok) << R.Error;
+  std::string S = squeezed(R.Rewritten);
+  // The copy phase reads the cursor's A, which the cursor's increment steps; the compute phase
+  // keeps its own step of the kernel's A.
+  EXPECT_NE(S.find("auto A = A_fetch;"), std::string::npos) << R.Rewritten;
+  EXPECT_NE(S.find("++t; A += TB; t_fetch = t; A_fetch = A;"), std::string::npos) << R.Rewritten;
+  EXPECT_NE(S.find("auto &As = As_stages[stage]; A += TB; for (int k = 0;"), std::string::npos)
+      << R.Rewritten;
+}
+
+TEST(PointerInduction, AStepUnderAConditionOrInTheCopyPhaseIsNoInduction) {
+  std::string Cond = bumpedKernel("");
+  Cond.replace(Cond.find("    A += TB;\n"), 12, "    if (tx < TB) A += TB;\n");
+  FileResult R = runOnCode(Cond);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_EQ(Reason::AddressNotInvariant, R.Loops[0].Code) << R.Loops[0].message();
+  // A pointer another statement assigns: not an induction, and not provably global memory.
+  std::string Set = bumpedKernel("");
+  Set.replace(Set.find("    A += TB;\n"), 12, "    A += TB;\n    if (K < 0) A = C;\n");
+  R = runOnCode(Set);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_FALSE(R.Loops[0].transformed()) << R.Loops[0].message();
+}

@@ -166,7 +166,7 @@ __global__ void k(const float *A, float *C, int nt) {
     s[threadIdx.x] = A[off + threadIdx.x];
     __syncthreads();
     acc += s[threadIdx.x];
-    off += (int)acc;
+    off = (int)acc; // not a step: the value the compute phase gives it
     __syncthreads();
   }
   C[threadIdx.x] = acc;

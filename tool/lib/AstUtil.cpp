@@ -401,4 +401,28 @@ std::vector<NameUse> namesIn(TypeLoc TL) {
   return V.Out;
 }
 
+bool changedOnlyBySteps(const clang::Stmt *Body, const clang::VarDecl *V) {
+  using namespace clang;
+  if (!Body)
+    return true;
+  auto IsV = [&](const Expr *E) { return varOf(E) == V; };
+  auto IsInt = [](const Expr *E) { return E->IgnoreParenImpCasts()->getType()->isIntegerType(); };
+  if (const auto *BO = dyn_cast<BinaryOperator>(Body); BO && BO->isAssignmentOp() && IsV(BO->getLHS())) {
+    if (const auto *CAO = dyn_cast<CompoundAssignOperator>(BO)) {
+      if ((CAO->getOpcode() != BO_AddAssign && CAO->getOpcode() != BO_SubAssign) || !IsInt(CAO->getRHS()))
+        return false;
+    } else {
+      const auto *Sum = dyn_cast<BinaryOperator>(BO->getRHS()->IgnoreParenImpCasts());
+      if (!Sum || !((Sum->getOpcode() == BO_Add && ((IsV(Sum->getLHS()) && IsInt(Sum->getRHS())) ||
+                                                      (IsV(Sum->getRHS()) && IsInt(Sum->getLHS())))) ||
+                    (Sum->getOpcode() == BO_Sub && IsV(Sum->getLHS()) && IsInt(Sum->getRHS()))))
+        return false;
+    }
+  }
+  for (const Stmt *C : Body->children())
+    if (C && !changedOnlyBySteps(C, V))
+      return false;
+  return true;
+}
+
 } // namespace tilepipe

@@ -79,6 +79,10 @@ llvm::Expected<LoopCut> cutLoop(const FileText &F, const LoopModel &M) {
     C.TailLines.push_back(T);
     C.Increment += (C.Increment.empty() ? "" : " ") + T;
   }
+  // The compute phase's increments stay in it (the loop's own variables advance there, as
+  // before); the fetch cursor takes them with the others.
+  for (const Stmt *S : M.BodyIncs)
+    C.Increment += (C.Increment.empty() ? "" : " ") + F.slice(F.begin(S), F.afterSemi(S)).str();
   return C;
 }
 
@@ -116,6 +120,8 @@ std::string LoopCut::problem(const FileText &F, const LoopModel &M, const Source
     Slices.emplace_back(F.begin(M.Inc), F.end(M.Inc), "the loop's increment");
   for (const Stmt *S : M.TailIncs)
     Slices.emplace_back(F.begin(S), F.afterSemi(S), "an increment at the end of the body");
+  for (const Stmt *S : M.BodyIncs)
+    Slices.emplace_back(F.begin(S), F.afterSemi(S), "an increment in the compute phase");
   for (const DeclStmt *DS : M.IndexDecls)
     Slices.emplace_back(F.begin(DS), F.end(DS), "an index declaration");
   for (const Tile &T : M.Tiles)

@@ -211,6 +211,7 @@ std::vector<MovedText> loopPieces(const LoopModel &M, llvm::ArrayRef<const DeclS
   if (M.Inc)
     Incs.Stmts.push_back(M.Inc);
   Incs.Stmts.insert(Incs.Stmts.end(), M.TailIncs.begin(), M.TailIncs.end());
+  Incs.Stmts.insert(Incs.Stmts.end(), M.BodyIncs.begin(), M.BodyIncs.end());
   Out.push_back(Incs);
   std::vector<const NamedDecl *> Indices;
   for (const DeclStmt *DS : Kept) {

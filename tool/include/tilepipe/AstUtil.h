@@ -102,6 +102,12 @@ std::vector<NameUse> namesIn(clang::TypeLoc TL);
 /// rewrite carries along with the loop they stand on).
 bool onlyUnrollHints(const clang::AttributedStmt *S);
 
+/// Whether every write of the pointer V in Body steps it by an integer (`p += n`, `p -= n`,
+/// `++p`, `p--`, `p = p + n`, `p = n + p`, `p = p - n`): then V points into the object it pointed
+/// to before (arithmetic that leaves the object is undefined). Writes through its address or a
+/// reference bound to it are not seen here: the caller rules those out (LocalFacts::Escaped).
+bool changedOnlyBySteps(const clang::Stmt *Body, const clang::VarDecl *V);
+
 /// The element type of an array variable as its declaration writes it (`float` of
 /// `float As[32][32]`); the variable's whole type where it is no array.
 clang::TypeLoc elementTypeLoc(const clang::VarDecl *V);

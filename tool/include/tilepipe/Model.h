@@ -92,6 +92,10 @@ struct LoopModel {
   const clang::Expr *Cond = nullptr;             ///< evaluated ahead on the fetch cursor
   const clang::Expr *Inc = nullptr;              ///< for-increment
   std::vector<const clang::Stmt *> TailIncs;     ///< while: increments at the end of the body
+  /// Increments at the top level of the compute phase of variables the copy phase or the
+  /// condition reads (`A += BK;` after the barrier): they stay where they are, and the fetch
+  /// cursor takes them too, as it takes the for-increment.
+  std::vector<const clang::Stmt *> BodyIncs;
   std::vector<const clang::VarDecl *> Inductions;
 
   const clang::Stmt *FirstBarrier = nullptr;      ///< rotated form only: the leading barrier

@@ -237,13 +237,15 @@ bool LoopChecker::mentionsThread(const Stmt *S, unsigned Depth) {
         // Uniform when it starts uniform and steps uniformly (assumed of itself while looking).
         if (!UniformVisiting.insert(V).second)
           return false;
-        if (!startSetJustBefore(V)) {
+        if (!startSetJustBefore(V) && !paramStartUniform(V, Depth)) {
           UniformVisiting.erase(V);
           return true;
         }
         bool R = mentionsThread(V->getInit(), Depth + 1) || mentionsThread(M.Init, Depth + 1) ||
                  mentionsThread(M.Inc, Depth + 1);
         for (const Stmt *T : M.TailIncs)
+          R = R || mentionsThread(T, Depth + 1);
+        for (const Stmt *T : M.BodyIncs)
           R = R || mentionsThread(T, Depth + 1);
         UniformVisiting.erase(V);
         return R;
@@ -253,7 +255,15 @@ bool LoopChecker::mentionsThread(const Stmt *S, unsigned Depth) {
         // __device__ function's are what each thread passed (`tile(A, 4 * threadIdx.x)`): the
         // same only where every call in the file passes a value the same in all threads.
         const auto *Owner = dyn_cast<FunctionDecl>(V->getDeclContext());
-        if (!Owner || !unchangedParam(V))
+        if (Owner && !unchangedParam(V)) {
+          // Stepped before the loop (`A += blockIdx.y * BM * K;`), not in it.
+          if (InLoop.Mutated.contains(V) || InLoop.Escaped.contains(V) || !UniformVisiting.insert(V).second)
+            return true;
+          bool Uniform = paramStartUniform(V, Depth);
+          UniformVisiting.erase(V);
+          return !Uniform;
+        }
+        if (!Owner)
           return true;
         if (Owner->hasAttr<CUDAGlobalAttr>())
           return false;

@@ -1,6 +1,7 @@
 // What the loop changes: its induction variables (changed only by their increments, by steps the
 // loop never changes), and the locals and parameters that stay as they were set.
 #include "LoopChecker.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/ParentMapContext.h"
 
 using namespace clang;
@@ -80,12 +81,80 @@ Verdict LoopChecker::addIncrement(const Expr *E) {
   return {};
 }
 
+/// The variables an increment statement (isIncrementStmt) advances.
+static void incrementedVars(const Expr *E, llvm::SmallVectorImpl<const VarDecl *> &Out) {
+  E = skipCleanups(E)->IgnoreParens();
+  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Comma) {
+    incrementedVars(BO->getLHS(), Out);
+    incrementedVars(BO->getRHS(), Out);
+  } else if (const auto *UO = dyn_cast<UnaryOperator>(E)) {
+    if (const VarDecl *V = varOf(UO->getSubExpr()))
+      Out.push_back(V);
+  } else if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    if (const VarDecl *V = varOf(BO->getLHS()))
+      Out.push_back(V);
+  }
+}
+
+/// The steps of an increment statement (isIncrementStmt): `s` of `v += s` and `v = v + s`; none
+/// of `++v`.
+static void incrementSteps(const Expr *E, llvm::SmallVectorImpl<const Expr *> &Out) {
+  E = skipCleanups(E)->IgnoreParens();
+  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Comma) {
+    incrementSteps(BO->getLHS(), Out);
+    incrementSteps(BO->getRHS(), Out);
+  } else if (const auto *CAO = dyn_cast<CompoundAssignOperator>(E)) {
+    Out.push_back(CAO->getRHS());
+  } else if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Assign) {
+    const auto *Sum = cast<BinaryOperator>(BO->getRHS()->IgnoreParenImpCasts());
+    Out.push_back(varOf(Sum->getLHS()) == varOf(BO->getLHS()) ? Sum->getRHS() : Sum->getLHS());
+  }
+}
+
+/// Whether S names V.
+static bool names(const Stmt *S, const VarDecl *V) {
+  if (!S)
+    return false;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S); DRE && DRE->getDecl() == V)
+    return true;
+  for (const Stmt *C : S->children())
+    if (names(C, V))
+      return true;
+  return false;
+}
+
+/// The compute phase's top-level increments of variables the copy phase or the condition read:
+/// each runs exactly once per iteration (the body has no continue, break, return or goto:
+/// checkControlFlow), after the copy phase, so at the start of iteration i such a variable holds
+/// its start plus i steps, as a for-increment's does.
+void LoopChecker::findBodyIncrements() {
+  for (const Stmt *S : M.ComputePhase) {
+    if (!isIncrementStmt(S))
+      continue;
+    llvm::SmallVector<const VarDecl *, 2> Vars;
+    incrementedVars(cast<Expr>(S), Vars);
+    bool Read = llvm::any_of(Vars, [&](const VarDecl *V) {
+      return names(M.Cond, V) || llvm::any_of(M.CopyPhase, [&](const Stmt *C) { return names(C, V); });
+    });
+    if (Read)
+      M.BodyIncs.push_back(S);
+  }
+}
+
 Verdict LoopChecker::collectInductions() {
+  findBodyIncrements();
+  if (isa<WhileStmt>(M.Loop) && M.TailIncs.empty() && M.BodyIncs.empty())
+    return Verdict::refuse(Reason::InductionStep,
+                           "the while loop steps none of the variables its copies or its condition "
+                           "read, at the end of its body or in its compute phase");
   if (M.Inc) {
     if (Verdict V = addIncrement(M.Inc); !V.ok())
       return V;
   }
   for (const Stmt *S : M.TailIncs)
+    if (Verdict V = addIncrement(cast<Expr>(S)); !V.ok())
+      return V;
+  for (const Stmt *S : M.BodyIncs)
     if (Verdict V = addIncrement(cast<Expr>(S)); !V.ok())
       return V;
   // Inductions may change only in their increments.
@@ -94,7 +163,8 @@ Verdict LoopChecker::collectInductions() {
   for (const Stmt *S : M.CopyPhase)
     Rest.scan(S);
   for (const Stmt *S : M.ComputePhase)
-    Rest.scan(S);
+    if (!llvm::is_contained(M.BodyIncs, S))
+      Rest.scan(S);
   for (const VarDecl *V : M.Inductions) {
     if (Rest.Mutated.contains(V))
       return Verdict::refuse(Reason::InductionStep,
@@ -109,6 +179,9 @@ Verdict LoopChecker::collectInductions() {
     if (Verdict V = addIncrement(M.Inc); !V.ok())
       return V;
   for (const Stmt *S : M.TailIncs)
+    if (Verdict V = addIncrement(cast<Expr>(S)); !V.ok())
+      return V;
+  for (const Stmt *S : M.BodyIncs)
     if (Verdict V = addIncrement(cast<Expr>(S)); !V.ok())
       return V;
   DepResult C = classify(M.Cond);
@@ -143,6 +216,50 @@ bool LoopChecker::startSetJustBefore(const VarDecl *V) {
         return false;
     }
   }
+  return false;
+}
+
+/// Whether V, a parameter of the kernel that holds the loop, has one value in all threads where
+/// the loop starts: the loop is a statement of the kernel's body (no goto can run a statement of
+/// it twice), V escapes nowhere, and before the loop the body changes V only in statements of
+/// its own that step it by values the same in all threads (`A += blockIdx.y * BM * K;`): each
+/// runs once in every thread that reaches the loop.
+bool LoopChecker::paramStartUniform(const VarDecl *V, unsigned Depth) {
+  const auto *P = dyn_cast<ParmVarDecl>(V);
+  if (!P || P->getDeclContext() != M.Function || !M.Function->hasAttr<CUDAGlobalAttr>() ||
+      InFunction->Escaped.contains(V) || hasJumps(M.Function->getBody()))
+    return false;
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(M.Function->getBody());
+  if (!Body)
+    return false;
+  const Stmt *Top = M.Hints ? static_cast<const Stmt *>(M.Hints) : M.Loop;
+  for (const Stmt *S : Body->body()) {
+    if (S == Top)
+      return true;
+    LocalFacts F;
+    F.scan(S);
+    if (!F.Mutated.contains(V) && !F.Escaped.contains(V))
+      continue;
+    if (!isIncrementStmt(S))
+      return false;
+    llvm::SmallVector<const Expr *, 2> Steps;
+    incrementSteps(cast<Expr>(S), Steps);
+    for (const Expr *Step : Steps)
+      if (mentionsThread(Step, Depth + 1))
+        return false;
+  }
+  return false;
+}
+
+/// Whether S holds a goto or a label (then a statement may run more than once, or not at all).
+bool LoopChecker::hasJumps(const Stmt *S) {
+  if (!S)
+    return false;
+  if (isa<GotoStmt, IndirectGotoStmt, LabelStmt>(S))
+    return true;
+  for (const Stmt *C : S->children())
+    if (hasJumps(C))
+      return true;
   return false;
 }
 

@@ -135,8 +135,11 @@ private:
   bool isInduction(const clang::VarDecl *V) const { return llvm::is_contained(M.Inductions, V); }
   bool changes(const clang::VarDecl *V) const { return InFunction->changes(V); }
   Verdict collectInductions();
+  void findBodyIncrements();
   Verdict addIncrement(const clang::Expr *E);
   bool startSetJustBefore(const clang::VarDecl *V);
+  bool paramStartUniform(const clang::VarDecl *V, unsigned Depth);
+  static bool hasJumps(const clang::Stmt *S);
   bool setOnceLocal(const clang::VarDecl *V) const;
   bool unchangedParam(const clang::VarDecl *V) const;
 

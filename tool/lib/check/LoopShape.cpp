@@ -176,9 +176,6 @@ Verdict LoopChecker::peelWhileIncrements(std::vector<const Stmt *> &Stmts) {
     }
     Stmts.pop_back();
   }
-  if (M.TailIncs.empty())
-    return Verdict::refuse(Reason::InductionStep,
-                           "the while loop does not end with increments of its variables");
   if (M.TrailingBarrier) // put the barrier back: the shape check below expects it
     Stmts.push_back(M.TrailingBarrier);
   M.TrailingBarrier = nullptr;

@@ -289,8 +289,10 @@ bool LoopChecker::isGlobalPointer(const VarDecl *V, unsigned Depth) {
     const auto *F = dyn_cast<FunctionDecl>(P->getDeclContext());
     if (!F)
       return false;
-    // A parameter the function assigns, or whose storage escapes, may point anywhere by the loop.
-    if (Effects.localFacts(F).changes(P))
+    // A parameter the function assigns, or whose storage escapes, may point anywhere by the loop;
+    // one it only steps points into the object it was given.
+    if (Effects.localFacts(F).Escaped.contains(P) ||
+        (Effects.localFacts(F).Mutated.contains(P) && !changedOnlyBySteps(F->getBody(), P)))
       return false;
     if (F->hasAttr<CUDAGlobalAttr>())
       return true;
@@ -321,7 +323,8 @@ bool LoopChecker::isGlobalPointer(const VarDecl *V, unsigned Depth) {
   const auto *F = dyn_cast<FunctionDecl>(V->getDeclContext());
   if (!F)
     return false;
-  if (Effects.localFacts(F).changes(V))
+  if (Effects.localFacts(F).Escaped.contains(V) ||
+      (Effects.localFacts(F).Mutated.contains(V) && !changedOnlyBySteps(F->getBody(), V)))
     return false;
   return isGlobalPointer(pointerBase(V->getInit()), Depth + 1);
 }

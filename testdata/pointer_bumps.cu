@@ -1,0 +1,310 @@
+// pointer_bumps.cu: the tiled GEMM as the popular SGEMM tutorials write it. The kernel's pointer
+// parameters are moved to the block's tiles before the loop (`A += blockIdx.y * TB * K;`) and
+// advanced in the loop body after the copies (`A += TB; B += TB * N;`), the loop counter steps by
+// the tile. Those increments run once in every iteration, after the copy phase, by steps the loop
+// never changes: A and B are induction variables like the loop's counter, and the fetch cursor
+// advances them too. Twins that are refused: an increment under a condition, an increment whose
+// step the loop changes, an increment before the barrier that publishes the tiles. The cost model
+// picks each loop's plan; the twins marked `// tilepipe: plan=always` take the cp.async pipeline.
+// Run at scale: thousands of blocks, many more tiles than stages, random inputs, poisoned outputs
+// (tests/gpu/verify_testdata.sh).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cstdint>
+#include <algorithm>
+
+#define CK(call)                                                            \
+  do {                                                                      \
+    cudaError_t ck_err_ = (call);                                           \
+    if (ck_err_ != cudaSuccess) {                                           \
+      fprintf(stderr, "%s:%d: CUDA error: %s (%s)\n", __FILE__, __LINE__,   \
+              cudaGetErrorString(ck_err_), #call);                          \
+      exit(1);                                                              \
+    }                                                                       \
+  } while (0)
+
+// Deterministic xorshift64* generator, seeded from (seed, case number).
+struct Rng {
+  uint64_t s;
+  Rng(uint64_t seed, uint64_t caseNo) {
+    s = ((seed + 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL) ^
+        ((caseNo + 1) * 0x94D049BB133111EBULL);
+    if (s == 0) s = 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < 4; ++i) next();
+  }
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1DULL;
+  }
+  // Uniform in [-1, 1).
+  float uniform() { return (float)(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
+  double uniformd() { return (double)(next() >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
+  // Uniform integer in [lo, hi].
+  int range(int lo, int hi) { return lo + (int)(next() % (uint64_t)(hi - lo + 1)); }
+};
+
+template <typename F = float>
+static std::vector<F> randomFloats(size_t n, Rng& r) {
+  std::vector<F> v(n);
+  size_t i = 0;
+  for (; i + 1 < n; i += 2) {  // two 24-bit values per draw
+    const uint64_t x = r.next();
+    v[i] = (F)(x >> 40) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+    v[i + 1] = (F)((x >> 16) & 0xFFFFFFu) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+  }
+  if (i < n) v[i] = (F)r.uniform();
+  return v;
+}
+
+template <typename T>
+static T* toDevice(const std::vector<T>& h) {
+  T* d = nullptr;
+  CK(cudaMalloc(&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
+  if (!h.empty()) CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Allocates an output buffer of n elements and poisons it with 0xFF bytes.
+template <typename T>
+static T* poisonedOutput(size_t n) {
+  T* d = nullptr;
+  const size_t bytes = std::max<size_t>(n, 1) * sizeof(T);
+  CK(cudaMalloc(&d, bytes));
+  CK(cudaMemset(d, 0xFF, bytes));
+  return d;
+}
+
+template <typename T>
+static void writeOutput(FILE* f, const T* d, size_t n) {
+  if (n == 0) return;
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  if (fwrite(h.data(), sizeof(T), n, f) != n) {
+    fprintf(stderr, "%s:%d: short write to output file\n", __FILE__, __LINE__);
+    exit(1);
+  }
+}
+
+static void checkLaunch() {
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+}
+
+
+static FILE* openOutput(int argc, char** argv, uint64_t* seed) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <output.bin> [seed]\n", argv[0]);
+    exit(2);
+  }
+  FILE* f = fopen(argv[1], "wb");
+  if (!f) {
+    perror(argv[1]);
+    exit(1);
+  }
+  *seed = argc > 2 ? strtoull(argv[2], nullptr, 10) : 1;
+  return f;
+}
+
+
+static void closeOutput(FILE* f) {
+  if (fclose(f) != 0) {
+    perror("fclose");
+    exit(1);
+  }
+}
+
+#define TB 16
+
+// The tutorial's kernel: parameters moved to the block's tiles, then bumped after the barrier.
+__global__ void sgemm_bumped(int M, int N, int K, float alpha, const float* A, const float* B,
+                             float beta, float* C) {
+  __shared__ float As[TB * TB];
+  __shared__ float Bs[TB * TB];
+  const int tx = threadIdx.x % TB, ty = threadIdx.x / TB;
+  A += blockIdx.y * TB * K;
+  B += blockIdx.x * TB;
+  C += blockIdx.y * TB * N + blockIdx.x * TB;
+  float tmp = 0.0f;
+  // EXPECT: pipelined
+  for (int bk = 0; bk < K; bk += TB) {
+    As[ty * TB + tx] = A[ty * K + tx];
+    Bs[ty * TB + tx] = B[ty * N + tx];
+    __syncthreads();
+    A += TB;
+    B += TB * N;
+    for (int k = 0; k < TB; ++k)
+      tmp += As[ty * TB + k] * Bs[k * TB + tx];
+    __syncthreads();
+  }
+  C[ty * N + tx] = alpha * tmp + beta * C[ty * N + tx];
+}
+
+// The same, the bumps after the compute, in one statement, the loop counting tiles.
+__global__ void sgemm_bumped_late(int M, int N, int K, float alpha, const float* A, const float* B,
+                                  float beta, float* C) {
+  __shared__ float As[TB][TB];
+  __shared__ float Bs[TB][TB];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  A += blockIdx.y * TB * K;
+  B += blockIdx.x * TB;
+  float tmp = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int t = 0; t < K / TB; ++t) {
+    As[ty][tx] = A[ty * K + tx];
+    Bs[ty][tx] = B[ty * N + tx];
+    __syncthreads();
+    for (int k = 0; k < TB; ++k)
+      tmp += As[ty][k] * Bs[k][tx];
+    A += TB, B += TB * N;
+    __syncthreads();
+  }
+  C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx] = alpha * tmp + beta * C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx];
+}
+
+// A local pointer stepped in the body and read by the loop's condition as well.
+__global__ void sgemm_cursor(int M, int N, int K, float alpha, const float* A, const float* B,
+                             float beta, float* C) {
+  __shared__ float As[TB][TB];
+  __shared__ float Bs[TB][TB];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const float* a = A + blockIdx.y * TB * K;
+  const float* const aEnd = a + K;
+  const float* b = B + blockIdx.x * TB;
+  float tmp = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  while (a < aEnd) {
+    As[ty][tx] = a[ty * K + tx];
+    Bs[ty][tx] = b[ty * N + tx];
+    __syncthreads();
+    a += TB;
+    for (int k = 0; k < TB; ++k)
+      tmp += As[ty][k] * Bs[k][tx];
+    b += TB * N;
+    __syncthreads();
+  }
+  C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx] = alpha * tmp + beta * C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx];
+}
+
+// Refused: the bump runs in some iterations only.
+__global__ void sgemm_bump_sometimes(int M, int N, int K, float alpha, const float* A,
+                                     const float* B, float beta, float* C) {
+  __shared__ float As[TB][TB];
+  __shared__ float Bs[TB][TB];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  A += blockIdx.y * TB * K;
+  B += blockIdx.x * TB;
+  float tmp = 0.0f;
+  // EXPECT: address-not-invariant
+  for (int t = 0; t < K / TB; ++t) {
+    As[ty][tx] = A[ty * K + tx];
+    Bs[ty][tx] = B[ty * N + tx];
+    __syncthreads();
+    if (tx < TB) // every thread, but the analysis does not count on a condition
+      A += TB;
+    B += TB * N;
+    for (int k = 0; k < TB; ++k)
+      tmp += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx] = alpha * tmp + beta * C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx];
+}
+
+// Refused: the step is a variable the loop changes.
+__global__ void sgemm_bump_grows(int M, int N, int K, float alpha, const float* A, const float* B,
+                                 float beta, float* C) {
+  __shared__ float As[TB][TB];
+  __shared__ float Bs[TB][TB];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  A += blockIdx.y * TB * K;
+  B += blockIdx.x * TB;
+  int step = TB;
+  float tmp = 0.0f;
+  // EXPECT: induction-step
+  for (int t = 0; t < K / TB; ++t) {
+    As[ty][tx] = A[ty * K + tx];
+    Bs[ty][tx] = B[ty * N + tx];
+    __syncthreads();
+    A += step;
+    B += TB * N;
+    for (int k = 0; k < TB; ++k)
+      tmp += As[ty][k] * Bs[k][tx];
+    step = step == TB ? TB : step + 1;
+    __syncthreads();
+  }
+  C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx] = alpha * tmp + beta * C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx];
+}
+
+// Refused: the bump comes before the barrier that publishes the tiles, in the copy phase, where
+// the copies that follow it would read the stepped pointer.
+__global__ void sgemm_bump_early(int M, int N, int K, float alpha, const float* A, const float* B,
+                                 float beta, float* C) {
+  __shared__ float As[TB][TB];
+  __shared__ float Bs[TB][TB];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  A += blockIdx.y * TB * K;
+  B += blockIdx.x * TB;
+  float tmp = 0.0f;
+  // EXPECT: address-not-invariant
+  for (int t = 0; t < K / TB; ++t) {
+    As[ty][tx] = A[ty * K + tx];
+    Bs[ty][tx] = B[ty * N + tx];
+    A += TB;
+    B += TB * N;
+    __syncthreads();
+    for (int k = 0; k < TB; ++k)
+      tmp += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx] = alpha * tmp + beta * C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx];
+}
+
+template <typename L>
+static void runKernel(FILE* f, const std::vector<float>& hC, L launch) {
+  // C is read too (beta * C): each kernel gets the same random C; poisoned first, then filled.
+  float* dC = poisonedOutput<float>(hC.size());
+  if (!hC.empty())
+    CK(cudaMemcpy(dC, hC.data(), hC.size() * sizeof(float), cudaMemcpyHostToDevice));
+  launch(dC);
+  checkLaunch();
+  writeOutput(f, dC, hC.size());
+  CK(cudaFree(dC));
+}
+
+// M and N multiples of TB, K a multiple of TB: the tutorial's kernels read no guard.
+static void runCase(FILE* f, uint64_t seed, int caseNo, int M, int N, int K) {
+  Rng rng(seed, caseNo);
+  std::vector<float> hA = randomFloats((size_t)M * K, rng), hB = randomFloats((size_t)K * N, rng);
+  std::vector<float> hC = randomFloats((size_t)M * N, rng);
+  const float alpha = 0.75f + rng.uniform() / 8, beta = rng.uniform();
+  printf("case %d: M=%d N=%d K=%d\n", caseNo, M, N, K);
+  float* dA = toDevice(hA);
+  float* dB = toDevice(hB);
+  const dim3 grid(N / TB, M / TB), flat(TB * TB), square(TB, TB);
+  runKernel(f, hC, [&](float* dC) { sgemm_bumped<<<grid, flat>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_bumped_late<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_cursor<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_bump_sometimes<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_bump_grows<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_bump_early<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+}
+
+int main(int argc, char** argv) {
+  uint64_t seed = 1;
+  FILE* f = openOutput(argc, argv, &seed);
+  runCase(f, seed, 0, 32, 48, 0);        // no tiles
+  runCase(f, seed, 1, 32, 48, 16);       // one tile
+  runCase(f, seed, 2, 64, 32, 32);       // two tiles, fewer than stages
+  runCase(f, seed, 3, 1024, 1024, 48);   // three tiles, 4096 blocks
+  runCase(f, seed, 4, 1024, 1024, 1552); // 97 tiles, 4096 blocks
+  runCase(f, seed, 5, 2048, 768, 336);   // 21 tiles, 6144 blocks
+  closeOutput(f);
+  return 0;
+}
