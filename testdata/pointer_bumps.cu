@@ -1,7 +1,7 @@
 // pointer_bumps.cu: the tiled GEMM as the popular SGEMM tutorials write it. The kernel's pointer
 // parameters are moved to the block's tiles before the loop (`A += blockIdx.y * TB * K;`) and
-// advanced in the loop body after the copies (`A += TB; B += TB * N;`), the loop counter steps by
-// the tile. Those increments run once in every iteration, after the copy phase, by steps the loop
+// advanced in the loop body after the copies (`A += TB; B += TB * N;`), or after the trailing
+// barrier, the loop counter steps by the tile. Those increments run once in every iteration, after the copy phase, by steps the loop
 // never changes: A and B are induction variables like the loop's counter, and the fetch cursor
 // advances them too. Twins that are refused: an increment under a condition, an increment whose
 // step the loop changes, an increment before the barrier that publishes the tiles. The cost model
@@ -166,6 +166,29 @@ __global__ void sgemm_bumped_late(int M, int N, int K, float alpha, const float*
   C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx] = alpha * tmp + beta * C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx];
 }
 
+// The bumps after the trailing barrier, the for loop's tail increments.
+__global__ void sgemm_bumped_after(int M, int N, int K, float alpha, const float* A,
+                                   const float* B, float beta, float* C) {
+  __shared__ float As[TB][TB];
+  __shared__ float Bs[TB][TB];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  A += blockIdx.y * TB * K;
+  B += blockIdx.x * TB;
+  float tmp = 0.0f;
+  // EXPECT: pipelined
+  for (int bk = 0; bk < K; bk += TB) {
+    As[ty][tx] = A[ty * K + tx];
+    Bs[ty][tx] = B[ty * N + tx];
+    __syncthreads();
+    for (int k = 0; k < TB; ++k)
+      tmp += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+    A += TB;
+    B += TB * N;
+  }
+  C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx] = alpha * tmp + beta * C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx];
+}
+
 // A local pointer stepped in the body and read by the loop's condition as well.
 __global__ void sgemm_cursor(int M, int N, int K, float alpha, const float* A, const float* B,
                              float beta, float* C) {
@@ -288,6 +311,7 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int M, int N, int K) {
   const dim3 grid(N / TB, M / TB), flat(TB * TB), square(TB, TB);
   runKernel(f, hC, [&](float* dC) { sgemm_bumped<<<grid, flat>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_bumped_late<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_bumped_after<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_cursor<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_bump_sometimes<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_bump_grows<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });

@@ -1505,3 +1505,40 @@ TEST(PointerInduction, AStepUnderAConditionOrInTheCopyPhaseIsNoInduction) {
   ASSERT_EQ(1u, R.Loops.size());
   EXPECT_FALSE(R.Loops[0].transformed()) << R.Loops[0].message();
 }
+
+TEST(PointerInduction, StepsAfterTheTrailingBarrierOfAForLoop) {
+  std::string Code = bumpedKernel("A += blockIdx.y * TB * K;");
+  Code.replace(Code.find("    A += TB;\n"), 12, "");
+  const std::string End = "    __syncthreads();\n  }\n  C[";
+  Code.replace(Code.find(End), End.size(), "    __syncthreads();\n    A += TB;\n  }\n  C[");
+  FileResult R = runOnCode(Code);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  ASSERT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message() << "\n" << Code;
+  EXPECT_EQ("16-byte", reportedCopyKinds(R, 0, /*CpAsync=*/true)["As"]);
+  // The step runs after the compute phase in the mainloop, and in the cursor after the increment.
+  std::string S = squeezed(R.Rewritten);
+  EXPECT_NE(S.find("++t; A += TB; t_fetch = t; A_fetch = A;"), std::string::npos) << R.Rewritten;
+  // Anything but increments after the trailing barrier is a third phase.
+  std::string Third = bumpedKernel("");
+  Third.replace(Third.find("    A += TB;\n"), 12, "");
+  Third.replace(Third.find(End), End.size(),
+                "    __syncthreads();\n    A += TB;\n    acc *= 0.5f;\n  }\n  C[");
+  R = runOnCode(Third);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_EQ(Reason::LoopShape, R.Loops[0].Code) << R.Loops[0].message();
+}
+
+TEST(PointerInduction, AVariableTheBodyDeclaresIsNoInduction) {
+  // `o` starts again in every iteration: the copy reads its fresh value, and the compute phase's
+  // step of it is the compute phase's own.
+  std::string Code = bumpedKernel("");
+  Code.replace(Code.find("    As[ty][tx] = A[ty * K + tx];\n"), 33,
+               "    int o = t * TB;\n    As[ty][tx] = A[ty * K + tx + o];\n");
+  Code.replace(Code.find("    A += TB;\n"), 12, "    o += 1;\n    acc += o;\n");
+  FileResult R = runOnCode(Code);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message() << "\n" << Code;
+}

@@ -1807,7 +1807,30 @@ class MatmulKernel(Kernel):
             return res
 
         tail = []
-        if iv == 'k0':
+        # The SGEMM tutorials' form: the pointer parameters moved to the block's tiles before the
+        # loop and stepped in the compute phase. Drawn from a generator of its own, so that a seed
+        # gives the kernel it gave before the form existed, or that kernel with its pointers bumped.
+        br = random.Random('tilepipe-fuzz-bump:%d:%d' % (self.seed, self.idx))
+        bump = iv == 'k0' and br.random() < 0.5
+        bump_lines, bump_late, bump_after = [], False, False
+        if bump:
+            self.L('iv-mm-bump')
+            b.append('A += blockIdx.y * %s * lda;' % ts)
+            b.append('B += blockIdx.x * %s;' % ts)
+            bump_lines = (['A += %s, B += %s * ldb;' % (ts, ts)] if br.random() < 0.3 else
+                          ['A += %s;' % ts, 'B += %s * ldb;' % ts])
+            bump_late = br.random() < 0.5
+            if bump_late:
+                self.L('bump-late')
+            # After the trailing barrier: the for loop's tail increments (trailing form only; at
+            # the end of a rotated loop's body they are the compute phase's, as bump-late is).
+            bump_after = form == 'trailing' and br.random() < 0.4
+            if bump_after:
+                self.L('bump-after')
+        if bump:
+            head = 'for (int k0 = 0; k0 < K; k0 += %s) {' % ts
+            cp = loads('k0 + tx', 'k0 + ty', 'A[ty * lda + tx]', 'B[ty * ldb + tx]')
+        elif iv == 'k0':
             head = 'for (int k0 = 0; k0 < K; k0 += %s) {' % ts
             cp = loads('k0 + tx', 'k0 + ty', 'A[row * lda + k0 + tx]', 'B[(k0 + ty) * ldb + col]')
         elif iv == 'ab':
@@ -1831,14 +1854,20 @@ class MatmulKernel(Kernel):
             body.append(self.bar())
         body += cp
         body.append(self.bar())
+        if bump and not bump_late and not bump_after:
+            body += bump_lines
         if unroll:
             body.append('#pragma unroll')
         a_ = '%sAS(ty, k)' % P if amacro else 'As[ty][k]'
         b_ = '%sBS(k, tx)' % P if amacro else 'Bs[k][tx]'
         body.append('for (int k = 0; k < %s; ++k)' % ts)
         body.append('  acc += %s * %s;' % (m(a_), m(b_)))
+        if bump and bump_late and not bump_after:
+            body += bump_lines
         if form == 'trailing':
             body.append(self.bar())
+        if bump_after:
+            body += bump_lines
         body += tail
         b += ['  ' + l for l in body]
         b.append('}')

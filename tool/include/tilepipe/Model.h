@@ -91,7 +91,9 @@ struct LoopModel {
   const clang::Stmt *Init = nullptr;             ///< for-init, hoisted in front of the pipelined loop
   const clang::Expr *Cond = nullptr;             ///< evaluated ahead on the fetch cursor
   const clang::Expr *Inc = nullptr;              ///< for-increment
-  std::vector<const clang::Stmt *> TailIncs;     ///< while: increments at the end of the body
+  /// Increments at the end of the body: a while loop's, and a for loop's after its trailing
+  /// barrier; the mainloop runs them after the compute phase, the fetch cursor with the increment.
+  std::vector<const clang::Stmt *> TailIncs;
   /// Increments at the top level of the compute phase of variables the copy phase or the
   /// condition reads (`A += BK;` after the barrier): they stay where they are, and the fetch
   /// cursor takes them too, as it takes the for-increment.

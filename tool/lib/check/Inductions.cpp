@@ -69,6 +69,9 @@ Verdict LoopChecker::addIncrement(const Expr *E) {
       !Var->hasLocalStorage() || isSharedVar(Var))
     return Verdict::refuse(Reason::InductionStep,
                            quoted(Var) + " is not a local integer or pointer variable");
+  if (declaredInBody(Var))
+    return Verdict::refuse(Reason::InductionStep,
+                           quoted(Var) + " is declared in the loop body, so each iteration starts it again");
   if (!isInduction(Var))
     M.Inductions.push_back(Var);
   if (Step) {
@@ -123,6 +126,18 @@ static bool names(const Stmt *S, const VarDecl *V) {
   return false;
 }
 
+/// Whether the loop's body (not its for-init) declares V.
+bool LoopChecker::declaredInBody(const VarDecl *V) {
+  if (!BodyFacts) {
+    BodyFacts.emplace();
+    if (const auto *For = dyn_cast<ForStmt>(M.Loop))
+      BodyFacts->scan(For->getBody());
+    else if (const auto *While = dyn_cast<WhileStmt>(M.Loop))
+      BodyFacts->scan(While->getBody());
+  }
+  return BodyFacts->Declared.contains(V);
+}
+
 /// The compute phase's top-level increments of variables the copy phase or the condition read:
 /// each runs exactly once per iteration (the body has no continue, break, return or goto:
 /// checkControlFlow), after the copy phase, so at the start of iteration i such a variable holds
@@ -133,8 +148,11 @@ void LoopChecker::findBodyIncrements() {
       continue;
     llvm::SmallVector<const VarDecl *, 2> Vars;
     incrementedVars(cast<Expr>(S), Vars);
+    // A variable the body declares starts again each iteration: stepping it is the compute
+    // phase's business.
     bool Read = llvm::any_of(Vars, [&](const VarDecl *V) {
-      return names(M.Cond, V) || llvm::any_of(M.CopyPhase, [&](const Stmt *C) { return names(C, V); });
+      return !declaredInBody(V) &&
+             (names(M.Cond, V) || llvm::any_of(M.CopyPhase, [&](const Stmt *C) { return names(C, V); }));
     });
     if (Read)
       M.BodyIncs.push_back(S);

@@ -128,6 +128,7 @@ private:
   Verdict checkShape();
   Verdict readLoopHeader(const clang::Stmt *&Body);
   Verdict peelWhileIncrements(std::vector<const clang::Stmt *> &Stmts);
+  void peelForIncrements(std::vector<const clang::Stmt *> &Stmts);
   Verdict splitPhases(const std::vector<const clang::Stmt *> &Stmts);
   Verdict checkControlFlow(const clang::Stmt *Body);
 
@@ -136,6 +137,8 @@ private:
   bool changes(const clang::VarDecl *V) const { return InFunction->changes(V); }
   Verdict collectInductions();
   void findBodyIncrements();
+  bool declaredInBody(const clang::VarDecl *V);
+  std::optional<LocalFacts> BodyFacts; ///< what the loop's body declares, once read
   Verdict addIncrement(const clang::Expr *E);
   bool startSetJustBefore(const clang::VarDecl *V);
   bool paramStartUniform(const clang::VarDecl *V, unsigned Depth);

@@ -127,9 +127,12 @@ Verdict LoopChecker::checkShape() {
   if (!CS)
     return Verdict::refuse(Reason::LoopShape, "the body is not a block");
   std::vector<const Stmt *> Stmts(CS->body_begin(), CS->body_end());
-  if (isa<WhileStmt>(M.Loop))
+  if (isa<WhileStmt>(M.Loop)) {
     if (Verdict V = peelWhileIncrements(Stmts); !V.ok())
       return V;
+  } else {
+    peelForIncrements(Stmts);
+  }
   if (Verdict V = splitPhases(Stmts); !V.ok())
     return V;
   return checkControlFlow(Body);
@@ -180,6 +183,19 @@ Verdict LoopChecker::peelWhileIncrements(std::vector<const Stmt *> &Stmts) {
     Stmts.push_back(M.TrailingBarrier);
   M.TrailingBarrier = nullptr;
   return {};
+}
+
+/// A for loop of the trailing form may step its variables after its trailing barrier (`A += BK;`):
+/// the increments that follow the body's last barrier are its tail increments (M.TailIncs), as a
+/// while loop's are. Only there: at the end of a rotated loop's body they are the compute phase's.
+void LoopChecker::peelForIncrements(std::vector<const Stmt *> &Stmts) {
+  size_t End = Stmts.size();
+  while (End > 0 && isIncrementStmt(Stmts[End - 1]))
+    --End;
+  if (End == Stmts.size() || End == 0 || !isBlockBarrier(Stmts[End - 1]))
+    return;
+  M.TailIncs.assign(Stmts.begin() + End, Stmts.end());
+  Stmts.resize(End);
 }
 
 /// The body's top-level statements as one of the two forms, trailing (copy; barrier; compute;
