@@ -588,7 +588,7 @@ std::string movedTextCounts(ASTContext &Ctx, const ArchDependence &Arch, const S
 }
 
 std::vector<const FunctionDecl *> functionsReadWith(ASTContext &Ctx, const TranslationUnitIndex &Index,
-                                                   const FunctionDecl *Start, bool HostCallersOwnText) {
+                                                   const FunctionDecl *Start) {
   const SourceManager &SM = Ctx.getSourceManager();
   std::set<const FunctionDecl *> Seen;
   std::deque<std::pair<const FunctionDecl *, bool>> Work{{Start, true}};
@@ -606,7 +606,7 @@ std::vector<const FunctionDecl *> functionsReadWith(ASTContext &Ctx, const Trans
     if (SM.isInSystemHeader(SM.getExpansionLoc(Def->getLocation())))
       continue;
     Order.push_back(Def);
-    if (Def->hasBody() && !(HostCallersOwnText && Up && Def != Start && !isDeviceCode(Def))) {
+    if (Def->hasBody() && !(Up && Def != Start && !isDeviceCode(Def))) {
       Callees C;
       C.TraverseStmt(Def->getBody());
       for (const FunctionDecl *G : C.Found)
@@ -657,7 +657,7 @@ std::string parseErrorReach(ASTContext &Ctx, const TranslationUnitIndex &Index, 
   All.TraverseDecl(Ctx.getTranslationUnitDecl());
   // A host function that launches the kernel is read for its own text: the other kernels it
   // launches run apart (an error there reaches this loop only by naming one of these).
-  std::vector<const FunctionDecl *> Read = functionsReadWith(Ctx, Index, FD, /*HostCallersOwnText=*/true);
+  std::vector<const FunctionDecl *> Read = functionsReadWith(Ctx, Index, FD);
   std::set<const FunctionDecl *> ReadSet;
   std::set<std::string> Names;
   for (const FunctionDecl *F : Read) {
@@ -729,7 +729,7 @@ std::string archDependentText(ASTContext &Ctx, const TranslationUnitIndex &Index
   const SourceManager &SM = Ctx.getSourceManager();
   // The functions the analysis of a loop in Start may read; of a host function that launches the
   // kernel, its own text (the other kernels it launches run apart).
-  std::vector<const FunctionDecl *> Order = functionsReadWith(Ctx, Index, Start, /*HostCallersOwnText=*/true);
+  std::vector<const FunctionDecl *> Order = functionsReadWith(Ctx, Index, Start);
 
   auto Name = [](const FunctionDecl *F) {
     if (const auto *M = dyn_cast<CXXMethodDecl>(F); M && M->getParent()->isLambda())

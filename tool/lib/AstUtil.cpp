@@ -401,23 +401,34 @@ std::vector<NameUse> namesIn(TypeLoc TL) {
   return V.Out;
 }
 
+VarStep stepOf(const clang::Expr *E) {
+  using namespace clang;
+  if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->isIncrementDecrementOp())
+    return {varOf(UO->getSubExpr()), nullptr};
+  if (const auto *CAO = dyn_cast<CompoundAssignOperator>(E);
+      CAO && (CAO->getOpcode() == BO_AddAssign || CAO->getOpcode() == BO_SubAssign))
+    return {varOf(CAO->getLHS()), CAO->getRHS()};
+  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Assign) {
+    const VarDecl *V = varOf(BO->getLHS());
+    const auto *Sum = dyn_cast<BinaryOperator>(BO->getRHS()->IgnoreParenImpCasts());
+    if (V && Sum && (Sum->getOpcode() == BO_Add || Sum->getOpcode() == BO_Sub)) {
+      if (varOf(Sum->getLHS()) == V)
+        return {V, Sum->getRHS()};
+      if (Sum->getOpcode() == BO_Add && varOf(Sum->getRHS()) == V)
+        return {V, Sum->getLHS()};
+    }
+  }
+  return {};
+}
+
 bool changedOnlyBySteps(const clang::Stmt *Body, const clang::VarDecl *V) {
   using namespace clang;
   if (!Body)
     return true;
-  auto IsV = [&](const Expr *E) { return varOf(E) == V; };
-  auto IsInt = [](const Expr *E) { return E->IgnoreParenImpCasts()->getType()->isIntegerType(); };
-  if (const auto *BO = dyn_cast<BinaryOperator>(Body); BO && BO->isAssignmentOp() && IsV(BO->getLHS())) {
-    if (const auto *CAO = dyn_cast<CompoundAssignOperator>(BO)) {
-      if ((CAO->getOpcode() != BO_AddAssign && CAO->getOpcode() != BO_SubAssign) || !IsInt(CAO->getRHS()))
-        return false;
-    } else {
-      const auto *Sum = dyn_cast<BinaryOperator>(BO->getRHS()->IgnoreParenImpCasts());
-      if (!Sum || !((Sum->getOpcode() == BO_Add && ((IsV(Sum->getLHS()) && IsInt(Sum->getRHS())) ||
-                                                      (IsV(Sum->getRHS()) && IsInt(Sum->getLHS())))) ||
-                    (Sum->getOpcode() == BO_Sub && IsV(Sum->getLHS()) && IsInt(Sum->getRHS()))))
-        return false;
-    }
+  if (const auto *BO = dyn_cast<BinaryOperator>(Body); BO && BO->isAssignmentOp() && varOf(BO->getLHS()) == V) {
+    VarStep S = stepOf(BO);
+    if (S.Var != V || !S.By->IgnoreParenImpCasts()->getType()->isIntegerType())
+      return false;
   }
   for (const Stmt *C : Body->children())
     if (C && !changedOnlyBySteps(C, V))

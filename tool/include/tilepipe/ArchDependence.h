@@ -110,11 +110,10 @@ std::string movedTextCounts(clang::ASTContext &Ctx, const ArchDependence &Arch, 
 
 /// The functions the analysis of a loop in Start may read: Start, its callers (transitively), and
 /// everything any of them calls (transitively), templates' patterns too; system headers' apart.
-/// With HostCallersOwnText, a caller in host code adds its own text only, not the other kernels
-/// and functions it calls: they run apart from Start's kernel.
+/// A caller in host code (a function that launches the kernel) adds its own text only, not the
+/// other kernels and functions it calls: they run apart from Start's kernel.
 std::vector<const clang::FunctionDecl *> functionsReadWith(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
-                                                           const clang::FunctionDecl *Start,
-                                                           bool HostCallersOwnText = false);
+                                                           const clang::FunctionDecl *Start);
 
 /// Why a parse error (Arch.ParseErrors) could change what the analysis of a loop in FD reads:
 /// it is in one of functionsReadWith(FD), outside every function, or in a function whose text

@@ -102,6 +102,14 @@ std::vector<NameUse> namesIn(clang::TypeLoc TL);
 /// rewrite carries along with the loop they stand on).
 bool onlyUnrollHints(const clang::AttributedStmt *S);
 
+/// One variable's step as an increment writes it: `v += s`, `v -= s`, `v = v + s`, `v = s + v`,
+/// `v = v - s` (By is s), `++v`, `v--` (By is null). Var is null for anything else.
+struct VarStep {
+  const clang::VarDecl *Var = nullptr;
+  const clang::Expr *By = nullptr;
+};
+VarStep stepOf(const clang::Expr *E);
+
 /// Whether every write of the pointer V in Body steps it by an integer (`p += n`, `p -= n`,
 /// `++p`, `p--`, `p = p + n`, `p = n + p`, `p = p - n`): then V points into the object it pointed
 /// to before (arithmetic that leaves the object is undefined). Writes through its address or a

@@ -39,28 +39,7 @@ Verdict LoopChecker::addIncrement(const Expr *E) {
       return V;
     return addIncrement(BO->getRHS());
   }
-  const VarDecl *Var = nullptr;
-  const Expr *Step = nullptr;
-  if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->isIncrementDecrementOp()) {
-    Var = varOf(UO->getSubExpr());
-  } else if (const auto *CAO = dyn_cast<CompoundAssignOperator>(E);
-             CAO && (CAO->getOpcode() == BO_AddAssign || CAO->getOpcode() == BO_SubAssign)) {
-    Var = varOf(CAO->getLHS());
-    Step = CAO->getRHS();
-  } else if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Assign) {
-    Var = varOf(BO->getLHS());
-    const auto *Sum = dyn_cast<BinaryOperator>(BO->getRHS()->IgnoreParenImpCasts());
-    if (Var && Sum && (Sum->getOpcode() == BO_Add || Sum->getOpcode() == BO_Sub)) {
-      if (varOf(Sum->getLHS()) == Var)
-        Step = Sum->getRHS();
-      else if (Sum->getOpcode() == BO_Add && varOf(Sum->getRHS()) == Var)
-        Step = Sum->getLHS();
-      else
-        Var = nullptr;
-    } else {
-      Var = nullptr;
-    }
-  }
+  auto [Var, Step] = stepOf(E);
   if (!Var)
     return Verdict::refuse(Reason::InductionStep,
                            "the increment '" + text(E) + "' is not 'v += step' or '++v'");
