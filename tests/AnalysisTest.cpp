@@ -1542,3 +1542,27 @@ TEST(PointerInduction, AVariableTheBodyDeclaresIsNoInduction) {
   ASSERT_EQ(1u, R.Loops.size());
   EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message() << "\n" << Code;
 }
+
+// A step through a reference, a lambda or a __device__ function that takes the pointer by
+// reference is no increment of the compute phase: the loop is refused. A step spelled by a macro
+// is one, and the fetch cursor replays the macro.
+TEST(PointerInduction, StepsThroughAReferenceALambdaOrAFunctionAreRefused) {
+  auto With = [](const std::string &Step) {
+    std::string Code = "#define BUMP(p) p += TB\n__device__ void step(const float *&p) { p += 16; }\n" +
+                       bumpedKernel("");
+    Code.replace(Code.find("    A += TB;\n"), 12, "    " + Step + "\n");
+    return runOnCode(Code);
+  };
+  for (const char *Step : {"{ const float *&r = A; r += TB; }", "[&] { A += TB; }();", "step(A);"}) {
+    FileResult R = With(Step);
+    ASSERT_TRUE(R.Ok) << R.Error;
+    ASSERT_EQ(1u, R.Loops.size()) << Step;
+    EXPECT_FALSE(R.Loops[0].transformed()) << Step << ": " << R.Loops[0].message();
+  }
+  FileResult R = With("BUMP(A);");
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  ASSERT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  EXPECT_NE(squeezed(R.Rewritten).find("++t; BUMP(A); t_fetch = t; A_fetch = A;"), std::string::npos)
+      << R.Rewritten;
+}
