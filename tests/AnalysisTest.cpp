@@ -4,6 +4,7 @@
 #include "tilepipe/Emit.h"
 #include "tilepipe/Plan.h"
 #include <cstring>
+#include <set>
 #include <gtest/gtest.h>
 
 using namespace tilepipe;
@@ -1566,3 +1567,72 @@ TEST(PointerInduction, StepsThroughAReferenceALambdaOrAFunctionAreRefused) {
   EXPECT_NE(squeezed(R.Rewritten).find("++t; BUMP(A); t_fetch = t; A_fetch = A;"), std::string::npos)
       << R.Rewritten;
 }
+
+namespace {
+
+/// The reason IDs a loop's record lists, the first first.
+std::vector<std::string> blockerIds(const FileResult &R) {
+  std::vector<std::string> Ids;
+  if (R.Loops.size() != 1 || R.Loops[0].transformed())
+    return Ids;
+  Ids.push_back(reasonInfo(R.Loops[0].Code).Id.str());
+  for (const auto &B : R.Loops[0].OtherBlockers)
+    Ids.push_back(reasonInfo(B.first).Id.str());
+  return Ids;
+}
+
+// Each blocker a loop lists refuses it alone: take away the statements behind all but one, and the
+// loop is refused for that one only; take them all away and it is rewritten.
+TEST(Blockers, EachRefusesTheLoopAlone) {
+  struct Cause {
+    const char *Id, *Bad, *Good;
+  };
+  const Cause Causes[] = {
+      {"address-not-invariant", "    float v = A[t * T + threadIdx.x];\n    s[threadIdx.x] = v;\n",
+       "    s[threadIdx.x] = A[t * T + threadIdx.x];\n"},
+      {"load-phase", "    C[t] = 1.0f;\n", ""},
+      {"compute-writes-tile", "    s[0] = acc;\n", ""},
+      {"loop-condition", "C[blockIdx.x] > t", "t < nt"},
+  };
+  auto Kernel = [&](unsigned Mask) {
+    auto Pick = [&](unsigned I) { return (Mask >> I & 1) ? Causes[I].Bad : Causes[I].Good; };
+    return kernel(std::string("  __shared__ float s[T];\n  float acc = 0;\n  for (int t = 0; ") +
+                  Pick(3) + "; ++t) {\n" + Pick(0) + Pick(1) +
+                  "    __syncthreads();\n    acc += s[(threadIdx.x + 1) % T];\n" + Pick(2) +
+                  "    __syncthreads();\n  }\n  C[threadIdx.x] = acc;");
+  };
+  for (unsigned Mask = 0; Mask < 16; ++Mask) {
+    FileResult R = runOnCode(Kernel(Mask));
+    ASSERT_TRUE(R.Ok) << R.Error;
+    ASSERT_EQ(1u, R.Loops.size());
+    std::set<std::string> Want, Got;
+    for (unsigned I = 0; I < 4; ++I)
+      if (Mask >> I & 1)
+        Want.insert(Causes[I].Id);
+    for (const std::string &Id : blockerIds(R))
+      Got.insert(Id);
+    EXPECT_EQ(Want, Got) << "mask " << Mask << ": " << R.Loops[0].message();
+    EXPECT_EQ(Mask == 0, R.Loops[0].transformed()) << R.Loops[0].message();
+    // No blocker is listed twice.
+    EXPECT_EQ(Got.size(), blockerIds(R).size()) << "mask " << Mask;
+  }
+}
+
+TEST(Blockers, AVerdictKeepsItsFirstAndListsEachOtherOnce) {
+  Verdict V;
+  V.block({});
+  EXPECT_TRUE(V.ok());
+  V.block(Verdict::refuse(Reason::LoadPhase, "a"));
+  Verdict W = Verdict::refuse(Reason::TileIndex, "b");
+  W.Others.push_back({Reason::LoadPhase, "a"});
+  W.Others.push_back({Reason::LoadPhase, "c"});
+  V.block(W);
+  V.block(Verdict::refuse(Reason::TileIndex, "b"));
+  EXPECT_EQ(Reason::LoadPhase, V.Code);
+  EXPECT_EQ("a", V.Detail);
+  ASSERT_EQ(2u, V.Others.size());
+  EXPECT_EQ(std::make_pair(Reason::TileIndex, std::string("b")), V.Others[0]);
+  EXPECT_EQ(std::make_pair(Reason::LoadPhase, std::string("c")), V.Others[1]);
+}
+
+} // namespace

@@ -11,6 +11,8 @@ checks, for each prefix the input uses:
   CHECK-FIXES     the rewritten file
   CHECK-PLAN      one line per loop from the JSON report's typed fields:
                   `line:col: [id] plan=<choice> <tile>=<copy_kind>/<cp_async> ...`
+  CHECK-BLOCKERS  one line per loop left alone, every blocker the report lists, the first first:
+                  `line:col: id id ...`
 Every loop the report says was left alone must be in the output byte for byte, and when no loop was
 rewritten the output must equal the input.
 """
@@ -66,6 +68,18 @@ def plan_lines(report):
     return "\n".join(out) + "\n"
 
 
+def blocker_lines(report):
+    out = []
+    for loop in report["loops"]:
+        if not loop["transformed"]:
+            ids = [b["reason"] for b in loop["blockers"]]
+            if not ids or ids[0] != loop["reason"]:
+                fail("the loop at line %d: blockers %s do not start with its reason %s" %
+                     (loop["line"], ids, loop["reason"]))
+            out.append("%d:%d: %s" % (loop["line"], loop["column"], " ".join(ids)))
+    return "\n".join(out) + "\n"
+
+
 def filecheck(args, prefix, input_path, extra=()):
     cmd = [args.filecheck, args.input, "--check-prefix=" + prefix, "--input-file=" + input_path,
            "--dump-input=fail"] + list(extra)
@@ -101,6 +115,8 @@ def main():
         report = json.load(f)
     with open(args.temp + ".plan", "w") as f:
         f.write(plan_lines(report))
+    with open(args.temp + ".blockers", "w") as f:
+        f.write(blocker_lines(report))
     with open(out, newline="") as f:
         rewritten = f.read()
 
@@ -114,6 +130,8 @@ def main():
         filecheck(args, "CHECK-FIXES", out)
     if uses("CHECK-PLAN"):
         filecheck(args, "CHECK-PLAN", args.temp + ".plan")
+    if uses("CHECK-BLOCKERS"):
+        filecheck(args, "CHECK-BLOCKERS", args.temp + ".blockers", ["--match-full-lines"])
 
     # A loop left alone is left byte for byte; a file with nothing rewritten is the input itself.
     for loop in report["loops"]:

@@ -137,6 +137,7 @@ static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, 
   const SourceManager &SM = Ctx.getSourceManager();
   CheckOptions COpts;
   COpts.AssumeNoAlias = Opts.AssumeNoAlias;
+  std::optional<std::string> DynamicShared, ArchText;
   for (const Candidate &C : findCandidateLoops(FD)) {
     LoopResult LR{FD, {}, {}, std::nullopt, "", Opts.Stages};
     unsigned Line = SM.getExpansionLineNumber(C.Loop->getBeginLoc());
@@ -163,28 +164,30 @@ static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, 
         LR.V = Verdict::refuse(Reason::ParseErrorNearby, Why);
       } else {
         LR.V = checkLoop(Ctx, Index, C, LoopOpts, LR.Model);
+        // The facts beside the loop's own refuse it too; a loop refused already lists them
+        // among its other blockers. The function's are read once for all its loops.
+        auto Also = [&](Reason R, const std::string &Why) {
+          if (!Why.empty())
+            LR.V.block(Verdict::refuse(R, Why));
+        };
+        // More static shared memory must not crowd out a launch's dynamic shared memory.
+        if (!DynamicShared)
+          DynamicShared = dynamicSharedProblem(Ctx, Index, Arch, FD);
+        Also(Reason::LaunchResources, *DynamicShared);
+        // The analysis saw the text of one architecture; the rewrite runs on several.
+        if (!ArchText)
+          ArchText = archDependentText(Ctx, Index, Arch, FD);
+        Also(Reason::ArchDependent, *ArchText);
+        Also(Reason::SourceText, movedTextCounts(Ctx, Arch, C.Loop));
+        Also(Reason::SourceText, placeDependentExpr(Ctx, C.Loop));
+        // The rewrite keeps line numbers with #line directives of its own, which one numbering
+        // cannot make right for passes that number the file differently.
+        if (!Arch.PassDependentLine.empty())
+          Also(Reason::SourceText,
+               "a #line directive (" + Arch.PassDependentLine +
+                   ") is read by some of nvcc's passes and not others, so no "
+                   "#line the rewrite writes could keep every pass's line numbers");
       }
-      // More static shared memory must not crowd out a launch's dynamic shared memory.
-      if (LR.V.ok())
-        if (std::string Why = dynamicSharedProblem(Ctx, Index, Arch, FD); !Why.empty())
-          LR.V = Verdict::refuse(Reason::LaunchResources, Why);
-      // The analysis saw the text of one architecture; the rewrite runs on several.
-      if (LR.V.ok())
-        if (std::string Why = archDependentText(Ctx, Index, Arch, FD); !Why.empty())
-          LR.V = Verdict::refuse(Reason::ArchDependent, Why);
-      if (LR.V.ok())
-        if (std::string Why = movedTextCounts(Ctx, Arch, C.Loop); !Why.empty())
-          LR.V = Verdict::refuse(Reason::SourceText, Why);
-      if (LR.V.ok())
-        if (std::string Why = placeDependentExpr(Ctx, C.Loop); !Why.empty())
-          LR.V = Verdict::refuse(Reason::SourceText, Why);
-      // The rewrite keeps line numbers with #line directives of its own, which one numbering
-      // cannot make right for passes that number the file differently.
-      if (LR.V.ok() && !Arch.PassDependentLine.empty())
-        LR.V = Verdict::refuse(Reason::SourceText,
-                               "a #line directive (" + Arch.PassDependentLine +
-                                   ") is read by some of nvcc's passes and not others, so no "
-                                   "#line the rewrite writes could keep every pass's line numbers");
       SourceLocation At = SM.getExpansionLoc(C.Loop->getBeginLoc());
       auto Kept = Opts.KeepLoops.find(
           {SM.getFileID(At) == SM.getMainFileID() ? Path

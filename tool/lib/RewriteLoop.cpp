@@ -132,6 +132,7 @@ static void refuseAsInstantiation(ASTContext &Ctx, const std::vector<LoopResult>
                                   const LoopResult &Refused, LoopRecord &Rec) {
   Rec.Code = Refused.V.Code;
   Rec.Detail = Refused.V.Detail;
+  Rec.OtherBlockers = Refused.V.Others;
   if (Results.size() > 1 && Refused.Function->getTemplateSpecializationArgs())
     Rec.Detail += " (in " + instantiationName(Ctx, Refused) + ")";
 }

@@ -274,10 +274,18 @@ llvm::json::Value reportJson(llvm::ArrayRef<FileResult> Results) {
       llvm::json::Object O{{"file", L.File},           {"line", L.Line},
                            {"column", L.Column},       {"kernel", L.Kernel},
                            {"transformed", L.transformed()}, {"message", L.message()}};
-      if (L.transformed())
+      if (L.transformed()) {
         O["stages"] = L.Stages;
-      else
+      } else {
         O["reason"] = reasonInfo(L.Code).Id;
+        // Every blocker found, the first (reason, message) first: how far the loop is from a
+        // rewrite.
+        llvm::json::Array Blockers{llvm::json::Object{{"reason", reasonInfo(L.Code).Id},
+                                                      {"detail", L.Detail}}};
+        for (const auto &[R, D] : L.OtherBlockers)
+          Blockers.push_back(llvm::json::Object{{"reason", reasonInfo(R).Id}, {"detail", D}});
+        O["blockers"] = std::move(Blockers);
+      }
       if (L.Plan)
         O["plan"] = planJson(*L.Plan, L.Tiles);
       if (!L.Fingerprint.empty())
@@ -304,7 +312,8 @@ llvm::json::Value reportJson(llvm::ArrayRef<FileResult> Results) {
 llvm::json::Value statsJson(llvm::ArrayRef<FileResult> Results) {
   int64_t Files = 0, Failed = 0, Loops = 0, Rewritten = 0, Builds = 0, Cached = 0;
   llvm::json::Object ByReason;
-  std::map<std::string, int64_t> Counts;
+  std::map<std::string, int64_t> Counts, Blocked;
+  std::map<size_t, int64_t> ByBlockerCount;
   for (const FileResult &R : Results) {
     ++Files;
     Failed += !R.Ok;
@@ -314,13 +323,29 @@ llvm::json::Value statsJson(llvm::ArrayRef<FileResult> Results) {
       ++Loops;
       Rewritten += L.transformed();
       ++Counts[reasonInfo(L.Code).Id.str()];
+      if (L.transformed())
+        continue;
+      // A loop counts once under each reason among its blockers.
+      std::set<std::string> Ids{reasonInfo(L.Code).Id.str()};
+      for (const auto &B : L.OtherBlockers)
+        Ids.insert(reasonInfo(B.first).Id.str());
+      for (const std::string &Id : Ids)
+        ++Blocked[Id];
+      ++ByBlockerCount[Ids.size()];
     }
   }
   for (auto &[Id, N] : Counts)
     ByReason[Id] = N;
+  llvm::json::Object BlockedBy, BlockerCounts;
+  for (auto &[Id, N] : Blocked)
+    BlockedBy[Id] = N;
+  for (auto &[K, N] : ByBlockerCount)
+    BlockerCounts[std::to_string(K)] = N;
   return llvm::json::Object{{"files", Files},         {"failed", Failed},
                             {"loops", Loops},         {"rewritten", Rewritten},
                             {"refused", Loops - Rewritten}, {"by_reason", std::move(ByReason)},
+                            {"blocked_by", std::move(BlockedBy)},
+                            {"refused_by_blocker_count", std::move(BlockerCounts)},
                             {"launch_check", llvm::json::Object{{"builds", Builds},
                                                                 {"cached", Cached}}}};
 }
@@ -508,6 +533,14 @@ static std::string uriOf(llvm::StringRef Path) {
   return U;
 }
 
+/// A result's property bag: a refused loop's blockers, every reason ID, the first first.
+static llvm::json::Object sarifProperties(const LoopRecord &L) {
+  llvm::json::Array Ids{reasonInfo(L.Code).Id};
+  for (const auto &B : L.OtherBlockers)
+    Ids.push_back(reasonInfo(B.first).Id);
+  return llvm::json::Object{{"blockers", std::move(Ids)}};
+}
+
 llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef Version) {
   llvm::json::Array Rules, Out;
   std::map<std::string, size_t> RuleIndex;
@@ -545,6 +578,8 @@ llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef V
                 llvm::json::Object{
                     {"artifactLocation", llvm::json::Object{{"uri", uriOf(L.File)}}},
                     {"region", std::move(Region)}}}}}}};
+      if (!L.transformed())
+        Result["properties"] = sarifProperties(L);
       if (!L.Edits.empty()) {
         // One change per file the edits touch (the loop's own, as a rule), named as the loop's
         // location names it where it is the same file.

@@ -18,6 +18,8 @@ struct LoopRecord {
   std::string Kernel;
   Reason Code = Reason::Pipelined;
   std::string Detail;
+  /// When refused: what else refuses the loop beside Code (Verdict::Others), each with its detail.
+  std::vector<std::pair<Reason, std::string>> OtherBlockers;
   unsigned Stages = 0; ///< when transformed
   unsigned Offset = 0; ///< file offset of the loop keyword
   std::vector<clang::tooling::Replacement> Edits; ///< this loop's share of the file's edits

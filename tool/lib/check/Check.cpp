@@ -66,27 +66,36 @@ static uint64_t sharedBytesOutside(ASTContext &Ctx, const FunctionDecl *FD,
   return Bytes;
 }
 
+/// The steps in order. A step that refuses the loop does not end the check where the steps after
+/// it can still be read truly (Verdict::Others lists what they find, for a user who wants to know
+/// how far the loop is from a rewrite): a loop whose shape or inductions are not known ends there,
+/// since everything after reads them.
 Verdict LoopChecker::run() {
+  Verdict Out;
   if (Verdict V = checkLoopStatement(); !V.ok())
     return V;
-  if (Verdict V = checkBuiltinNames(); !V.ok())
-    return V;
+  Out.block(checkBuiltinNames());
   InFunction = &Effects.localFacts(M.Function);
   InLoop.scan(M.Loop);
-  if (Verdict V = checkShape(); !V.ok())
-    return V;
+  if (Verdict V = checkShape(); !V.ok()) {
+    Out.block(V);
+    return Out;
+  }
   if (InLoop.HasLambda)
-    return Verdict::refuse(Reason::Unsupported, "the loop holds a lambda");
-  if (Verdict V = collectInductions(); !V.ok())
-    return V;
-  if (Verdict V = checkCopyPhase(); !V.ok())
-    return V;
-  if (Verdict V = checkTiles(); !V.ok())
-    return V;
-  if (Verdict V = checkStores(); !V.ok())
-    return V;
-  if (Verdict V = checkOverlap(); !V.ok())
-    return V;
+    Out.block(Verdict::refuse(Reason::Unsupported, "the loop holds a lambda"));
+  if (Verdict V = collectInductions(); !V.ok()) {
+    Out.block(V);
+    return Out;
+  }
+  Out.block(checkCondition());
+  Out.block(checkCopyPhase());
+  if (!M.Tiles.empty()) {
+    Out.block(checkTiles());
+    Out.block(checkStores());
+    Out.block(checkOverlap());
+  }
+  if (!Out.ok())
+    return Out;
   // The loop is safe to rewrite; what follows only chooses how.
   describeSurroundings();
   analyzeBoxes();

@@ -6,12 +6,29 @@ using namespace clang;
 
 namespace tilepipe::check {
 
+/// Each statement is judged alone: one refused does not hide the next one's blocker.
 Verdict LoopChecker::checkCopyPhase() {
+  Verdict Out;
   for (const Stmt *S : M.CopyPhase) {
     const auto *DS = dyn_cast<DeclStmt>(S);
-    if (Verdict V = DS ? checkCopyDecl(DS) : checkCopyStmt(S); !V.ok())
-      return V;
+    size_t Stores = M.Stores.size(), SiteCount = Sites.size(), Inner = InnerStack.size();
+    Verdict V = DS ? checkCopyDecl(DS) : checkCopyStmt(S);
+    if (V.ok())
+      continue;
+    Out.block(V);
+    RefusedCopy.push_back(S);
+    // Nothing of a refused statement stays in the model; the variables it declares read as
+    // values the loop does not change, so that what reads them is judged for itself.
+    M.Stores.resize(Stores);
+    Sites.resize(SiteCount);
+    InnerStack.resize(Inner);
+    if (DS)
+      for (const Decl *D : DS->decls())
+        if (const auto *Var = dyn_cast<VarDecl>(D); Var && !isSharedVar(Var))
+          RefusedVars.insert(Var);
   }
+  if (!Out.ok())
+    return Out;
   if (M.Stores.empty())
     return Verdict::refuse(Reason::LoadPhase, "the copy phase stores into no tile");
   bool AnyCopy = llvm::any_of(M.Stores, [](const TileStore &S) { return S.Src != nullptr; });

@@ -12,7 +12,7 @@ namespace tilepipe::check {
 DepResult LoopChecker::classifyVar(const VarDecl *V) {
   if (isInduction(V))
     return {Dep::Iteration, ""};
-  if (InnerVars.contains(V))
+  if (InnerVars.contains(V) || RefusedVars.contains(V))
     return {Dep::Invariant, ""};
   if (auto It = IndexDeclDeps.find(V); It != IndexDeclDeps.end())
     return It->second;

@@ -181,6 +181,10 @@ Verdict LoopChecker::collectInductions() {
   for (const Stmt *S : M.BodyIncs)
     if (Verdict V = addIncrement(cast<Expr>(S)); !V.ok())
       return V;
+  return {};
+}
+
+Verdict LoopChecker::checkCondition() {
   DepResult C = classify(M.Cond);
   if (C.D == Dep::Bad)
     return Verdict::refuse(Reason::LoopCondition, "the condition " + C.Why);

@@ -58,7 +58,7 @@ Verdict LoopChecker::checkTiles() {
   Refs InCopy;
   InCopy.Tiles = &TileIndex;
   for (const Stmt *S : M.CopyPhase)
-    if (!isa<DeclStmt>(S))
+    if (!isa<DeclStmt>(S) && !llvm::is_contained(RefusedCopy, S))
       InCopy.TraverseStmt(const_cast<Stmt *>(S));
   for (const DeclRefExpr *DRE : InCopy.Found) {
     bool IsDst = llvm::any_of(M.Stores, [&](const TileStore &S) {

@@ -105,6 +105,9 @@ private:
   };
   std::vector<StoreSite> Sites;
   std::vector<const clang::VarDecl *> InnerStack;
+  /// Statements of the copy phase refused: later steps do not refuse the loop again for them.
+  std::vector<const clang::Stmt *> RefusedCopy;
+  llvm::SmallPtrSet<const clang::VarDecl *, 4> RefusedVars; ///< declared by those statements
   llvm::SmallPtrSet<const clang::VarDecl *, 4> UniformVisiting;
   std::map<std::string, unsigned> NameCounts; ///< declarations per name in the function, once read
   std::vector<const clang::Expr *> CoefExprs; ///< the uniform factors threadAffine multiplied by
@@ -136,6 +139,7 @@ private:
   bool isInduction(const clang::VarDecl *V) const { return llvm::is_contained(M.Inductions, V); }
   bool changes(const clang::VarDecl *V) const { return InFunction->changes(V); }
   Verdict collectInductions();
+  Verdict checkCondition();
   void findBodyIncrements();
   bool declaredInBody(const clang::VarDecl *V);
   std::optional<LocalFacts> BodyFacts; ///< what the loop's body declares, once read
