@@ -198,6 +198,45 @@ __global__ void k(const float *A, float *C, int nt) {
 }
 } // namespace InexactDivision
 
+// Each inner copy loop variable must select the element alone in some subscript. In
+// `buf[d][i + j]` both appear, but (i, j) = (0, 1) and (1, 0) store into one element: two copies
+// in flight to one element may land in either order. `buf[d + 32 * i][j]` selects by each.
+namespace TwoInnerVariablesInOneSubscript {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float buf[32][3];
+  const int d = threadIdx.x;
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [tile-overlap] {{.*}}the inner copy loop variable 'i' does not select the tile element
+  for (int t = 0; t < nt; ++t) {
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)
+        buf[d][i + j] = A[(blockIdx.x * nt + t) * 128 + (d + 32 * (2 * i + j)) % 128];
+    __syncthreads();
+    acc += buf[(d + 1) % 32][1] + buf[d][0] * buf[d][2];
+    __syncthreads();
+  }
+  C[blockIdx.x * 32 + d] = acc;
+}
+} // namespace TwoInnerVariablesInOneSubscript
+
+namespace EachInnerVariableSelectsAlone {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float buf[64][2];
+  const int d = threadIdx.x;
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined]
+  for (int t = 0; t < nt; ++t) {
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)
+        buf[d + 32 * i][j] = A[(blockIdx.x * nt + t) * 128 + (d + 32 * i) * 2 + j];
+    __syncthreads();
+    acc += buf[(d + 1) % 64][1] + buf[d][0];
+    __syncthreads();
+  }
+  C[blockIdx.x * 32 + d] = acc;
+}
+} // namespace EachInnerVariableSelectsAlone
+
 // One if guards the copies of two tiles, and its else fills both: every element one branch
 // stores, the other stores too. The copies stay per element (or by a register prefetch): one
 // tensor copy could not replace an if that guards two tiles.

@@ -216,15 +216,23 @@ Verdict LoopChecker::checkOverlap() {
     const VarDecl *TV = nullptr;
     (void)tileOfLValue(Sites[I].Dst, TV, IdxI);
     if (!Sites[I].Inner.empty()) {
+      // Each inner variable selects the element: it is the only inner variable in some
+      // subscript's form, whose other terms the inner loops do not change. Appearing somewhere
+      // is not enough: `s[x][i + j]` writes one element for (i, j) = (0, 1) and (1, 0), and two
+      // copies in flight to one element may land in either order.
+      auto Key = [](const VarDecl *V) { return "v" + std::to_string(reinterpret_cast<uintptr_t>(V)); };
+      std::vector<Affine> Forms(IdxI.size());
+      std::vector<bool> Known(IdxI.size());
+      for (size_t D = 0; D < IdxI.size(); ++D)
+        Known[D] = affine(IdxI[D], Forms[D]);
       for (const VarDecl *IV : Sites[I].Inner) {
-        std::string Key = "v" + std::to_string(reinterpret_cast<uintptr_t>(IV));
-        bool Used = false;
-        for (const Expr *E : IdxI) {
-          Affine A;
-          if (affine(E, A) && A.Terms.count(Key))
-            Used = true;
-        }
-        if (!Used)
+        bool Selects = false;
+        for (size_t D = 0; D < IdxI.size(); ++D)
+          Selects |= Known[D] && Forms[D].Terms.count(Key(IV)) &&
+                     llvm::none_of(Sites[I].Inner, [&](const VarDecl *Other) {
+                       return Other != IV && Forms[D].Terms.count(Key(Other));
+                     });
+        if (!Selects)
           return Verdict::refuse(Reason::TileOverlap, "the inner copy loop variable " + quoted(IV) +
                                                           " does not select the tile element");
       }
