@@ -7,17 +7,17 @@
 
 #define T 64
 
-// Three blockers, each of its own statement: a local that reads memory, a store that is no tile
+// Three blockers, each of its own statement: an index that reads memory, a store that is no tile
 // store, and a compute phase that writes the tile.
 namespace Three {
 __global__ void k(const float *A, float *C, int nt) {
   __shared__ float s[T];
   float acc = 0;
-  // CHECK-MESSAGES: :[[@LINE+2]]:3: remark: [address-not-invariant] {{.*}}'v' reads memory
+  // CHECK-MESSAGES: :[[@LINE+2]]:3: remark: [address-not-invariant] {{.*}}'j' reads memory
   // CHECK-BLOCKERS: [[@LINE+1]]:3: address-not-invariant load-phase compute-writes-tile
   for (int t = 0; t < nt; ++t) {
-    float v = A[t * T + threadIdx.x];
-    s[threadIdx.x] = v;
+    int j = (int)A[t];
+    s[threadIdx.x] = A[(t + j) * T + threadIdx.x];
     C[t] = 1.0f;
     __syncthreads();
     acc += s[(threadIdx.x + 1) % T];
