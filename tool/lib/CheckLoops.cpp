@@ -1,13 +1,13 @@
 // Check, for the driver: every candidate loop of the file's device functions, with its
-// annotations and the facts beside the loop that refuse it, planned stages per function.
+// annotations and the facts beside the loop that refuse it.
 #include "DriverSteps.h"
 #include "tilepipe/AstUtil.h"
 #include "tilepipe/Find.h"
 #include "tilepipe/Resources.h"
-#include "tilepipe/Tuning.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringExtras.h"
-#include <cstdio>
+
+#include <set>
 
 using namespace clang;
 
@@ -96,50 +96,19 @@ void warnBlockAnnotations(const SourceManager &SM, const LangOptions &LO, FileID
   }
 }
 
-/// The measured choice for a legal loop, if any: --plan-choice, or the tuning file's entry for the
-/// loop (by file, function, line and architecture) where the loop's text is the one measured. A
-/// choice to keep the loop refuses it here (plan-kept), before stages are shared out.
-static void measuredChoice(ASTContext &Ctx, const ToolOptions &Opts, const Stmt *Loop,
-                           const FunctionDecl *FD, LoopResult &LR) {
-  const SourceManager &SM = Ctx.getSourceManager();
-  LR.Fingerprint = loopFingerprint(sourceText(Ctx, Loop->getSourceRange()));
-  if (Opts.Choice) {
-    LR.Forced = Opts.Choice;
-    LR.Measured = "the plan --plan-choice=" + Opts.Choice->str() + " asks for";
-  } else if (!Opts.Tuning.empty()) {
-    PresumedLoc P = SM.getPresumedLoc(SM.getExpansionLoc(Loop->getBeginLoc()));
-    const TuningEntry *T = findTuning(Opts.Tuning, P.getFilename(), FD->getNameAsString(),
-                                      P.getLine(), Opts.GpuArch);
-    if (T && T->Fingerprint != LR.Fingerprint) {
-      LR.TuningNote = "the tuning file's entry for this loop was ignored: the loop's text changed "
-                      "since it was measured";
-    } else if (T) {
-      LR.Forced = T->Choice;
-      char Speed[32];
-      std::snprintf(Speed, sizeof Speed, "%.2fx", T->Speedup);
-      LR.Measured = "the tuning file's plan " + T->Choice.str() + " (measured " +
-                    (T->Choice.Keep ? std::string("no plan faster") : std::string(Speed)) +
-                    (T->Gpu.empty() ? "" : " on " + T->Gpu) + ")";
-    }
-  }
-  if (LR.Forced && LR.Forced->Keep)
-    LR.V = Verdict::refuse(Reason::PlanKept, LR.Measured);
-}
-
 /// Check: every candidate loop of FD with its annotations, and the facts that refuse it beside
-/// the loop's own (dynamic shared memory in its kernels, text that differs per architecture, a
-/// loop the launch check kept); a loop that passes gets its measured plan, if it has one. Fails
-/// when an annotation cannot be read.
+/// the loop's own (dynamic shared memory in its kernels, text that differs per architecture).
+/// Fails when an annotation cannot be read.
 static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &Arch,
                                       const TranslationUnitIndex &Index, const FunctionDecl *FD,
-                                      const std::string &Path, std::map<LoopKey, Annotation> &Annotations,
-                                      std::vector<LoopResult> &Local) {
+                                      std::map<LoopKey, Annotation> &Annotations,
+                                      std::vector<CheckedLoop> &Local) {
   const SourceManager &SM = Ctx.getSourceManager();
   CheckOptions COpts;
   COpts.AssumeNoAlias = Opts.AssumeNoAlias;
   std::optional<std::string> DynamicShared, ArchText;
   for (const Candidate &C : findCandidateLoops(FD)) {
-    LoopResult LR{FD, {}, {}, std::nullopt, "", Opts.Stages};
+    CheckedLoop LR{FD, {}, {}};
     unsigned Line = SM.getExpansionLineNumber(C.Loop->getBeginLoc());
     FileID LoopFile = loopKey(SM, C.Loop).first;
     auto Read = annotationsAbove(SM.getBufferData(LoopFile), Line,
@@ -188,79 +157,15 @@ static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, 
                    ") is read by some of nvcc's passes and not others, so no "
                    "#line the rewrite writes could keep every pass's line numbers");
       }
-      SourceLocation At = SM.getExpansionLoc(C.Loop->getBeginLoc());
-      auto Kept = Opts.KeepLoops.find(
-          {SM.getFileID(At) == SM.getMainFileID() ? Path
-                                                  : std::string(SM.getPresumedLoc(At).getFilename()),
-           SM.getFileOffset(At)});
-      if (LR.V.ok() && Kept != Opts.KeepLoops.end())
-        LR.V = Kept->second;
-      if (LR.V.ok())
-        measuredChoice(Ctx, Opts, C.Loop, FD, LR);
     }
     Local.push_back(std::move(LR));
   }
   return llvm::Error::success();
 }
 
-/// Plan, for one function: its pipelined loops share its static shared memory, so their stages
-/// are planned together (planStages), each loop as many as it asked for where they fit; a loop
-/// for which none fits is refused (shared-memory).
-static void shareStages(std::vector<LoopResult> &Local, const ToolOptions &Opts) {
-  std::vector<uint64_t> Bytes;
-  uint64_t FunctionShared = 0;
-  for (LoopResult &LR : Local)
-    if (LR.V.ok()) {
-      uint64_t B = 0;
-      for (const Tile &T : LR.Model.Tiles)
-        B += T.Bytes;
-      Bytes.push_back(B);
-      FunctionShared = LR.Model.OtherSharedBytes + B;
-    }
-  uint64_t Other = FunctionShared;
-  for (uint64_t B : Bytes)
-    Other -= B;
-  std::vector<unsigned> Requested;
-  for (LoopResult &LR : Local)
-    if (LR.V.ok()) {
-      unsigned S = LR.AnnotatedStages;
-      // The register-staged prefetch keeps the loop's one buffer, however deep.
-      bool OneBuffer = LR.Forced && !LR.Forced->Keep && LR.Forced->Copy == PlanChoice::Registers;
-      Requested.push_back(OneBuffer ? 1 : LR.Forced ? LR.Forced->Stages : S ? S : Opts.Stages);
-    }
-  auto Plan = planStages(Bytes, Other, Requested);
-  size_t K = 0;
-  for (LoopResult &LR : Local) {
-    if (LR.V.ok()) {
-      LR.Stages = Plan[K];
-      LR.Requested = Requested[K];
-      // The most stages the loop could have, the others as planned: what tuning may try.
-      for (unsigned S = 6; S >= 2 && !LR.MaxStages; --S) {
-        std::vector<unsigned> Try = Requested;
-        Try[K] = S;
-        if (planStages(Bytes, Other, Try)[K] == S)
-          LR.MaxStages = S;
-      }
-      if (LR.Forced && LR.Stages && *LR.Stages < Requested[K]) {
-        LR.TuningNote = "the measured plan " + LR.Forced->str() + " does not fit the function's shared memory";
-        LR.Forced.reset();
-      }
-      if (!LR.Stages)
-        LR.V = Verdict::refuse(Reason::SharedMemory,
-                               std::to_string(Bytes[K]) + " bytes of tiles per stage next to " +
-                                   std::to_string(Other) + " other bytes");
-      else if (*LR.Stages < Requested[K])
-        LR.StageNote = std::to_string(Requested[K]) + " stages requested, " +
-                       std::to_string(*LR.Stages) + " fit in 48 KiB of static shared memory";
-      ++K;
-    }
-  }
-}
-
 llvm::Expected<CheckedLoops> checkLoops(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &Arch,
                                         llvm::ArrayRef<const FunctionDecl *> Instances,
-                                        llvm::ArrayRef<const FunctionDecl *> Patterns,
-                                        const std::string &Path) {
+                                        llvm::ArrayRef<const FunctionDecl *> Patterns) {
   const SourceManager &SM = Ctx.getSourceManager();
   TranslationUnitIndex Index(Ctx);
   auto Wanted = [&](const FunctionDecl *FD) {
@@ -270,16 +175,18 @@ llvm::Expected<CheckedLoops> checkLoops(ASTContext &Ctx, const ToolOptions &Opts
   for (const FunctionDecl *FD : Instances) {
     if (!Wanted(FD))
       continue;
-    std::vector<LoopResult> Local;
-    if (llvm::Error E = checkFunctionLoops(Ctx, Opts, Arch, Index, FD, Path, Out.Annotations, Local))
+    std::vector<CheckedLoop> Local;
+    if (llvm::Error E = checkFunctionLoops(Ctx, Opts, Arch, Index, FD, Out.Annotations, Local))
       return std::move(E);
-    shareStages(Local, Opts);
-    for (LoopResult &LR : Local)
-      Out.ByLoop[loopKey(SM, LR.Model.Loop)].push_back(std::move(LR));
+    Out.ByFunction.push_back(std::move(Local));
   }
+  std::set<LoopKey> Checked;
+  for (const std::vector<CheckedLoop> &Local : Out.ByFunction)
+    for (const CheckedLoop &L : Local)
+      Checked.insert(loopKey(SM, L.Model.Loop));
   for (const FunctionDecl *FD : Patterns)
     for (const Candidate &C : Wanted(FD) ? findCandidateLoops(FD) : std::vector<Candidate>())
-      if (!Out.ByLoop.count(loopKey(SM, C.Loop)))
+      if (!Checked.count(loopKey(SM, C.Loop)))
         Out.Uninstantiated[loopKey(SM, C.Loop)] = {C.Loop, FD};
   return Out;
 }

@@ -417,11 +417,12 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
   FunctionCollector Functions(SM);
   Functions.TraverseDecl(Ctx.getTranslationUnitDecl());
   noteDeviceFiles(Ctx, Opts, Functions, R);
-  auto Checked = checkLoops(Ctx, Opts, Arch, Functions.Instances, Functions.Patterns, R.Path);
+  auto Checked = checkLoops(Ctx, Opts, Arch, Functions.Instances, Functions.Patterns);
   if (!Checked) {
     R.Error = llvm::toString(Checked.takeError());
     return;
   }
+  planLoops(Ctx, Opts, R.Path, *Checked);
   // Plan and emit, loop by loop (in the order of their files and offsets), then per kernel.
   FileRewrite F;
   for (auto &[Key, Results] : Checked->ByLoop)

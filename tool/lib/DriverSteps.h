@@ -1,7 +1,9 @@
 // The driver's steps for one file, in the order analyzeAST (Driver.cpp) runs them, and what each
 // hands the next:
 //   check  (CheckLoops.cpp):  every candidate loop of every device function, with its annotations,
-//                             checked and given its share of the function's shared memory;
+//                             checked;
+//   plan, per function (PlanLoops.cpp): the launch check's keeps and the measured choices, and
+//                             each loop's share of the function's shared memory;
 //   plan and emit, per loop (RewriteLoop.cpp): the loop's plan, its edits (every instantiation
 //                             asking for the same text), the compute-only floor, then per kernel
 //                             with tensor copies its map parameters, launcher and launch sites;
@@ -42,11 +44,19 @@ using LoopKey = std::pair<clang::FileID, unsigned>; ///< a loop's file and the o
 
 LoopKey loopKey(const clang::SourceManager &SM, const clang::Stmt *S);
 
-/// One instantiation of a candidate loop, checked, with its share of the function's stages.
-struct LoopResult {
+/// Check's answer for one instantiation of a candidate loop: its model and verdict, from the
+/// loop's text and its annotations alone.
+struct CheckedLoop {
   const clang::FunctionDecl *Function;
   LoopModel Model;
   Verdict V;
+  unsigned AnnotatedStages = 0; ///< `// tilepipe: stages=N` above the loop, or 0
+};
+
+/// Plan's share for a checked loop (planLoops): the launch check's and the measured decisions
+/// (which may keep a legal loop: V becomes that refusal) and the loop's share of its function's
+/// stages.
+struct LoopResult : CheckedLoop {
   std::optional<unsigned> Stages;
   std::string StageNote;
   unsigned Requested = 0;
@@ -57,26 +67,30 @@ struct LoopResult {
   std::optional<PlanChoice> Forced;
   std::string Measured;
   std::string TuningNote;
-  unsigned AnnotatedStages = 0; ///< `// tilepipe: stages=N` above the loop, or 0
 };
 
-/// What Check yields for the file: results by loop (file, then offset), one per instantiation,
-/// with the loop's annotations; and the loops of templates that are never instantiated.
+/// The file's candidate loops: Check yields them per function (ByFunction, one entry per
+/// instantiation), with the loops' annotations and the loops of templates never instantiated;
+/// Plan (planLoops) moves them, planned, into ByLoop, by loop (file, then offset).
 struct CheckedLoops {
+  std::vector<std::vector<CheckedLoop>> ByFunction;
   std::map<LoopKey, std::vector<LoopResult>> ByLoop;
   std::map<LoopKey, Annotation> Annotations;
   std::map<LoopKey, std::pair<const clang::Stmt *, const clang::FunctionDecl *>> Uninstantiated;
 };
 
 /// Check: the candidate loops of Instances (functions and instantiations of templates) and of
-/// Patterns (templates, for the loops no instantiation reaches), limited to Opts.Kernels; each
-/// function's pipelined loops share its static shared memory (shareStages). Fails with the error
-/// of an annotation that cannot be read.
+/// Patterns (templates, for the loops no instantiation reaches), limited to Opts.Kernels, into
+/// ByFunction. Fails with the error of an annotation that cannot be read.
 llvm::Expected<CheckedLoops> checkLoops(clang::ASTContext &Ctx, const ToolOptions &Opts,
                                         const ArchDependence &Arch,
                                         llvm::ArrayRef<const clang::FunctionDecl *> Instances,
-                                        llvm::ArrayRef<const clang::FunctionDecl *> Patterns,
-                                        const std::string &Path);
+                                        llvm::ArrayRef<const clang::FunctionDecl *> Patterns);
+
+/// Plan, per function: the loops the launch check keeps (Opts.KeepLoops, an input to this run)
+/// and the measured choices (--plan-choice, the tuning file) for the legal ones; then the
+/// function's legal loops share its static shared memory (planStages). ByFunction into ByLoop.
+void planLoops(clang::ASTContext &Ctx, const ToolOptions &Opts, const std::string &Path, CheckedLoops &Loops);
 
 /// The record of a loop, located: the main file's loops by Path, a header's by its name.
 LoopRecord loopRecord(const clang::SourceManager &SM, const std::string &Path, const clang::Stmt *Loop,

@@ -209,7 +209,7 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
     Rec.Tiles.push_back(T.Var->getNameAsString());
   std::string TuningNote = Front.TuningNote;
   // A measured or chosen plan holds for the loop only where every instantiation fits it
-  // (shareStages drops it from one whose shared memory it would overflow).
+  // (shareStages, PlanLoops.cpp, drops it from one whose shared memory it would overflow).
   const LoopResult *Unfit = nullptr;
   for (const LoopResult &LR : Results)
     if (Front.Forced && !LR.Forced && !Unfit)
