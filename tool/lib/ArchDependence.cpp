@@ -1,3 +1,13 @@
+// ArchDependence (ArchDependence.h): which text the analysis of a loop read that another of nvcc's
+// passes reads differently. Three parts that share the preprocessor's view of the file:
+//  - Collector, the device parse's PPCallbacks: conditionals on the architecture's macros, macros
+//    that depend on them, compiler tests, #line;
+//  - HostCollector and HostScanAction, the host pass (--cuda-host-only): its macros, skipped
+//    ranges and launches, compared with the device pass's;
+//  - the questions the check asks of those facts (archDependentText, movedTextCounts,
+//    functionsReadWith).
+// The facts are one type (ArchDependence) filled by the first two and read by the third; kept in
+// one file, about 800 lines, so that the rule and what collects its facts are read together.
 #include "tilepipe/ArchDependence.h"
 #include "tilepipe/Check.h"
 #include "tilepipe/Find.h"

@@ -1,3 +1,13 @@
+// Resources (Resources.h): what the launches of a rewritten kernel need, in one file because one
+// question runs through all of it: may a launch that ran before the rewrite still run after it?
+//  - the kernels that run a loop and how they are launched (DynamicSharedFinder, KernelUses,
+//    dynamicSharedProblem): dynamic shared memory, launches the analysis cannot see;
+//  - nvcc's answer (compileForUsage, parseResourceUsage, splitDemangled): registers and shared
+//    memory per kernel of the original and the rewrite, through the build cache (UsageCache.h);
+//  - the comparison and its fix (checkLaunchResources): __launch_bounds__ where the rewrite
+//    would allow fewer threads, or the loop kept.
+// Split by those three parts, each would export the types the next reads (KernelKey, the usage
+// tables); about 850 lines kept together read in the order a launch is checked.
 #include "tilepipe/Resources.h"
 #include "tilepipe/AstUtil.h"
 #include "tilepipe/Result.h"
