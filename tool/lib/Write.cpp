@@ -284,9 +284,8 @@ llvm::json::Value reportJson(llvm::ArrayRef<FileResult> Results) {
         O["reason"] = reasonInfo(L.Code).Id;
         // Every blocker found, the first (reason, message) first: how far the loop is from a
         // rewrite.
-        llvm::json::Array Blockers{llvm::json::Object{{"reason", reasonInfo(L.Code).Id},
-                                                      {"detail", L.Detail}}};
-        for (const auto &[R, D] : L.OtherBlockers)
+        llvm::json::Array Blockers;
+        for (const auto &[R, D] : L.blockers())
           Blockers.push_back(llvm::json::Object{{"reason", reasonInfo(R).Id}, {"detail", D}});
         O["blockers"] = std::move(Blockers);
       }
@@ -330,8 +329,8 @@ llvm::json::Value statsJson(llvm::ArrayRef<FileResult> Results) {
       if (L.transformed())
         continue;
       // A loop counts once under each reason among its blockers.
-      std::set<std::string> Ids{reasonInfo(L.Code).Id.str()};
-      for (const auto &B : L.OtherBlockers)
+      std::set<std::string> Ids;
+      for (const auto &B : L.blockers())
         Ids.insert(reasonInfo(B.first).Id.str());
       for (const std::string &Id : Ids)
         ++Blocked[Id];
@@ -539,8 +538,8 @@ static std::string uriOf(llvm::StringRef Path) {
 
 /// A result's property bag: a refused loop's blockers, every reason ID, the first first.
 static llvm::json::Object sarifProperties(const LoopRecord &L) {
-  llvm::json::Array Ids{reasonInfo(L.Code).Id};
-  for (const auto &B : L.OtherBlockers)
+  llvm::json::Array Ids;
+  for (const auto &B : L.blockers())
     Ids.push_back(reasonInfo(B.first).Id);
   return llvm::json::Object{{"blockers", std::move(Ids)}};
 }

@@ -32,6 +32,8 @@ struct LoopRecord {
   std::string Fingerprint;
   std::vector<PlanChoice> Choices;
   bool transformed() const { return Code == Reason::Pipelined; }
+  /// When refused: every blocker, Code with Detail first, then OtherBlockers; empty when rewritten.
+  std::vector<std::pair<Reason, std::string>> blockers() const;
   /// The one-line text of the remark, without the location and ID.
   std::string message() const;
 };
