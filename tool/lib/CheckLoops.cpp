@@ -6,7 +6,6 @@
 #include "tilepipe/Resources.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringExtras.h"
-
 #include <set>
 
 using namespace clang;

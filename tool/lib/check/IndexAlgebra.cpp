@@ -154,7 +154,7 @@ bool LoopChecker::affine(const Expr *E, Affine &A) {
     return true;
   }
   if (const VarDecl *V = varOf(E)) {
-    A.Terms["v" + std::to_string(reinterpret_cast<uintptr_t>(V))] += 1;
+    A.Terms[affineAtom(V)] += 1;
     return true;
   }
   return false;

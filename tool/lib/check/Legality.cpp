@@ -220,7 +220,6 @@ Verdict LoopChecker::checkOverlap() {
       // subscript's form, whose other terms the inner loops do not change. Appearing somewhere
       // is not enough: `s[x][i + j]` writes one element for (i, j) = (0, 1) and (1, 0), and two
       // copies in flight to one element may land in either order.
-      auto Key = [](const VarDecl *V) { return "v" + std::to_string(reinterpret_cast<uintptr_t>(V)); };
       std::vector<Affine> Forms(IdxI.size());
       std::vector<bool> Known(IdxI.size());
       for (size_t D = 0; D < IdxI.size(); ++D)
@@ -228,9 +227,9 @@ Verdict LoopChecker::checkOverlap() {
       for (const VarDecl *IV : Sites[I].Inner) {
         bool Selects = false;
         for (size_t D = 0; D < IdxI.size(); ++D)
-          Selects |= Known[D] && Forms[D].Terms.count(Key(IV)) &&
+          Selects |= Known[D] && Forms[D].Terms.count(affineAtom(IV)) &&
                      llvm::none_of(Sites[I].Inner, [&](const VarDecl *Other) {
-                       return Other != IV && Forms[D].Terms.count(Key(Other));
+                       return Other != IV && Forms[D].Terms.count(affineAtom(Other));
                      });
         if (!Selects)
           return Verdict::refuse(Reason::TileOverlap, "the inner copy loop variable " + quoted(IV) +

@@ -61,6 +61,11 @@ struct Affine {
   }
 };
 
+/// The atom a variable stands for in an Affine form's Terms.
+inline std::string affineAtom(const clang::VarDecl *V) {
+  return "v" + std::to_string(reinterpret_cast<uintptr_t>(V));
+}
+
 /// `v += step`, `++v`, `v = v + step` and comma lists of them, on integer or pointer variables.
 bool isIncrementStmt(const clang::Stmt *S);
 
