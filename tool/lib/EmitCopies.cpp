@@ -36,8 +36,16 @@ std::string PipelineEmitter::copyCall(const TileStore &S, const std::string &Ext
   std::string D = F.text(Dst->getSourceRange()), R = F.text(Src->getSourceRange());
   if (!isa<ArraySubscriptExpr>(Dst) || Dst->getBeginLoc().isMacroID())
     D = "(" + D + ")";
-  if (!isa<ArraySubscriptExpr>(Src) || Src->getBeginLoc().isMacroID())
+  if (S.Via) {
+    // `v.x` after `float4 v = A4[i];` copies `(A4[i]).x`: the local's read, then the members the
+    // store took of it.
+    const Expr *Base = Src;
+    while (const auto *ME = dyn_cast<MemberExpr>(Base))
+      Base = ME->getBase()->IgnoreParens();
+    R = "(" + F.text(S.Read->getSourceRange()) + ")" + F.slice(F.end(Base), F.end(Src)).str();
+  } else if (!isa<ArraySubscriptExpr>(Src) || Src->getBeginLoc().isMacroID()) {
     R = "(" + R + ")";
+  }
   // The element's size through the tile's own name, which the copy phase binds to the tile (its
   // view): the element type as written could name another type where the copy stands.
   const Tile &Tl = M.Tiles[S.TileIdx];
@@ -179,6 +187,10 @@ std::string PipelineEmitter::pairCopy(const TileStore &S, const TileStore &S2) c
 /// The cp.async copy phase's edits: each store that reads becomes its copy, whole tiles the wide
 /// copy where the plan says so.
 llvm::Error PipelineEmitter::copyEdits() {
+  // The locals the copies read through: each copy takes its part of the read itself.
+  if (Pipelined)
+    for (const DeclStmt *DS : M.ValueDecls)
+      Edits.push_back(dropStatement(F, DS));
   for (size_t I = 0; I < M.Stores.size(); ++I) {
     const TileStore &S = M.Stores[I];
     const Tile &T = M.Tiles[S.TileIdx];

@@ -127,6 +127,10 @@ std::string LoopCut::problem(const FileText &F, const LoopModel &M, const Source
   for (const Tile &T : M.Tiles)
     if (T.DeclaredInBody)
       Slices.emplace_back(F.begin(T.DeclaredInBody), F.end(T.DeclaredInBody), "a tile declaration");
+  // A local's read, which the copies write where the stores that read the local stand.
+  for (const TileStore &S : M.Stores)
+    if (S.Read)
+      Slices.emplace_back(F.begin(S.Read), F.end(S.Read), "the read of a local the copies take");
   // Where the copies replace the user's statements: only the cut points matter (what they
   // replace is dropped).
   for (unsigned Cut : Cuts)

@@ -51,6 +51,10 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
   for (const Tile &T : M.Tiles)
     if (T.DeclaredInBody && !llvm::is_contained(LoadEdits, dropStatement(F, T.DeclaredInBody)))
       LoadEdits.push_back(dropStatement(F, T.DeclaredInBody));
+  // A local a store reads through (`float4 v = A4[i];`) is read where the tile is loaded; the
+  // store phase stores the registers and needs it no more.
+  for (const DeclStmt *DS : M.ValueDecls)
+    StoreEdits.push_back(dropStatement(F, DS));
   Lines Registers;
   for (size_t I = 0; I < M.Stores.size(); ++I) {
     const TileStore &S = M.Stores[I];
@@ -81,8 +85,9 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
   }
   SourceTokens Toks(F, Cut.LoopOff, Cut.LoopEnd);
   std::vector<unsigned> Cuts;
-  for (const auto &[Off, Len, New] : LoadEdits)
-    Cuts.insert(Cuts.end(), {Off, Off + Len});
+  for (const auto *Phase : {&LoadEdits, &StoreEdits})
+    for (const auto &[Off, Len, New] : *Phase)
+      Cuts.insert(Cuts.end(), {Off, Off + Len});
   if (std::string Why = Cut.problem(F, M, Toks, Cuts, /*WholeLoop=*/false); !Why.empty())
     return llvm::make_error<EmitError>(Reason::SourceText, Why);
   // Every name the moved text looks up keeps its declaration (EmitNames.cpp). The compute phase

@@ -78,6 +78,11 @@ struct TileStore {
   const clang::Expr *Fill = nullptr;      ///< value stored when this is a fill
   size_t TileIdx = 0;                     ///< index into LoopModel::Tiles
   bool InInnerLoop = false;               ///< inside an inner copy loop: it may run several times a tile
+  /// A store that reads through a local of the copy phase (`s[..] = v.x` after `float4 v = A4[i];`):
+  /// the local, and its initializer's read of global memory (`A4[i]`). Src is then the store's
+  /// value as written (`v.x`); the element copied is that part of Read.
+  const clang::VarDecl *Via = nullptr;
+  const clang::Expr *Read = nullptr;
 };
 
 struct LoopModel {
@@ -106,6 +111,10 @@ struct LoopModel {
   std::vector<const clang::Stmt *> CopyPhase;     ///< statements of the copy phase, in order
   std::vector<const clang::Stmt *> ComputePhase;  ///< statements of the compute phase, in order
   std::vector<const clang::DeclStmt *> IndexDecls; ///< pure local declarations in the copy phase
+  /// Declarations of locals that tile stores read through (TileStore::Via), anywhere in the copy
+  /// phase: the pipeline copies from their reads and drops them; the register-staged prefetch
+  /// keeps them where it loads.
+  std::vector<const clang::DeclStmt *> ValueDecls;
 
   std::vector<Tile> Tiles;
   std::vector<TileStore> Stores;

@@ -1,13 +1,66 @@
 // The copy phase, statement by statement: tile declarations, index variables, guarded stores,
 // inner copy loops, and the tile stores themselves (TileStores.cpp).
 #include "LoopChecker.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 
 using namespace clang;
 
 namespace tilepipe::check {
 
+/// The read of global memory a local is set from, `P[i]` or `*P` of the local's own type with no
+/// conversion (`float4 v = A4[i];`), or null.
+static const Expr *plainReadInit(const VarDecl *V) {
+  if (!V->getInit() || V->isStaticLocal() || V->getType()->isReferenceType() || V->getType()->isArrayType() ||
+      V->isConstexpr() || V->getType().isVolatileQualified())
+    return nullptr;
+  const Expr *E = skipCleanups(V->getInit())->IgnoreParens();
+  // A class-typed local (float4) is copy-constructed from the element, trivially.
+  if (const auto *CCE = dyn_cast<CXXConstructExpr>(E)) {
+    if (CCE->getNumArgs() != 1 || !CCE->getConstructor()->isCopyOrMoveConstructor() ||
+        !CCE->getConstructor()->isTrivial())
+      return nullptr;
+    E = CCE->getArg(0);
+  }
+  for (const Expr *X = skipCleanups(E);;) {
+    X = X->IgnoreParens();
+    const auto *ICE = dyn_cast<ImplicitCastExpr>(X);
+    if (ICE && (ICE->getCastKind() == CK_LValueToRValue || ICE->getCastKind() == CK_NoOp)) {
+      X = ICE->getSubExpr();
+      continue;
+    }
+    if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(X)) {
+      X = MTE->getSubExpr();
+      continue;
+    }
+    E = X;
+    break;
+  }
+  bool Read = isa<ArraySubscriptExpr>(E) ||
+              (isa<UnaryOperator>(E) && cast<UnaryOperator>(E)->getOpcode() == UO_Deref);
+  if (!Read || E->getType().getUnqualifiedType().getCanonicalType() !=
+                   V->getType().getUnqualifiedType().getCanonicalType())
+    return nullptr;
+  return E;
+}
+
 /// Each statement is judged alone: one refused does not hide the next one's blocker.
 Verdict LoopChecker::checkCopyPhase() {
+  struct Decls : RecursiveASTVisitor<Decls> {
+    const SourceManager *SM;
+    std::vector<std::pair<std::string, unsigned>> *Out;
+    bool shouldVisitLambdaBody() const { return true; }
+    bool VisitNamedDecl(NamedDecl *D) {
+      Out->emplace_back(D->getDeclName().getAsString(),
+                        SM->getFileOffset(SM->getExpansionLoc(D->getLocation())));
+      return true;
+    }
+  } D;
+  D.SM = &SM;
+  D.Out = &CopyPhaseDecls;
+  for (const Stmt *S : M.CopyPhase)
+    D.TraverseStmt(const_cast<Stmt *>(S));
   Verdict Out;
   for (const Stmt *S : M.CopyPhase) {
     const auto *DS = dyn_cast<DeclStmt>(S);
@@ -27,6 +80,7 @@ Verdict LoopChecker::checkCopyPhase() {
         if (const auto *Var = dyn_cast<VarDecl>(D); Var && !isSharedVar(Var))
           RefusedVars.insert(Var);
   }
+  Out.block(checkValueLocalsUsed());
   if (!Out.ok())
     return Out;
   if (M.Stores.empty())
@@ -55,6 +109,10 @@ Verdict LoopChecker::checkCopyDecl(const DeclStmt *DS) {
         return V;
     return {};
   }
+  if (DS->isSingleDecl())
+    if (const auto *V = dyn_cast<VarDecl>(DS->getSingleDecl()))
+      if (const Expr *Read = plainReadInit(V))
+        return checkValueDecl(DS, Read);
   for (const Decl *D : DS->decls()) {
     const auto *V = dyn_cast<VarDecl>(D);
     if (!V || !V->getInit() || V->isStaticLocal() || V->getType()->isReferenceType() ||
@@ -73,9 +131,76 @@ Verdict LoopChecker::checkCopyDecl(const DeclStmt *DS) {
   return {};
 }
 
+/// A local that a tile store reads through (`float4 v = A4[i];`): its read is one the copies may
+/// issue ahead, and every use of the local is a tile store's value (checkValueLocalsUsed).
+Verdict LoopChecker::checkValueDecl(const DeclStmt *DS, const Expr *Read) {
+  const auto *V = cast<VarDecl>(DS->getSingleDecl());
+  if (!editable(DS))
+    return Verdict::refuse(Reason::Macro, "a declaration in the copy phase is in a macro");
+  if (!V->getType().isTriviallyCopyableType(Ctx))
+    return Verdict::refuse(Reason::LoadPhase, "the local " + quoted(V) + " is not trivially copyable");
+  if (Verdict R = checkGlobalRead(DS, Read); !R.ok())
+    return R;
+  ValueLocals[V] = Read;
+  M.ValueDecls.push_back(DS);
+  return {};
+}
+
+/// A declaration inside a block or an inner copy loop of the copy phase: a local that tile stores
+/// read through, or an index variable of that block (`int xo = ...`), which the rewrite replays
+/// with the block.
+Verdict LoopChecker::checkNestedDecl(const DeclStmt *DS) {
+  if (!editable(DS))
+    return Verdict::refuse(Reason::Macro, "a declaration in the copy phase is in a macro");
+  if (DS->isSingleDecl())
+    if (const auto *V = dyn_cast<VarDecl>(DS->getSingleDecl()))
+      if (const Expr *Read = plainReadInit(V))
+        return checkValueDecl(DS, Read);
+  for (const Decl *D : DS->decls()) {
+    const auto *V = dyn_cast<VarDecl>(D);
+    if (!V || isSharedVar(V) || !V->getInit() || V->isStaticLocal() || V->getType()->isReferenceType() ||
+        V->getType()->isArrayType() || !V->getType()->isScalarType())
+      return Verdict::refuse(Reason::LoadPhase,
+                             "the declaration '" + text(DS) + "' is not a plain index variable");
+    DepResult Dep0 = classify(V->getInit());
+    if (Dep0.D == Dep::Bad)
+      return Verdict::refuse(Reason::AddressNotInvariant, "the index variable " + quoted(V) + " " + Dep0.Why);
+    IndexDeclDeps[V] = Dep0;
+    NestedIndexVars.push_back(V);
+  }
+  return {};
+}
+
+/// Every use of a local of checkValueDecl is the value of a tile store; the local is never
+/// written, and its address is never taken, so the read is all it holds.
+Verdict LoopChecker::checkValueLocalsUsed() {
+  struct Uses : RecursiveASTVisitor<Uses> {
+    const llvm::DenseMap<const VarDecl *, const Expr *> *Locals;
+    const llvm::SmallPtrSet<const DeclRefExpr *, 8> *Known;
+    const DeclRefExpr *Other = nullptr;
+    bool shouldVisitLambdaBody() const { return true; }
+    bool VisitDeclRefExpr(DeclRefExpr *E) {
+      if (const auto *V = dyn_cast<VarDecl>(E->getDecl()); V && Locals->count(V) && !Known->contains(E))
+        Other = E;
+      return !Other;
+    }
+  } U;
+  U.Locals = &ValueLocals;
+  U.Known = &ValueUses;
+  U.TraverseStmt(M.Function->getBody());
+  if (U.Other)
+    return Verdict::refuse(Reason::LoadPhase,
+                           quoted(U.Other->getDecl()) + " is read at line " +
+                               std::to_string(SM.getExpansionLineNumber(U.Other->getLocation())) +
+                               " other than as the value of a tile store");
+  return {};
+}
+
 Verdict LoopChecker::checkCopyStmt(const Stmt *S) {
   if (isa<NullStmt>(S))
     return {};
+  if (const auto *DS = dyn_cast<DeclStmt>(S))
+    return checkNestedDecl(DS);
   if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
     for (const Stmt *C : CS->body())
       if (Verdict V = checkCopyStmt(C); !V.ok())

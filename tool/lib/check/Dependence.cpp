@@ -81,8 +81,18 @@ DepResult LoopChecker::classify(const Expr *E) {
       return DepResult::bad("has a side effect (" + text(UO) + ")");
     if (UO->getOpcode() == UO_Deref)
       return DepResult::read("reads memory (" + text(UO) + ")");
-    if (UO->getOpcode() == UO_AddrOf)
+    if (UO->getOpcode() == UO_AddrOf) {
+      // `&P[i]` through a pointer is `P + i`: arithmetic, no read (`&a[i]` of an array is not).
+      if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(UO->getSubExpr()->IgnoreParens());
+          ASE && ASE->getBase()->getType()->isPointerType() &&
+          !(isa<ImplicitCastExpr>(ASE->getBase()->IgnoreParens()) &&
+            cast<ImplicitCastExpr>(ASE->getBase()->IgnoreParens())->getCastKind() == CK_ArrayToPointerDecay)) {
+        DepResult D = classify(ASE->getBase());
+        D.join(classify(ASE->getIdx()));
+        return D;
+      }
       return DepResult::bad("takes an address (" + text(UO) + ")");
+    }
     return classify(UO->getSubExpr());
   }
   if (const auto *BO = dyn_cast<BinaryOperator>(E)) {

@@ -154,6 +154,19 @@ bool LoopChecker::affine(const Expr *E, Affine &A) {
     return true;
   }
   if (const VarDecl *V = varOf(E)) {
+    // An index variable of the copy phase is its start, which nothing changes before the copy
+    // phase's uses of it: `int xo = i * 4; s[xo] = ...` selects by i. Where the start is no
+    // affine form, the variable stands for itself.
+    if (IndexDeclDeps.count(V) && V->getInit() && !InLoop.Mutated.contains(V) && AffineDepth < 8) {
+      Affine Start;
+      ++AffineDepth;
+      bool Ok = affine(V->getInit(), Start);
+      --AffineDepth;
+      if (Ok) {
+        A.add(Start, 1);
+        return true;
+      }
+    }
     A.Terms[affineAtom(V)] += 1;
     return true;
   }

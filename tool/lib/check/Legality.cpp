@@ -226,11 +226,14 @@ Verdict LoopChecker::checkOverlap() {
         Known[D] = affine(IdxI[D], Forms[D]);
       for (const VarDecl *IV : Sites[I].Inner) {
         bool Selects = false;
+        // The other terms must not vary with the inner variables either: an index variable
+        // declared in a block of the copy phase whose start is no affine form may.
         for (size_t D = 0; D < IdxI.size(); ++D)
           Selects |= Known[D] && Forms[D].Terms.count(affineAtom(IV)) &&
                      llvm::none_of(Sites[I].Inner, [&](const VarDecl *Other) {
                        return Other != IV && Forms[D].Terms.count(affineAtom(Other));
-                     });
+                     }) &&
+                     llvm::none_of(NestedIndexVars, [&](const VarDecl *N) { return Forms[D].Terms.count(affineAtom(N)); });
         if (!Selects)
           return Verdict::refuse(Reason::TileOverlap, "the inner copy loop variable " + quoted(IV) +
                                                           " does not select the tile element");

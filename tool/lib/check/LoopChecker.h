@@ -163,6 +163,7 @@ private:
 
   // IndexAlgebra.cpp
   bool affine(const clang::Expr *E, Affine &A);
+  unsigned AffineDepth = 0;
   char threadDim(const clang::Expr *E);
   bool mentionsThread(const clang::Stmt *S, unsigned Depth = 0);
   std::map<const clang::FunctionDecl *, bool> AddressTakenOf; ///< addressTaken, once per function
@@ -177,6 +178,17 @@ private:
   // CopyPhase.cpp
   Verdict checkCopyPhase();
   Verdict checkCopyDecl(const clang::DeclStmt *DS);
+  Verdict checkNestedDecl(const clang::DeclStmt *DS);
+  Verdict checkValueDecl(const clang::DeclStmt *DS, const clang::Expr *Read);
+  Verdict checkValueLocalsUsed();
+  /// Locals of the copy phase set once from one read of global memory (`float4 v = A4[i];`), each
+  /// with its read, and the uses of them that a tile store reads through (`s[..] = v.x`).
+  llvm::DenseMap<const clang::VarDecl *, const clang::Expr *> ValueLocals;
+  llvm::SmallPtrSet<const clang::DeclRefExpr *, 8> ValueUses;
+  /// Index variables declared in a block of the copy phase (an inner copy loop's body, as a rule).
+  std::vector<const clang::VarDecl *> NestedIndexVars;
+  /// Every name the copy phase declares, with the file offset of its declaration.
+  std::vector<std::pair<std::string, unsigned>> CopyPhaseDecls;
   Verdict checkCopyStmt(const clang::Stmt *S);
   Verdict checkCopyIf(const clang::IfStmt *If);
   Verdict checkGuardedStore(const clang::IfStmt *If);
@@ -188,6 +200,9 @@ private:
   Verdict checkStoreValue(const clang::Stmt *S, const clang::Expr *LHS, const clang::Expr *RHS);
   Verdict checkValue(const clang::Stmt *S, const clang::Expr *Dst, const clang::Expr *V,
                      size_t TileIdx);
+  Verdict checkGlobalRead(const clang::Stmt *S, const clang::Expr *Plain);
+  Verdict checkValueLocalRead(const clang::Stmt *S, const clang::Expr *V, const clang::Expr *Plain,
+                              TileStore &Store);
   Verdict tileOfLValue(const clang::Expr *E, const clang::VarDecl *&TileVar,
                        std::vector<const clang::Expr *> &Indices);
   Verdict addTile(const clang::VarDecl *V, const clang::DeclStmt *InBody);

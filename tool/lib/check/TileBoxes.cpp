@@ -41,6 +41,8 @@ void LoopChecker::analyzeBox(size_t TI) {
       Dims.push_back(D);
   if (Dims.size() != DstIdx.size())
     return No("the subscripts of '" + text(S.Dst) + "' are not distinct thread indices");
+  if (S.Via)
+    return No("the copy into " + quoted(M.Tiles[S.TileIdx].Var) + " reads through the local " + quoted(S.Via));
   const auto *ASE = dyn_cast<ArraySubscriptExpr>(stripNoOps(S.Src));
   if (!ASE)
     return No("'" + text(S.Src) + "' is not a subscript");

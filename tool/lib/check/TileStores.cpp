@@ -4,6 +4,7 @@
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include <set>
 
@@ -177,6 +178,8 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
   Store.Dst = Dst;
   Store.TileIdx = TileIdx;
   const Expr *Plain = stripNoOps(V);
+  if (Verdict R = checkValueLocalRead(S, V, Plain, Store); !R.ok() || Store.Via)
+    return R;
   bool IsRead = isa<ArraySubscriptExpr>(Plain) ||
                 (isa<UnaryOperator>(Plain) && cast<UnaryOperator>(Plain)->getOpcode() == UO_Deref);
   if (!IsRead) {
@@ -212,6 +215,71 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
       return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' is not a plain read");
     }
   }
+  if (Verdict R = checkGlobalRead(S, Plain); !R.ok())
+    return R;
+  if (!editable(Dst))
+    return Verdict::refuse(Reason::Macro, "the copy '" + text(S) + "' is written in a macro");
+  Store.Src = V;
+  M.Stores.push_back(Store);
+  return {};
+}
+
+/// A store whose value is a local of the copy phase set from one read of global memory, or a
+/// member of one (`s[..] = v.x`, after `float4 v = A4[i];`), is a copy of that element of the
+/// read: the pipeline copies `(A4[i]).x` where the store stands. Sets Store.Via when V is one;
+/// refuses when V reads such a local in any other way.
+Verdict LoopChecker::checkValueLocalRead(const Stmt *S, const Expr *V, const Expr *Plain,
+                                         TileStore &Store) {
+  const Expr *Base = Plain;
+  while (const auto *ME = dyn_cast<MemberExpr>(Base)) {
+    const auto *FD = dyn_cast<FieldDecl>(ME->getMemberDecl());
+    if (ME->isArrow() || !FD || FD->isBitField())
+      return {};
+    Base = ME->getBase()->IgnoreParens();
+  }
+  const auto *DRE = dyn_cast<DeclRefExpr>(Base);
+  const auto *Local = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  auto It = Local ? ValueLocals.find(Local) : ValueLocals.end();
+  if (It == ValueLocals.end())
+    return {};
+  const Tile &T = M.Tiles[Store.TileIdx];
+  if (Plain->getType().getUnqualifiedType().getCanonicalType() !=
+      T.ElementType.getUnqualifiedType().getCanonicalType())
+    return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' reads '" + Plain->getType().getAsString() +
+                                                     "' into a tile of '" + T.ElementType.getAsString() + "'");
+  for (const Expr *E = skipCleanups(V); E != Plain;) {
+    const auto *ICE = dyn_cast<ImplicitCastExpr>(E);
+    if (ICE && (ICE->getCastKind() == CK_LValueToRValue || ICE->getCastKind() == CK_NoOp))
+      E = ICE->getSubExpr();
+    else if (isa<ParenExpr>(E))
+      E = cast<ParenExpr>(E)->getSubExpr();
+    else
+      return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' converts its value");
+  }
+  if (!editable(Store.Dst) || !editable(Plain))
+    return Verdict::refuse(Reason::Macro, "the copy '" + text(S) + "' is written in a macro");
+  // The read's text moves to the store: every name it looks up must find there what it found at
+  // the local's declaration. A declaration of one of its names in between could take it.
+  unsigned From = SM.getFileOffset(SM.getExpansionLoc(Local->getEndLoc())),
+           To = SM.getFileOffset(SM.getExpansionLoc(S->getBeginLoc()));
+  for (const NameUse &U : namesIn(It->second))
+    for (const auto &[Name, At] : CopyPhaseDecls)
+      if (Name == U.Decl->getDeclName().getAsString() && From < At && At < To)
+        return Verdict::refuse(Reason::NameBinding,
+                               "the copy reads '" + text(It->second) + "' where '" + text(S) +
+                                   "' stands, where '" + Name + "' is another declaration");
+  ValueUses.insert(DRE);
+  Store.Via = Local;
+  Store.Read = It->second;
+  Store.Src = V;
+  M.Stores.push_back(Store);
+  return {};
+}
+
+/// Plain, one element read through a pointer (`P[i]` or `*P`) for the copy S: a read the copies
+/// may issue ahead, of global memory, at an address the iteration alone moves. Its pointers join
+/// the sources that the loop's stores are checked against.
+Verdict LoopChecker::checkGlobalRead(const Stmt *S, const Expr *Plain) {
   const Expr *Ptr = nullptr, *Idx = nullptr;
   if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Plain)) {
     Ptr = ASE->getBase();
@@ -240,7 +308,7 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
   if (!Base || !isGlobalPointer(Base, 0))
     return Verdict::refuse(Reason::LoadSource,
                            "cannot prove that '" + text(Ptr) + "' points to global memory");
-  if (!editable(Dst) || !editable(Plain))
+  if (!editable(Plain))
     return Verdict::refuse(Reason::Macro, "the copy '" + text(S) + "' is written in a macro");
   RootSet Roots = Effects.rootsOf(M.Function, Ptr);
   for (const VarDecl *Root : Roots.Roots)
@@ -249,8 +317,6 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
   if (Roots.Unknown && !SourceRoots.Unknown)
     M.SourcePointers.push_back(text(Ptr));
   SourceRoots.join(Roots);
-  Store.Src = V;
-  M.Stores.push_back(Store);
   return {};
 }
 

@@ -1,0 +1,342 @@
+// copy_locals.cu: copy phases that hold locals, as real kernels write them. The SGEMM tutorials'
+// vectorised load reads a float4 into a local and stores its four parts transposed
+// (`float4 t = reinterpret_cast<const float4 *>(&A[..])[0]; As[..] = t.x; ...`); a 1-D kernel
+// reads into a scalar first (`float v = A[i]; s[tid] = v;`); an inner copy loop declares its own
+// index (`int xo = i * T + tid;`). A tile store that reads a local set once from global memory is
+// a copy of that part of the read; every other use of the local refuses the loop. Twins that are
+// refused: the local read again by the compute phase (load-phase), two inner variables that meet
+// in one subscript (tile-overlap), a name of the read declared again before the store
+// (name-binding). The cost model picks each loop's plan; loops marked `// tilepipe: plan=always`
+// take the cp.async pipeline. Run at scale: thousands of blocks, many more tiles than stages,
+// random inputs, poisoned outputs (tests/gpu/verify_testdata.sh).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cstdint>
+#include <algorithm>
+
+#define CK(call)                                                            \
+  do {                                                                      \
+    cudaError_t ck_err_ = (call);                                           \
+    if (ck_err_ != cudaSuccess) {                                           \
+      fprintf(stderr, "%s:%d: CUDA error: %s (%s)\n", __FILE__, __LINE__,   \
+              cudaGetErrorString(ck_err_), #call);                          \
+      exit(1);                                                              \
+    }                                                                       \
+  } while (0)
+
+// Deterministic xorshift64* generator, seeded from (seed, case number).
+struct Rng {
+  uint64_t s;
+  Rng(uint64_t seed, uint64_t caseNo) {
+    s = ((seed + 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL) ^
+        ((caseNo + 1) * 0x94D049BB133111EBULL);
+    if (s == 0) s = 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < 4; ++i) next();
+  }
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1DULL;
+  }
+  // Uniform in [-1, 1).
+  float uniform() { return (float)(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
+  double uniformd() { return (double)(next() >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
+  // Uniform integer in [lo, hi].
+  int range(int lo, int hi) { return lo + (int)(next() % (uint64_t)(hi - lo + 1)); }
+};
+
+template <typename F = float>
+static std::vector<F> randomFloats(size_t n, Rng& r) {
+  std::vector<F> v(n);
+  size_t i = 0;
+  for (; i + 1 < n; i += 2) {  // two 24-bit values per draw
+    const uint64_t x = r.next();
+    v[i] = (F)(x >> 40) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+    v[i + 1] = (F)((x >> 16) & 0xFFFFFFu) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+  }
+  if (i < n) v[i] = (F)r.uniform();
+  return v;
+}
+
+template <typename T>
+static T* toDevice(const std::vector<T>& h) {
+  T* d = nullptr;
+  CK(cudaMalloc(&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
+  if (!h.empty()) CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Allocates an output buffer of n elements and poisons it with 0xFF bytes.
+template <typename T>
+static T* poisonedOutput(size_t n) {
+  T* d = nullptr;
+  const size_t bytes = std::max<size_t>(n, 1) * sizeof(T);
+  CK(cudaMalloc(&d, bytes));
+  CK(cudaMemset(d, 0xFF, bytes));
+  return d;
+}
+
+template <typename T>
+static void writeOutput(FILE* f, const T* d, size_t n) {
+  if (n == 0) return;
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  if (fwrite(h.data(), sizeof(T), n, f) != n) {
+    fprintf(stderr, "%s:%d: short write to output file\n", __FILE__, __LINE__);
+    exit(1);
+  }
+}
+
+static void checkLaunch() {
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+}
+
+
+static FILE* openOutput(int argc, char** argv, uint64_t* seed) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <output.bin> [seed]\n", argv[0]);
+    exit(2);
+  }
+  FILE* f = fopen(argv[1], "wb");
+  if (!f) {
+    perror(argv[1]);
+    exit(1);
+  }
+  *seed = argc > 2 ? strtoull(argv[2], nullptr, 10) : 1;
+  return f;
+}
+
+
+static void closeOutput(FILE* f) {
+  if (fclose(f) != 0) {
+    perror("fclose");
+    exit(1);
+  }
+}
+
+#define BM 64
+#define BK 8
+// 128 threads compute a 64 x 64 block of C, each a 4 x 8 piece; each thread loads one float4 of
+// the 64 x 8 tile of A (stored transposed, k-major) and one of the 8 x 64 tile of B.
+__global__ void sgemm_vec4(int M, int N, int K, float alpha, const float* A, const float* B,
+                           float beta, float* C) {
+  __shared__ float As[BK * BM];
+  __shared__ float Bs[BK * BM];
+  const int tid = threadIdx.x;
+  const int rowA = tid / 2, colA = tid % 2;
+  const int rowB = tid / 16, colB = tid % 16;
+  const int tr = tid / 8, tc = tid % 8;
+  A += blockIdx.y * BM * K;
+  B += blockIdx.x * BM;
+  C += blockIdx.y * BM * N + blockIdx.x * BM;
+  float acc[4][8] = {};
+  // EXPECT: pipelined
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    float4 t = reinterpret_cast<const float4*>(&A[rowA * K + k0 + colA * 4])[0];
+    As[(colA * 4 + 0) * BM + rowA] = t.x;
+    As[(colA * 4 + 1) * BM + rowA] = t.y;
+    As[(colA * 4 + 2) * BM + rowA] = t.z;
+    As[(colA * 4 + 3) * BM + rowA] = t.w;
+    float4 u = reinterpret_cast<const float4*>(&B[(k0 + rowB) * N + colB * 4])[0];
+    Bs[rowB * BM + colB * 4 + 0] = u.x;
+    Bs[rowB * BM + colB * 4 + 1] = u.y;
+    Bs[rowB * BM + colB * 4 + 2] = u.z;
+    Bs[rowB * BM + colB * 4 + 3] = u.w;
+    __syncthreads();
+    for (int k = 0; k < BK; ++k)
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 8; ++j)
+          acc[i][j] += As[k * BM + tr * 4 + i] * Bs[k * BM + tc * 8 + j];
+    __syncthreads();
+  }
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 8; ++j)
+      C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
+}
+
+// The same on the cp.async pipeline: each part of the float4 is a 4-byte copy.
+__global__ void sgemm_vec4_async(int M, int N, int K, float alpha, const float* A, const float* B,
+                                 float beta, float* C) {
+  __shared__ float As[BK * BM];
+  __shared__ float Bs[BK * BM];
+  const int tid = threadIdx.x;
+  const int rowA = tid / 2, colA = tid % 2;
+  const int rowB = tid / 16, colB = tid % 16;
+  const int tr = tid / 8, tc = tid % 8;
+  A += blockIdx.y * BM * K;
+  B += blockIdx.x * BM;
+  C += blockIdx.y * BM * N + blockIdx.x * BM;
+  float acc[4][8] = {};
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    float4 t = reinterpret_cast<const float4*>(&A[rowA * K + k0 + colA * 4])[0];
+    As[(colA * 4 + 0) * BM + rowA] = t.x;
+    As[(colA * 4 + 1) * BM + rowA] = t.y;
+    As[(colA * 4 + 2) * BM + rowA] = t.z;
+    As[(colA * 4 + 3) * BM + rowA] = t.w;
+    const float4 u = *reinterpret_cast<const float4*>(B + (k0 + rowB) * N + colB * 4);
+    Bs[rowB * BM + colB * 4 + 0] = u.x;
+    Bs[rowB * BM + colB * 4 + 1] = u.y;
+    Bs[rowB * BM + colB * 4 + 2] = u.z;
+    Bs[rowB * BM + colB * 4 + 3] = u.w;
+    __syncthreads();
+    for (int k = 0; k < BK; ++k)
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 8; ++j)
+          acc[i][j] += As[k * BM + tr * 4 + i] * Bs[k * BM + tc * 8 + j];
+    __syncthreads();
+  }
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 8; ++j)
+      C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
+}
+
+#define T 128
+// A scalar read into a local, then stored: a 1-D reduction of a window over tiles of A.
+__global__ void scalar_local(const float* A, float* C, int nt) {
+  __shared__ float s[T];
+  float acc = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int t = 0; t < nt; ++t) {
+    float v = A[(blockIdx.x * nt + t) * T + threadIdx.x];
+    s[threadIdx.x] = v;
+    __syncthreads();
+    acc += s[(threadIdx.x + 3) % T] - 0.5f * s[(threadIdx.x + 77) % T];
+    __syncthreads();
+  }
+  C[blockIdx.x * T + threadIdx.x] = acc;
+}
+
+// An inner copy loop that declares its own index.
+__global__ void inner_index(const float* A, float* C, int nt) {
+  __shared__ float s[2 * T];
+  float acc = 0.0f;
+  // EXPECT: pipelined
+  for (int t = 0; t < nt; ++t) {
+    for (int i = 0; i < 2; ++i) {
+      const int xo = i * T + threadIdx.x;
+      s[xo] = A[(blockIdx.x * nt + t) * 2 * T + xo];
+    }
+    __syncthreads();
+    acc += s[(threadIdx.x * 2 + 1) % (2 * T)] * s[(threadIdx.x + 100) % (2 * T)];
+    __syncthreads();
+  }
+  C[blockIdx.x * T + threadIdx.x] = acc;
+}
+
+// Refused: the compute phase reads the local too.
+__global__ void local_read_later(const float* A, float* C, int nt) {
+  __shared__ float s[T];
+  float acc = 0.0f;
+  // EXPECT: load-phase
+  for (int t = 0; t < nt; ++t) {
+    float v = A[(blockIdx.x * nt + t) * T + threadIdx.x];
+    s[threadIdx.x] = v;
+    __syncthreads();
+    acc += s[(threadIdx.x + 3) % T] * v;
+    __syncthreads();
+  }
+  C[blockIdx.x * T + threadIdx.x] = acc;
+}
+
+// Refused: two inner variables meet in one subscript; (0, 1) and (1, 0) store one element, whose
+// two copies, in flight together, may land in either order.
+__global__ void two_inner(const float* A, float* C, int nt) {
+  __shared__ float s[T][3];
+  float acc = 0.0f;
+  // EXPECT: tile-overlap
+  for (int t = 0; t < nt; ++t) {
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)
+        s[threadIdx.x][i + j] = A[(blockIdx.x * nt + t) * T + (threadIdx.x + 32 * (2 * i + j)) % T];
+    __syncthreads();
+    acc += s[(threadIdx.x + 3) % T][1] + s[threadIdx.x][0] * s[threadIdx.x][2];
+    __syncthreads();
+  }
+  C[blockIdx.x * T + threadIdx.x] = acc;
+}
+
+// Refused: 'off' in the read names another variable where the store stands.
+__global__ void rebound(const float* A, float* C, int nt) {
+  __shared__ float s[T];
+  float acc = 0.0f;
+  const int off = blockIdx.x * nt * T;
+  // EXPECT: name-binding
+  for (int t = 0; t < nt; ++t) {
+    const float v = A[off + t * T + threadIdx.x];
+    {
+      const int off = 5;
+      s[(threadIdx.x + off) % T] = v;
+    }
+    __syncthreads();
+    acc += s[(threadIdx.x + 3) % T];
+    __syncthreads();
+  }
+  C[blockIdx.x * T + threadIdx.x] = acc;
+}
+
+template <typename L>
+static void runKernel(FILE* f, const std::vector<float>& hC, L launch) {
+  // C is read too (beta * C): each kernel gets the same random C; poisoned first, then filled.
+  float* dC = poisonedOutput<float>(hC.size());
+  if (!hC.empty())
+    CK(cudaMemcpy(dC, hC.data(), hC.size() * sizeof(float), cudaMemcpyHostToDevice));
+  launch(dC);
+  checkLaunch();
+  writeOutput(f, dC, hC.size());
+  CK(cudaFree(dC));
+}
+
+// M and N multiples of BM, K a multiple of BK.
+static void runGemm(FILE* f, uint64_t seed, int caseNo, int M, int N, int K) {
+  Rng rng(seed, caseNo);
+  std::vector<float> hA = randomFloats((size_t)M * K, rng), hB = randomFloats((size_t)K * N, rng);
+  std::vector<float> hC = randomFloats((size_t)M * N, rng);
+  const float alpha = 0.75f + rng.uniform() / 8, beta = rng.uniform();
+  printf("gemm case %d: M=%d N=%d K=%d\n", caseNo, M, N, K);
+  float* dA = toDevice(hA);
+  float* dB = toDevice(hB);
+  const dim3 grid(N / BM, M / BM);
+  runKernel(f, hC, [&](float* dC) { sgemm_vec4<<<grid, 128>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_vec4_async<<<grid, 128>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+}
+
+// blocks blocks, nt tiles each (of 2 * T elements: inner_index reads both halves).
+static void runRows(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
+  Rng rng(seed, 100 + caseNo);
+  std::vector<float> hA = randomFloats((size_t)blocks * nt * 2 * T, rng);
+  std::vector<float> hC(blocks * T, 0.0f);
+  printf("rows case %d: blocks=%d nt=%d\n", caseNo, blocks, nt);
+  float* dA = toDevice(hA);
+  runKernel(f, hC, [&](float* dC) { scalar_local<<<blocks, T>>>(dA, dC, nt); });
+  runKernel(f, hC, [&](float* dC) { inner_index<<<blocks, T>>>(dA, dC, nt); });
+  runKernel(f, hC, [&](float* dC) { local_read_later<<<blocks, T>>>(dA, dC, nt); });
+  runKernel(f, hC, [&](float* dC) { two_inner<<<blocks, T>>>(dA, dC, nt); });
+  runKernel(f, hC, [&](float* dC) { rebound<<<blocks, T>>>(dA, dC, nt); });
+  CK(cudaFree(dA));
+}
+
+int main(int argc, char** argv) {
+  uint64_t seed = 1;
+  FILE* f = openOutput(argc, argv, &seed);
+  runGemm(f, seed, 0, 64, 128, 0);      // no tiles
+  runGemm(f, seed, 1, 64, 128, 8);      // one tile
+  runGemm(f, seed, 2, 128, 64, 16);     // two tiles, fewer than stages
+  runGemm(f, seed, 3, 4096, 1024, 24);  // three tiles, 1024 blocks
+  runGemm(f, seed, 4, 4096, 4096, 776); // 97 tiles, 4096 blocks
+  runRows(f, seed, 0, 3, 0);            // no tiles
+  runRows(f, seed, 1, 5, 1);            // one tile
+  runRows(f, seed, 2, 7, 2);            // two tiles
+  runRows(f, seed, 3, 4096, 3);         // three tiles, 4096 blocks
+  runRows(f, seed, 4, 4096, 97);        // 97 tiles, 4096 blocks
+  closeOutput(f);
+  return 0;
+}
