@@ -1588,7 +1588,7 @@ TEST(Blockers, EachRefusesTheLoopAlone) {
     const char *Id, *Bad, *Good;
   };
   const Cause Causes[] = {
-      {"address-not-invariant", "    float v = A[t * T + threadIdx.x];\n    s[threadIdx.x] = v;\n",
+      {"address-not-invariant", "    int j = (int)A[t];\n    s[threadIdx.x] = A[(t + j) * T + threadIdx.x];\n",
        "    s[threadIdx.x] = A[t * T + threadIdx.x];\n"},
       {"load-phase", "    C[t] = 1.0f;\n", ""},
       {"compute-writes-tile", "    s[0] = acc;\n", ""},
@@ -1633,6 +1633,125 @@ TEST(Blockers, AVerdictKeepsItsFirstAndListsEachOtherOnce) {
   ASSERT_EQ(2u, V.Others.size());
   EXPECT_EQ(std::make_pair(Reason::TileIndex, std::string("b")), V.Others[0]);
   EXPECT_EQ(std::make_pair(Reason::LoadPhase, std::string("c")), V.Others[1]);
+}
+
+} // namespace
+
+namespace {
+
+/// A 1-D loop whose copy phase is Copy (a tile `s` of T floats, `A` the source).
+std::string localKernel(const std::string &Copy, const std::string &Compute = "    acc += s[(threadIdx.x + 1) % T];\n") {
+  return kernel("  __shared__ float s[T];\n  float acc = 0;\n  for (int t = 0; t < nt; ++t) {\n" + Copy +
+                "    __syncthreads();\n" + Compute + "    __syncthreads();\n  }\n  C[threadIdx.x] = acc;");
+}
+
+// A store of a local read once from global memory is a copy of that read: the pipeline copies
+// `(read).member` where the store stands and drops the local; the register-staged prefetch keeps
+// the local where it loads and stores the registers.
+TEST(CopyLocals, AFloat4ReadStoredByParts) {
+  const std::string Code = kernel(R"(
+  __shared__ float s[4 * T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    float4 v = reinterpret_cast<const float4 *>(&A[(t * T + threadIdx.x) * 4])[0];
+    s[0 * T + threadIdx.x] = v.x;
+    s[1 * T + threadIdx.x] = v.y;
+    s[2 * T + threadIdx.x] = v.z;
+    s[3 * T + threadIdx.x] = v.w;
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % (4 * T)];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)");
+  ToolOptions O = defaultOptions();
+  O.Mode = CopyMode::Pipeline;
+  FileResult R = runOnCode(Code, O);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  ASSERT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  const std::string S = squeezed(R.Rewritten);
+  EXPECT_NE(S.find("::cuda::memcpy_async(&s[3 * T + threadIdx.x], "
+                   "&(reinterpret_cast<const float4 *>(&A[(t * T + threadIdx.x) * 4])[0]).w,"),
+            std::string::npos)
+      << R.Rewritten;
+  // The copy phase holds no read into the local: the copies read the source themselves.
+  size_t FirstCopy = R.Rewritten.find("memcpy_async(&s["), LastCopy = R.Rewritten.rfind("memcpy_async(&s[");
+  EXPECT_EQ(R.Rewritten.substr(FirstCopy, LastCopy - FirstCopy).find("float4 v ="), std::string::npos)
+      << R.Rewritten;
+
+  ToolOptions Reg = defaultOptions();
+  Reg.Choice = PlanChoice{false, 1, PlanChoice::Registers};
+  FileResult Q = runOnCode(Code, Reg);
+  ASSERT_TRUE(Q.Ok) << Q.Error;
+  ASSERT_TRUE(Q.Loops[0].transformed()) << Q.Loops[0].message();
+  // Loaded once, where the next tile is loaded; the stores store the registers.
+  size_t First = Q.Rewritten.find("float4 v =");
+  ASSERT_NE(First, std::string::npos) << Q.Rewritten;
+  EXPECT_EQ(Q.Rewritten.find("float4 v =", First + 1), std::string::npos) << Q.Rewritten;
+  EXPECT_NE(squeezed(Q.Rewritten).find("= v.w;"), std::string::npos) << Q.Rewritten;
+}
+
+TEST(CopyLocals, ALocalUsedOtherwiseIsRefused) {
+  const char *Pre = "    float v = A[t * T + threadIdx.x];\n";
+  struct Case {
+    const char *What, *Copy, *Compute, *Id;
+  } Cases[] = {
+      {"read by the compute phase", "    s[threadIdx.x] = v;\n", "    acc += s[(threadIdx.x + 1) % T] * v;\n",
+       "load-phase"},
+      {"changed before the store", "    v += 1.0f;\n    s[threadIdx.x] = v;\n", nullptr, "load-phase"},
+      {"its address taken", "    { float *p = &v; s[threadIdx.x] = *p; }\n", nullptr, "load-phase"},
+      {"in a guard", "    if (v > 0) s[threadIdx.x] = 1.0f;\n    else s[threadIdx.x] = 0.0f;\n", nullptr,
+       "address-not-invariant"},
+      {"converted by the store", "    s[threadIdx.x] = (int)v;\n", nullptr, "address-not-invariant"},
+  };
+  for (const Case &K : Cases) {
+    std::string Code = localKernel(std::string(Pre) + K.Copy, K.Compute ? K.Compute : "    acc += s[(threadIdx.x + 1) % T];\n");
+    auto O = outcome(Code);
+    std::set<std::string> Ids;
+    FileResult R = runOnCode(Code);
+    for (const std::string &Id : blockerIds(R))
+      Ids.insert(Id);
+    EXPECT_TRUE(Ids.count(K.Id)) << K.What << ": " << O.first << ": " << O.second;
+    EXPECT_NE("pipelined", O.first) << K.What;
+  }
+  // Read once, stored once: a copy.
+  EXPECT_OUTCOME("pipelined", localKernel(std::string(Pre) + "    s[threadIdx.x] = v;\n"));
+}
+
+// The read moves to the store: a declaration of one of its names in between would take it.
+TEST(CopyLocals, ANameOfTheReadDeclaredBeforeTheStoreRefuses) {
+  EXPECT_OUTCOME("name-binding", localKernel("    int k = t;\n    float v = A[k * T + threadIdx.x];\n"
+                                              "    { int k = 0; s[threadIdx.x + k] = v; }\n"));
+  EXPECT_OUTCOME("pipelined", localKernel("    int k = t;\n    float v = A[k * T + threadIdx.x];\n"
+                                           "    { int j = 0; s[threadIdx.x + j] = v; }\n"));
+}
+
+// An inner copy loop may declare its index; the index's start is its affine form, so the inner
+// variable still selects the element. One that is no affine form does not.
+TEST(CopyLocals, AnIndexDeclaredInAnInnerCopyLoop) {
+  const std::string Affine = kernel(R"(
+  __shared__ float s[2 * T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    for (int i = 0; i < 2; ++i) {
+      const int xo = i * T + threadIdx.x;
+      s[xo] = A[t * 2 * T + xo];
+    }
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % (2 * T)];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)");
+  EXPECT_OUTCOME("pipelined", Affine);
+  std::string Opaque = Affine;
+  Opaque.replace(Opaque.find("i * T + threadIdx.x"), 19, "(i * T + threadIdx.x) % (2 * T)");
+  EXPECT_OUTCOME("tile-overlap", Opaque);
+}
+
+// `&P[i]` through a pointer is arithmetic; `&a[i]` of a local array is not a global address.
+TEST(CopyLocals, AnAddressThroughAPointerIsArithmetic) {
+  EXPECT_OUTCOME("pipelined", localKernel("    s[threadIdx.x] = *(&A[t * T] + threadIdx.x);\n"));
+  EXPECT_NE("pipelined", outcome(localKernel("    float a[2] = {1, 2};\n    s[threadIdx.x] = *(&a[t % 2]);\n")).first);
 }
 
 } // namespace

@@ -1349,6 +1349,14 @@ class Kernel:
                         '  %s = %s;' % (dst, t.fill), '}']
         else:
             body = ['%s = %s;' % (dst, read)]
+            # A local read first, then stored (`const float v = A[i]; s[..] = v;`): a copy of the
+            # read. Drawn from a generator of its own, so that a seed gives the kernel it gave
+            # before the form existed, or that kernel with its reads through locals.
+            lr = random.Random('tilepipe-fuzz-local:%d:%d:%d:%d' % (self.seed, self.idx, t.i, k))
+            if 'copy' not in self.macros and not self.names and lr.random() < 0.3:
+                v = 'v%d_%d' % (t.i, k)
+                body = ['const %s %s = %s;' % (t.src.T, v, read), '%s = %s;' % (dst, v)]
+                self.L('value-local')
         return pre, body
 
     # ---------------------------------------------------------------- compute phase
