@@ -4,7 +4,7 @@
 // reads into a scalar first (`float v = A[i]; s[tid] = v;`); an inner copy loop declares its own
 // index (`int xo = i * T + tid;`). A tile store that reads a local set once from global memory is
 // a copy of that part of the read; every other use of the local refuses the loop. Twins that are
-// refused: the local read again by the compute phase (load-phase), two inner variables that meet
+// refused: the local read again by the compute phase (address-not-invariant), two inner variables that meet
 // in one subscript (tile-overlap), a name of the read declared again before the store
 // (name-binding). The cost model picks each loop's plan; loops marked `// tilepipe: plan=always`
 // take the cp.async pipeline. Run at scale: thousands of blocks, many more tiles than stages,
@@ -230,11 +230,12 @@ __global__ void inner_index(const float* A, float* C, int nt) {
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
-// Refused: the compute phase reads the local too.
+// Refused: the compute phase reads the local too, so it is a value the loop reads from memory,
+// which no copy issued ahead may stand for.
 __global__ void local_read_later(const float* A, float* C, int nt) {
   __shared__ float s[T];
   float acc = 0.0f;
-  // EXPECT: load-phase
+  // EXPECT: address-not-invariant
   for (int t = 0; t < nt; ++t) {
     float v = A[(blockIdx.x * nt + t) * T + threadIdx.x];
     s[threadIdx.x] = v;

@@ -1697,9 +1697,9 @@ TEST(CopyLocals, ALocalUsedOtherwiseIsRefused) {
     const char *What, *Copy, *Compute, *Id;
   } Cases[] = {
       {"read by the compute phase", "    s[threadIdx.x] = v;\n", "    acc += s[(threadIdx.x + 1) % T] * v;\n",
-       "load-phase"},
-      {"changed before the store", "    v += 1.0f;\n    s[threadIdx.x] = v;\n", nullptr, "load-phase"},
-      {"its address taken", "    { float *p = &v; s[threadIdx.x] = *p; }\n", nullptr, "load-phase"},
+       "address-not-invariant"},
+      {"changed before the store", "    v += 1.0f;\n    s[threadIdx.x] = v;\n", nullptr, "address-not-invariant"},
+      {"its address taken", "    { float *p = &v; s[threadIdx.x] = *p; }\n", nullptr, "address-not-invariant"},
       {"in a guard", "    if (v > 0) s[threadIdx.x] = 1.0f;\n    else s[threadIdx.x] = 0.0f;\n", nullptr,
        "address-not-invariant"},
       {"converted by the store", "    s[threadIdx.x] = (int)v;\n", nullptr, "address-not-invariant"},

@@ -2,12 +2,62 @@
 // inner copy loops, and the tile stores themselves (TileStores.cpp).
 #include "LoopChecker.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 
 using namespace clang;
 
 namespace tilepipe::check {
+
+/// Whether every use of V in FD is the value a store into a __shared__ array stores, whole or
+/// through members (`s[..] = v;`, `s[..] = v.x;`): the uses a local read through must have.
+static bool usedOnlyAsStoredValue(ASTContext &Ctx, const FunctionDecl *FD, const VarDecl *V) {
+  struct Uses : RecursiveASTVisitor<Uses> {
+    const VarDecl *V;
+    std::vector<const DeclRefExpr *> Found;
+    bool shouldVisitLambdaBody() const { return true; }
+    bool VisitDeclRefExpr(DeclRefExpr *E) {
+      if (E->getDecl() == V)
+        Found.push_back(E);
+      return true;
+    }
+  } U;
+  U.V = V;
+  U.TraverseStmt(FD->getBody());
+  auto IntoTile = [](const Expr *L) {
+    L = L->IgnoreParens();
+    while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(L))
+      L = ASE->getBase()->IgnoreParenImpCasts();
+    const VarDecl *T = varOf(L);
+    return T && isSharedVar(T);
+  };
+  for (const DeclRefExpr *E : U.Found) {
+    const Expr *Cur = E;
+    for (;;) {
+      DynTypedNodeList P = Ctx.getParents(*Cur);
+      const Expr *Up = P.size() == 1 ? P[0].get<Expr>() : nullptr;
+      if (!Up)
+        return false;
+      const auto *ICE = dyn_cast<ImplicitCastExpr>(Up);
+      const auto *ME = dyn_cast<MemberExpr>(Up);
+      if (isa<ParenExpr>(Up) || (ME && !ME->isArrow()) ||
+          (ICE && (ICE->getCastKind() == CK_LValueToRValue || ICE->getCastKind() == CK_NoOp))) {
+        Cur = Up;
+        continue;
+      }
+      if (const auto *BO = dyn_cast<BinaryOperator>(Up);
+          BO && BO->getOpcode() == BO_Assign && BO->getRHS() == Cur && IntoTile(BO->getLHS()))
+        break;
+      if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(Up);
+          OC && OC->getOperator() == OO_Equal && OC->getNumArgs() == 2 && OC->getArg(1) == Cur &&
+          IntoTile(OC->getArg(0)))
+        break;
+      return false;
+    }
+  }
+  return !U.Found.empty();
+}
 
 /// The read of global memory a local is set from, `P[i]` or `*P` of the local's own type with no
 /// conversion (`float4 v = A4[i];`), or null.
@@ -111,7 +161,7 @@ Verdict LoopChecker::checkCopyDecl(const DeclStmt *DS) {
   }
   if (DS->isSingleDecl())
     if (const auto *V = dyn_cast<VarDecl>(DS->getSingleDecl()))
-      if (const Expr *Read = plainReadInit(V))
+      if (const Expr *Read = plainReadInit(V); Read && usedOnlyAsStoredValue(Ctx, M.Function, V))
         return checkValueDecl(DS, Read);
   for (const Decl *D : DS->decls()) {
     const auto *V = dyn_cast<VarDecl>(D);
@@ -154,7 +204,7 @@ Verdict LoopChecker::checkNestedDecl(const DeclStmt *DS) {
     return Verdict::refuse(Reason::Macro, "a declaration in the copy phase is in a macro");
   if (DS->isSingleDecl())
     if (const auto *V = dyn_cast<VarDecl>(DS->getSingleDecl()))
-      if (const Expr *Read = plainReadInit(V))
+      if (const Expr *Read = plainReadInit(V); Read && usedOnlyAsStoredValue(Ctx, M.Function, V))
         return checkValueDecl(DS, Read);
   for (const Decl *D : DS->decls()) {
     const auto *V = dyn_cast<VarDecl>(D);
