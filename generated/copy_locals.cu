@@ -2,15 +2,17 @@
 // vectorised load reads a float4 into a local and stores its four parts transposed
 // (`float4 t = reinterpret_cast<const float4 *>(&A[..])[0]; As[..] = t.x; ...`); a 1-D kernel
 // reads into a scalar first (`float v = A[i]; s[tid] = v;`); an inner copy loop declares its own
-// index (`int xo = i * T + tid;`). A tile store that reads a local set once from global memory is
+// index (`int xo = i * T + tid;`); the tutorials' later kernels reuse the float4 for the second
+// tile (`t = ...;`), which sets the local again. A tile store that reads a local set once from global memory is
 // a copy of that part of the read; every other use of the local refuses the loop. Twins that are
-// refused: the local read again by the compute phase (address-not-invariant), two inner variables that meet
+// refused: the local read again by the compute phase (address-not-invariant) or set again under a
+// condition (load-phase), two inner variables that meet
 // in one subscript (tile-overlap), a name of the read declared again before the store
 // (name-binding). The cost model picks each loop's plan; loops marked `// tilepipe: plan=always`
 // take the cp.async pipeline. Run at scale: thousands of blocks, many more tiles than stages,
 // random inputs, poisoned outputs (tests/gpu/verify_testdata.sh).
 #include <cuda/pipeline>
-#line 12
+#line 14
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -205,7 +207,7 @@ __global__ void __launch_bounds__(896) sgemm_vec4(int M, int N, int K, float alp
       }
     }
   }
-#line 156
+#line 158
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 8; ++j)
       C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
@@ -310,7 +312,163 @@ __global__ void sgemm_vec4_async(int M, int N, int K, float alpha, const float* 
     }
   }
 #endif
-#line 194
+#line 196
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 8; ++j)
+      C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
+}
+
+// The tutorials' later kernels reuse one float4 for both tiles: `t = ...B...;` sets it again.
+__global__ void sgemm_vec4_reused(int M, int N, int K, float alpha, const float* A, const float* B,
+                                  float beta, float* C) {
+  __shared__ float As_stages[3][BK * BM];
+  __shared__ float Bs_stages[3][BK * BM];
+  const int tid = threadIdx.x;
+  const int rowA = tid / 2, colA = tid % 2;
+  const int rowB = tid / 16, colB = tid % 16;
+  const int tr = tid / 8, tc = tid % 8;
+  A += blockIdx.y * BM * K;
+  B += blockIdx.x * BM;
+  C += blockIdx.y * BM * N + blockIdx.x * BM;
+  float acc[4][8] = {};
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
+  {
+    int k0 = 0;
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
+    auto k0_fetch = k0;
+    auto A_fetch = A;
+    auto B_fetch = B;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto k0 = k0_fetch;
+      auto A = A_fetch;
+      auto B = B_fetch;
+      if (k0 < K) {
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &As = As_stages[fetch_stage];
+          auto &Bs = Bs_stages[fetch_stage];
+          ::cuda::memcpy_async(&As[(colA * 4 + 0) * BM + rowA], &(reinterpret_cast<const float4*>(&A[rowA * K + colA * 4])[0]).x,
+                               ::cuda::aligned_size_t<sizeof(As[0])>(sizeof(As[0])), pipe);
+          ::cuda::memcpy_async(&As[(colA * 4 + 1) * BM + rowA], &(reinterpret_cast<const float4*>(&A[rowA * K + colA * 4])[0]).y,
+                               ::cuda::aligned_size_t<sizeof(As[0])>(sizeof(As[0])), pipe);
+          ::cuda::memcpy_async(&As[(colA * 4 + 2) * BM + rowA], &(reinterpret_cast<const float4*>(&A[rowA * K + colA * 4])[0]).z,
+                               ::cuda::aligned_size_t<sizeof(As[0])>(sizeof(As[0])), pipe);
+          ::cuda::memcpy_async(&As[(colA * 4 + 3) * BM + rowA], &(reinterpret_cast<const float4*>(&A[rowA * K + colA * 4])[0]).w,
+                               ::cuda::aligned_size_t<sizeof(As[0])>(sizeof(As[0])), pipe);
+          ::cuda::memcpy_async(&Bs[rowB * BM + colB * 4 + 0], &(reinterpret_cast<const float4*>(&B[rowB * N + colB * 4])[0]).x,
+                               ::cuda::aligned_size_t<sizeof(Bs[0])>(sizeof(Bs[0])), pipe);
+          ::cuda::memcpy_async(&Bs[rowB * BM + colB * 4 + 1], &(reinterpret_cast<const float4*>(&B[rowB * N + colB * 4])[0]).y,
+                               ::cuda::aligned_size_t<sizeof(Bs[0])>(sizeof(Bs[0])), pipe);
+          ::cuda::memcpy_async(&Bs[rowB * BM + colB * 4 + 2], &(reinterpret_cast<const float4*>(&B[rowB * N + colB * 4])[0]).z,
+                               ::cuda::aligned_size_t<sizeof(Bs[0])>(sizeof(Bs[0])), pipe);
+          ::cuda::memcpy_async(&Bs[rowB * BM + colB * 4 + 3], &(reinterpret_cast<const float4*>(&B[rowB * N + colB * 4])[0]).w,
+                               ::cuda::aligned_size_t<sizeof(Bs[0])>(sizeof(Bs[0])), pipe);
+        }
+        k0 += BK; A += BK; B += BK * N;
+        k0_fetch = k0;
+        A_fetch = A;
+        B_fetch = B;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+    };
+    // Prologue: the copies of the first 2 tiles.
+    for (int prologue = 0; prologue < 2; ++prologue)
+      issue_tile();
+    int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
+    for (; k0 < K; k0 += BK) {
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &As = As_stages[stage];
+      auto &Bs = Bs_stages[stage];
+      A += BK;
+      B += BK * N;
+      for (int k = 0; k < BK; ++k)
+        for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < 8; ++j)
+            acc[i][j] += As[k * BM + tr * 4 + i] * Bs[k * BM + tc * 8 + j];
+      pipe.consumer_release();
+      stage = stage + 1 == 3 ? 0 : stage + 1;
+    }
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
+  }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &As = As_stages[0];
+    auto &Bs = Bs_stages[0];
+    for (int k0 = 0; k0 < K; k0 += BK) {
+      float4 t = reinterpret_cast<const float4*>(&A[rowA * K + colA * 4])[0];
+      As[(colA * 4 + 0) * BM + rowA] = t.x;
+      As[(colA * 4 + 1) * BM + rowA] = t.y;
+      As[(colA * 4 + 2) * BM + rowA] = t.z;
+      As[(colA * 4 + 3) * BM + rowA] = t.w;
+      t = reinterpret_cast<const float4*>(&B[rowB * N + colB * 4])[0];
+      Bs[rowB * BM + colB * 4 + 0] = t.x;
+      Bs[rowB * BM + colB * 4 + 1] = t.y;
+      Bs[rowB * BM + colB * 4 + 2] = t.z;
+      Bs[rowB * BM + colB * 4 + 3] = t.w;
+      __syncthreads();
+      A += BK;
+      B += BK * N;
+      for (int k = 0; k < BK; ++k)
+        for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < 8; ++j)
+            acc[i][j] += As[k * BM + tr * 4 + i] * Bs[k * BM + tc * 8 + j];
+      __syncthreads();
+    }
+  }
+#endif
+#line 236
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 8; ++j)
+      C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
+}
+
+// Refused: the local is set again under a condition, so which read a store copies is not known
+// from the text.
+__global__ void sgemm_vec4_maybe(int M, int N, int K, float alpha, const float* A, const float* B,
+                                 float beta, float* C) {
+  __shared__ float As[BK * BM];
+  __shared__ float Bs[BK * BM];
+  const int tid = threadIdx.x;
+  const int rowA = tid / 2, colA = tid % 2;
+  const int rowB = tid / 16, colB = tid % 16;
+  const int tr = tid / 8, tc = tid % 8;
+  A += blockIdx.y * BM * K;
+  B += blockIdx.x * BM;
+  C += blockIdx.y * BM * N + blockIdx.x * BM;
+  float acc[4][8] = {};
+  // EXPECT: load-phase
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    float4 t = reinterpret_cast<const float4*>(&A[rowA * K + colA * 4])[0];
+    As[(colA * 4 + 0) * BM + rowA] = t.x;
+    As[(colA * 4 + 1) * BM + rowA] = t.y;
+    As[(colA * 4 + 2) * BM + rowA] = t.z;
+    As[(colA * 4 + 3) * BM + rowA] = t.w;
+    if (N > 0)
+      t = reinterpret_cast<const float4*>(&B[rowB * N + colB * 4])[0];
+    Bs[rowB * BM + colB * 4 + 0] = t.x;
+    Bs[rowB * BM + colB * 4 + 1] = t.y;
+    Bs[rowB * BM + colB * 4 + 2] = t.z;
+    Bs[rowB * BM + colB * 4 + 3] = t.w;
+    __syncthreads();
+    A += BK;
+    B += BK * N;
+    for (int k = 0; k < BK; ++k)
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 8; ++j)
+          acc[i][j] += As[k * BM + tr * 4 + i] * Bs[k * BM + tc * 8 + j];
+    __syncthreads();
+  }
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 8; ++j)
       C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
@@ -376,7 +534,7 @@ __global__ void scalar_local(const float* A, float* C, int nt) {
     }
   }
 #endif
-#line 213
+#line 296
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -446,7 +604,7 @@ __global__ void inner_index(const float* A, float* C, int nt) {
     }
   }
   }
-#line 230
+#line 313
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -526,6 +684,8 @@ static void runGemm(FILE* f, uint64_t seed, int caseNo, int M, int N, int K) {
   const dim3 grid(N / BM, M / BM);
   runKernel(f, hC, [&](float* dC) { sgemm_vec4<<<grid, 128>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_vec4_async<<<grid, 128>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_vec4_reused<<<grid, 128>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_vec4_maybe<<<grid, 128>>>(M, N, K, alpha, dA, dB, beta, dC); });
   CK(cudaFree(dA));
   CK(cudaFree(dB));
 }

@@ -2,9 +2,11 @@
 // vectorised load reads a float4 into a local and stores its four parts transposed
 // (`float4 t = reinterpret_cast<const float4 *>(&A[..])[0]; As[..] = t.x; ...`); a 1-D kernel
 // reads into a scalar first (`float v = A[i]; s[tid] = v;`); an inner copy loop declares its own
-// index (`int xo = i * T + tid;`). A tile store that reads a local set once from global memory is
+// index (`int xo = i * T + tid;`); the tutorials' later kernels reuse the float4 for the second
+// tile (`t = ...;`), which sets the local again. A tile store that reads a local set once from global memory is
 // a copy of that part of the read; every other use of the local refuses the loop. Twins that are
-// refused: the local read again by the compute phase (address-not-invariant), two inner variables that meet
+// refused: the local read again by the compute phase (address-not-invariant) or set again under a
+// condition (load-phase), two inner variables that meet
 // in one subscript (tile-overlap), a name of the read declared again before the store
 // (name-binding). The cost model picks each loop's plan; loops marked `// tilepipe: plan=always`
 // take the cp.async pipeline. Run at scale: thousands of blocks, many more tiles than stages,
@@ -196,6 +198,87 @@ __global__ void sgemm_vec4_async(int M, int N, int K, float alpha, const float* 
       C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
 }
 
+// The tutorials' later kernels reuse one float4 for both tiles: `t = ...B...;` sets it again.
+__global__ void sgemm_vec4_reused(int M, int N, int K, float alpha, const float* A, const float* B,
+                                  float beta, float* C) {
+  __shared__ float As[BK * BM];
+  __shared__ float Bs[BK * BM];
+  const int tid = threadIdx.x;
+  const int rowA = tid / 2, colA = tid % 2;
+  const int rowB = tid / 16, colB = tid % 16;
+  const int tr = tid / 8, tc = tid % 8;
+  A += blockIdx.y * BM * K;
+  B += blockIdx.x * BM;
+  C += blockIdx.y * BM * N + blockIdx.x * BM;
+  float acc[4][8] = {};
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    float4 t = reinterpret_cast<const float4*>(&A[rowA * K + colA * 4])[0];
+    As[(colA * 4 + 0) * BM + rowA] = t.x;
+    As[(colA * 4 + 1) * BM + rowA] = t.y;
+    As[(colA * 4 + 2) * BM + rowA] = t.z;
+    As[(colA * 4 + 3) * BM + rowA] = t.w;
+    t = reinterpret_cast<const float4*>(&B[rowB * N + colB * 4])[0];
+    Bs[rowB * BM + colB * 4 + 0] = t.x;
+    Bs[rowB * BM + colB * 4 + 1] = t.y;
+    Bs[rowB * BM + colB * 4 + 2] = t.z;
+    Bs[rowB * BM + colB * 4 + 3] = t.w;
+    __syncthreads();
+    A += BK;
+    B += BK * N;
+    for (int k = 0; k < BK; ++k)
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 8; ++j)
+          acc[i][j] += As[k * BM + tr * 4 + i] * Bs[k * BM + tc * 8 + j];
+    __syncthreads();
+  }
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 8; ++j)
+      C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
+}
+
+// Refused: the local is set again under a condition, so which read a store copies is not known
+// from the text.
+__global__ void sgemm_vec4_maybe(int M, int N, int K, float alpha, const float* A, const float* B,
+                                 float beta, float* C) {
+  __shared__ float As[BK * BM];
+  __shared__ float Bs[BK * BM];
+  const int tid = threadIdx.x;
+  const int rowA = tid / 2, colA = tid % 2;
+  const int rowB = tid / 16, colB = tid % 16;
+  const int tr = tid / 8, tc = tid % 8;
+  A += blockIdx.y * BM * K;
+  B += blockIdx.x * BM;
+  C += blockIdx.y * BM * N + blockIdx.x * BM;
+  float acc[4][8] = {};
+  // EXPECT: load-phase
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    float4 t = reinterpret_cast<const float4*>(&A[rowA * K + colA * 4])[0];
+    As[(colA * 4 + 0) * BM + rowA] = t.x;
+    As[(colA * 4 + 1) * BM + rowA] = t.y;
+    As[(colA * 4 + 2) * BM + rowA] = t.z;
+    As[(colA * 4 + 3) * BM + rowA] = t.w;
+    if (N > 0)
+      t = reinterpret_cast<const float4*>(&B[rowB * N + colB * 4])[0];
+    Bs[rowB * BM + colB * 4 + 0] = t.x;
+    Bs[rowB * BM + colB * 4 + 1] = t.y;
+    Bs[rowB * BM + colB * 4 + 2] = t.z;
+    Bs[rowB * BM + colB * 4 + 3] = t.w;
+    __syncthreads();
+    A += BK;
+    B += BK * N;
+    for (int k = 0; k < BK; ++k)
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 8; ++j)
+          acc[i][j] += As[k * BM + tr * 4 + i] * Bs[k * BM + tc * 8 + j];
+    __syncthreads();
+  }
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 8; ++j)
+      C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
+}
+
 #define T 128
 // A scalar read into a local, then stored: a 1-D reduction of a window over tiles of A.
 __global__ void scalar_local(const float* A, float* C, int nt) {
@@ -306,6 +389,8 @@ static void runGemm(FILE* f, uint64_t seed, int caseNo, int M, int N, int K) {
   const dim3 grid(N / BM, M / BM);
   runKernel(f, hC, [&](float* dC) { sgemm_vec4<<<grid, 128>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_vec4_async<<<grid, 128>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_vec4_reused<<<grid, 128>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_vec4_maybe<<<grid, 128>>>(M, N, K, alpha, dA, dB, beta, dC); });
   CK(cudaFree(dA));
   CK(cudaFree(dB));
 }

@@ -1748,6 +1748,46 @@ TEST(CopyLocals, AnIndexDeclaredInAnInnerCopyLoop) {
   EXPECT_OUTCOME("tile-overlap", Opaque);
 }
 
+// A local set again at the top level of the copy phase (`v = B[..];`, as the tutorials reuse one
+// float4 for both tiles) gives the stores after it the new read; set again anywhere else, it is
+// no local a copy may read through.
+TEST(CopyLocals, ALocalSetAgainForTheSecondTile) {
+  const std::string Code = kernel(R"(
+  __shared__ float s[T];
+  __shared__ float r[T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    float v = A[t * T + threadIdx.x];
+    s[threadIdx.x] = v;
+    v = B[t * T + threadIdx.x];
+    r[threadIdx.x] = v;
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % T] * r[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;)",
+                                  "const float *A, const float *B, float *C, int nt");
+  ToolOptions O = defaultOptions();
+  O.Mode = CopyMode::Pipeline;
+  FileResult R = runOnCode(Code, O);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  const std::string S = squeezed(R.Rewritten);
+  EXPECT_NE(S.find("::cuda::memcpy_async(&s[threadIdx.x], &(A[t * T + threadIdx.x]),"), std::string::npos)
+      << R.Rewritten;
+  EXPECT_NE(S.find("::cuda::memcpy_async(&r[threadIdx.x], &(B[t * T + threadIdx.x]),"), std::string::npos)
+      << R.Rewritten;
+  // Neither the declaration nor the second read stands in the copy phase, nor a stray ';'.
+  size_t First = R.Rewritten.find("memcpy_async(&s["), Last = R.Rewritten.find("memcpy_async(&r[");
+  const std::string Between = R.Rewritten.substr(First, Last - First);
+  EXPECT_EQ(Between.find("v ="), std::string::npos) << R.Rewritten;
+  EXPECT_EQ(squeezed(Between).find("; ;"), std::string::npos) << R.Rewritten;
+
+  std::string Maybe = Code;
+  Maybe.replace(Maybe.find("    v = B["), 4, "    if (nt > 1) v = B[");
+  EXPECT_NE("pipelined", outcome(Maybe).first);
+}
+
 // `&P[i]` through a pointer is arithmetic; `&a[i]` of a local array is not a global address.
 TEST(CopyLocals, AnAddressThroughAPointerIsArithmetic) {
   EXPECT_OUTCOME("pipelined", localKernel("    s[threadIdx.x] = *(&A[t * T] + threadIdx.x);\n"));

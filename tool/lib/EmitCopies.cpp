@@ -189,7 +189,7 @@ std::string PipelineEmitter::pairCopy(const TileStore &S, const TileStore &S2) c
 llvm::Error PipelineEmitter::copyEdits() {
   // The locals the copies read through: each copy takes its part of the read itself.
   if (Pipelined)
-    for (const DeclStmt *DS : M.ValueDecls)
+    for (const Stmt *DS : M.ValueDefs)
       Edits.push_back(dropStatement(F, DS));
   for (size_t I = 0; I < M.Stores.size(); ++I) {
     const TileStore &S = M.Stores[I];

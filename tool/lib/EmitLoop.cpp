@@ -7,7 +7,8 @@ using namespace clang;
 namespace tilepipe::emit {
 
 std::tuple<unsigned, unsigned, std::string> dropStatement(const FileText &F, const Stmt *S) {
-  unsigned B = F.begin(S), E = F.end(S);
+  // An expression statement ends at its semicolon, which is no part of the expression.
+  unsigned B = F.begin(S), E = isa<Expr>(S) ? F.afterSemi(S) : F.end(S);
   if (F.firstOnLine(B) && F.slice(E, F.Buffer.find('\n', E)).trim().empty()) {
     B = F.lineStart(B);
     E = F.Buffer.find('\n', E) + 1;

@@ -53,7 +53,7 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
       LoadEdits.push_back(dropStatement(F, T.DeclaredInBody));
   // A local a store reads through (`float4 v = A4[i];`) is read where the tile is loaded; the
   // store phase stores the registers and needs it no more.
-  for (const DeclStmt *DS : M.ValueDecls)
+  for (const Stmt *DS : M.ValueDefs)
     StoreEdits.push_back(dropStatement(F, DS));
   Lines Registers;
   for (size_t I = 0; I < M.Stores.size(); ++I) {

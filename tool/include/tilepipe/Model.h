@@ -111,10 +111,10 @@ struct LoopModel {
   std::vector<const clang::Stmt *> CopyPhase;     ///< statements of the copy phase, in order
   std::vector<const clang::Stmt *> ComputePhase;  ///< statements of the compute phase, in order
   std::vector<const clang::DeclStmt *> IndexDecls; ///< pure local declarations in the copy phase
-  /// Declarations of locals that tile stores read through (TileStore::Via), anywhere in the copy
-  /// phase: the pipeline copies from their reads and drops them; the register-staged prefetch
-  /// keeps them where it loads.
-  std::vector<const clang::DeclStmt *> ValueDecls;
+  /// The statements that set locals tile stores read through (TileStore::Via): their declarations,
+  /// anywhere in the copy phase, and `v = P[j];` at its top level. The pipeline copies from their
+  /// reads and drops them; the register-staged prefetch keeps them where it loads.
+  std::vector<const clang::Stmt *> ValueDefs;
 
   std::vector<Tile> Tiles;
   std::vector<TileStore> Stores;

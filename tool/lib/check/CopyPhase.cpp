@@ -12,7 +12,10 @@ namespace tilepipe::check {
 
 /// Whether every use of V in FD is the value a store into a __shared__ array stores, whole or
 /// through members (`s[..] = v;`, `s[..] = v.x;`): the uses a local read through must have.
-static bool usedOnlyAsStoredValue(ASTContext &Ctx, const FunctionDecl *FD, const VarDecl *V) {
+static bool valueRedefinition(const Stmt *S, const VarDecl *&V, const Expr *&Read, const DeclRefExpr *&Lhs);
+
+static bool usedOnlyAsStoredValue(ASTContext &Ctx, const FunctionDecl *FD, const VarDecl *V,
+                                  llvm::ArrayRef<const Stmt *> CopyPhase) {
   struct Uses : RecursiveASTVisitor<Uses> {
     const VarDecl *V;
     std::vector<const DeclRefExpr *> Found;
@@ -32,7 +35,18 @@ static bool usedOnlyAsStoredValue(ASTContext &Ctx, const FunctionDecl *FD, const
     const VarDecl *T = varOf(L);
     return T && isSharedVar(T);
   };
+  // Set again at the top level of the copy phase (`v = P[j];`): a definition, not a use.
+  llvm::SmallPtrSet<const DeclRefExpr *, 4> Redefined;
+  for (const Stmt *S : CopyPhase) {
+    const VarDecl *W;
+    const Expr *Read;
+    const DeclRefExpr *Lhs;
+    if (valueRedefinition(S, W, Read, Lhs) && W == V)
+      Redefined.insert(Lhs);
+  }
   for (const DeclRefExpr *E : U.Found) {
+    if (Redefined.contains(E))
+      continue;
     const Expr *Cur = E;
     for (;;) {
       DynTypedNodeList P = Ctx.getParents(*Cur);
@@ -59,13 +73,10 @@ static bool usedOnlyAsStoredValue(ASTContext &Ctx, const FunctionDecl *FD, const
   return !U.Found.empty();
 }
 
-/// The read of global memory a local is set from, `P[i]` or `*P` of the local's own type with no
-/// conversion (`float4 v = A4[i];`), or null.
-static const Expr *plainReadInit(const VarDecl *V) {
-  if (!V->getInit() || V->isStaticLocal() || V->getType()->isReferenceType() || V->getType()->isArrayType() ||
-      V->isConstexpr() || V->getType().isVolatileQualified())
-    return nullptr;
-  const Expr *E = skipCleanups(V->getInit())->IgnoreParens();
+/// The read of global memory that Value is, `P[i]` or `*P` of type T with no conversion (a class
+/// type copied by its trivial copy constructor or assignment), or null.
+static const Expr *plainReadOf(const Expr *Value, QualType T) {
+  const Expr *E = skipCleanups(Value)->IgnoreParens();
   // A class-typed local (float4) is copy-constructed from the element, trivially.
   if (const auto *CCE = dyn_cast<CXXConstructExpr>(E)) {
     if (CCE->getNumArgs() != 1 || !CCE->getConstructor()->isCopyOrMoveConstructor() ||
@@ -73,26 +84,38 @@ static const Expr *plainReadInit(const VarDecl *V) {
       return nullptr;
     E = CCE->getArg(0);
   }
-  for (const Expr *X = skipCleanups(E);;) {
-    X = X->IgnoreParens();
-    const auto *ICE = dyn_cast<ImplicitCastExpr>(X);
-    if (ICE && (ICE->getCastKind() == CK_LValueToRValue || ICE->getCastKind() == CK_NoOp)) {
-      X = ICE->getSubExpr();
-      continue;
-    }
-    if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(X)) {
-      X = MTE->getSubExpr();
-      continue;
-    }
-    E = X;
-    break;
-  }
+  E = stripNoOps(E);
   bool Read = isa<ArraySubscriptExpr>(E) ||
               (isa<UnaryOperator>(E) && cast<UnaryOperator>(E)->getOpcode() == UO_Deref);
-  if (!Read || E->getType().getUnqualifiedType().getCanonicalType() !=
-                   V->getType().getUnqualifiedType().getCanonicalType())
+  if (!Read || E->getType().getUnqualifiedType().getCanonicalType() != T.getUnqualifiedType().getCanonicalType())
     return nullptr;
   return E;
+}
+
+/// The read of global memory a local is set from (`float4 v = A4[i];`), or null.
+static const Expr *plainReadInit(const VarDecl *V) {
+  if (!V->getInit() || V->isStaticLocal() || V->getType()->isReferenceType() || V->getType()->isArrayType() ||
+      V->isConstexpr() || V->getType().isVolatileQualified())
+    return nullptr;
+  return plainReadOf(V->getInit(), V->getType());
+}
+
+/// `v = P[i];`, a statement that sets the local V again from one read of global memory, as a
+/// copy phase that reuses one register for two tiles does; V and the read, or false.
+static bool valueRedefinition(const Stmt *S, const VarDecl *&V, const Expr *&Read, const DeclRefExpr *&Lhs) {
+  const Expr *L, *R;
+  if (!splitAssignment(S, L, R))
+    return false;
+  if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(bareExpr(S)))
+    if (const auto *MD = dyn_cast_or_null<CXXMethodDecl>(OC->getDirectCallee()); !MD || !MD->isTrivial())
+      return false;
+  Lhs = dyn_cast<DeclRefExpr>(L->IgnoreParens());
+  V = Lhs ? dyn_cast<VarDecl>(Lhs->getDecl()) : nullptr;
+  if (!V || !V->hasLocalStorage() || V->getType()->isReferenceType() || V->getType().isVolatileQualified() ||
+      V->getType().isConstQualified())
+    return false;
+  Read = plainReadOf(R, V->getType());
+  return Read != nullptr;
 }
 
 /// Each statement is judged alone: one refused does not hide the next one's blocker.
@@ -115,7 +138,7 @@ Verdict LoopChecker::checkCopyPhase() {
   for (const Stmt *S : M.CopyPhase) {
     const auto *DS = dyn_cast<DeclStmt>(S);
     size_t Stores = M.Stores.size(), SiteCount = Sites.size(), Inner = InnerStack.size();
-    Verdict V = DS ? checkCopyDecl(DS) : checkCopyStmt(S);
+    Verdict V = DS ? checkCopyDecl(DS) : checkValueRedefinition(S) ? checkRedefinition(S) : checkCopyStmt(S);
     if (V.ok())
       continue;
     Out.block(V);
@@ -161,7 +184,7 @@ Verdict LoopChecker::checkCopyDecl(const DeclStmt *DS) {
   }
   if (DS->isSingleDecl())
     if (const auto *V = dyn_cast<VarDecl>(DS->getSingleDecl()))
-      if (const Expr *Read = plainReadInit(V); Read && usedOnlyAsStoredValue(Ctx, M.Function, V))
+      if (const Expr *Read = plainReadInit(V); Read && usedOnlyAsStoredValue(Ctx, M.Function, V, M.CopyPhase))
         return checkValueDecl(DS, Read);
   for (const Decl *D : DS->decls()) {
     const auto *V = dyn_cast<VarDecl>(D);
@@ -192,7 +215,34 @@ Verdict LoopChecker::checkValueDecl(const DeclStmt *DS, const Expr *Read) {
   if (Verdict R = checkGlobalRead(DS, Read); !R.ok())
     return R;
   ValueLocals[V] = Read;
-  M.ValueDecls.push_back(DS);
+  ValueDefAt[V] = DS;
+  M.ValueDefs.push_back(DS);
+  return {};
+}
+
+/// Whether S sets a local that tile stores read through again (`v = P[j];`).
+bool LoopChecker::checkValueRedefinition(const Stmt *S) {
+  const VarDecl *V;
+  const Expr *Read;
+  const DeclRefExpr *Lhs;
+  return valueRedefinition(S, V, Read, Lhs) && ValueLocals.count(V);
+}
+
+/// `v = P[j];` at the top level of the copy phase: the stores after it read through the new read,
+/// which is one the copies may issue ahead, as the declaration's was.
+Verdict LoopChecker::checkRedefinition(const Stmt *S) {
+  const VarDecl *V;
+  const Expr *Read;
+  const DeclRefExpr *Lhs;
+  valueRedefinition(S, V, Read, Lhs);
+  if (!editable(S))
+    return Verdict::refuse(Reason::Macro, "a statement of the copy phase is in a macro");
+  if (Verdict R = checkGlobalRead(S, Read); !R.ok())
+    return R;
+  ValueLocals[V] = Read;
+  ValueDefAt[V] = S;
+  ValueUses.insert(Lhs);
+  M.ValueDefs.push_back(S);
   return {};
 }
 
@@ -204,7 +254,7 @@ Verdict LoopChecker::checkNestedDecl(const DeclStmt *DS) {
     return Verdict::refuse(Reason::Macro, "a declaration in the copy phase is in a macro");
   if (DS->isSingleDecl())
     if (const auto *V = dyn_cast<VarDecl>(DS->getSingleDecl()))
-      if (const Expr *Read = plainReadInit(V); Read && usedOnlyAsStoredValue(Ctx, M.Function, V))
+      if (const Expr *Read = plainReadInit(V); Read && usedOnlyAsStoredValue(Ctx, M.Function, V, M.CopyPhase))
         return checkValueDecl(DS, Read);
   for (const Decl *D : DS->decls()) {
     const auto *V = dyn_cast<VarDecl>(D);

@@ -260,7 +260,7 @@ Verdict LoopChecker::checkValueLocalRead(const Stmt *S, const Expr *V, const Exp
     return Verdict::refuse(Reason::Macro, "the copy '" + text(S) + "' is written in a macro");
   // The read's text moves to the store: every name it looks up must find there what it found at
   // the local's declaration. A declaration of one of its names in between could take it.
-  unsigned From = SM.getFileOffset(SM.getExpansionLoc(Local->getEndLoc())),
+  unsigned From = SM.getFileOffset(SM.getExpansionLoc(ValueDefAt.lookup(Local)->getEndLoc())),
            To = SM.getFileOffset(SM.getExpansionLoc(S->getBeginLoc()));
   for (const NameUse &U : namesIn(It->second))
     for (const auto &[Name, At] : CopyPhaseDecls)
