@@ -8,11 +8,12 @@
 // refused: the local read again by the compute phase (address-not-invariant) or set again under a
 // condition (load-phase), two inner variables that meet
 // in one subscript (tile-overlap), a name of the read declared again before the store
-// (name-binding). The cost model picks each loop's plan; loops marked `// tilepipe: plan=always`
-// take the cp.async pipeline. Run at scale: thousands of blocks, many more tiles than stages,
+// (name-binding). The cost model picks each loop's plan, and keeps sgemm_vec4's loop, whose
+// register prefetch ptxas would spill; loops marked `// tilepipe: plan=always` take the cp.async
+// pipeline. Run at scale: thousands of blocks, many more tiles than stages,
 // random inputs, poisoned outputs (tests/gpu/verify_testdata.sh).
 #include <cuda/pipeline>
-#line 14
+#line 15
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -126,7 +127,11 @@ static void closeOutput(FILE* f) {
 #define BK 8
 // 128 threads compute a 64 x 64 block of C, each a 4 x 8 piece; each thread loads one float4 of
 // the 64 x 8 tile of A (stored transposed, k-major) and one of the 8 x 64 tile of B.
-__global__ void __launch_bounds__(896) sgemm_vec4(int M, int N, int K, float alpha, const float* A, const float* B,
+// The cost model would prefetch into registers (cp.async would copy element by element), which
+// needs 86 registers on sm_90; the __launch_bounds__(896) that keep every block size the original
+// allows (65 registers) cap them at 72, and ptxas spills 128 bytes per thread: that rewrite ran
+// 0.89x on the H200. The launch check sees the spill and the model keeps the loop (no-gain).
+__global__ void sgemm_vec4(int M, int N, int K, float alpha, const float* A, const float* B,
                            float beta, float* C) {
   __shared__ float As[BK * BM];
   __shared__ float Bs[BK * BM];
@@ -138,76 +143,25 @@ __global__ void __launch_bounds__(896) sgemm_vec4(int M, int N, int K, float alp
   B += blockIdx.x * BM;
   C += blockIdx.y * BM * N + blockIdx.x * BM;
   float acc[4][8] = {};
-  // EXPECT: pipelined
-  // tilepipe: register-staged prefetch, 2 tiles ahead. Each thread holds its elements of the next 2 tiles in
-  // registers, one set per tile; it stores a set into the tile where the copy phase did, and the tile keeps its one buffer.
-  {
-    int k0 = 0;
-    float As_next[2];
-    float As_next_1[2];
-    float As_next_2[2];
-    float As_next_3[2];
-    float Bs_next[2];
-    float Bs_next_1[2];
-    float Bs_next_2[2];
-    float Bs_next_3[2];
-    auto k0_fetch = k0;
-    // Loads this thread's elements of the tile under the fetch cursor into set slot (nothing past the end).
-    auto load_next_tile = [&](int slot) {
-      auto k0 = k0_fetch;
-      if (k0 < K) {
-        { // the copy phase's own scope, as in the loop body: its names end before the increment
-          float4 t = reinterpret_cast<const float4*>(&A[rowA * K + k0 + colA * 4])[0];
-          As_next[slot] = t.x;
-          As_next_1[slot] = t.y;
-          As_next_2[slot] = t.z;
-          As_next_3[slot] = t.w;
-          float4 u = reinterpret_cast<const float4*>(&B[(k0 + rowB) * N + colB * 4])[0];
-          Bs_next[slot] = u.x;
-          Bs_next_1[slot] = u.y;
-          Bs_next_2[slot] = u.z;
-          Bs_next_3[slot] = u.w;
-        }
-        k0 += BK;
-        k0_fetch = k0;
-      }
-    };
-    // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 2 ahead.
-    auto trip = [&](int slot) {
-      { // the loop body's scope: its names end before the loop's increment
-        As[(colA * 4 + 0) * BM + rowA] = As_next[slot];
-        As[(colA * 4 + 1) * BM + rowA] = As_next_1[slot];
-        As[(colA * 4 + 2) * BM + rowA] = As_next_2[slot];
-        As[(colA * 4 + 3) * BM + rowA] = As_next_3[slot];
-        Bs[rowB * BM + colB * 4 + 0] = Bs_next[slot];
-        Bs[rowB * BM + colB * 4 + 1] = Bs_next_1[slot];
-        Bs[rowB * BM + colB * 4 + 2] = Bs_next_2[slot];
-        Bs[rowB * BM + colB * 4 + 3] = Bs_next_3[slot];
-        __syncthreads(); // the tile is published
-        load_next_tile(slot); // in flight during the next 2 computes
-        for (int k = 0; k < BK; ++k)
-          for (int i = 0; i < 4; ++i)
-            for (int j = 0; j < 8; ++j)
-              acc[i][j] += As[k * BM + tr * 4 + i] * Bs[k * BM + tc * 8 + j];
-        __syncthreads(); // no thread still reads the tile when it is stored again
-      }
-      k0 += BK;
-    };
-    // Prologue: the first 2 tiles.
-#pragma unroll
-    for (int slot = 0; slot < 2; ++slot)
-      load_next_tile(slot);
-    // Mainloop, unrolled by 2: each set's index is a constant, so that the sets stay in registers.
-    while (k0 < K) {
-#pragma unroll
-      for (int slot = 0; slot < 2; ++slot) {
-        if (slot > 0 && !(k0 < K))
-          break;
-        trip(slot);
-      }
-    }
+  // EXPECT: no-gain
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    float4 t = reinterpret_cast<const float4*>(&A[rowA * K + k0 + colA * 4])[0];
+    As[(colA * 4 + 0) * BM + rowA] = t.x;
+    As[(colA * 4 + 1) * BM + rowA] = t.y;
+    As[(colA * 4 + 2) * BM + rowA] = t.z;
+    As[(colA * 4 + 3) * BM + rowA] = t.w;
+    float4 u = reinterpret_cast<const float4*>(&B[(k0 + rowB) * N + colB * 4])[0];
+    Bs[rowB * BM + colB * 4 + 0] = u.x;
+    Bs[rowB * BM + colB * 4 + 1] = u.y;
+    Bs[rowB * BM + colB * 4 + 2] = u.z;
+    Bs[rowB * BM + colB * 4 + 3] = u.w;
+    __syncthreads();
+    for (int k = 0; k < BK; ++k)
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 8; ++j)
+          acc[i][j] += As[k * BM + tr * 4 + i] * Bs[k * BM + tc * 8 + j];
+    __syncthreads();
   }
-#line 158
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 8; ++j)
       C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
@@ -312,7 +266,7 @@ __global__ void sgemm_vec4_async(int M, int N, int K, float alpha, const float* 
     }
   }
 #endif
-#line 196
+#line 201
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 8; ++j)
       C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
@@ -427,7 +381,7 @@ __global__ void sgemm_vec4_reused(int M, int N, int K, float alpha, const float*
     }
   }
 #endif
-#line 236
+#line 241
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 8; ++j)
       C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
@@ -534,7 +488,7 @@ __global__ void scalar_local(const float* A, float* C, int nt) {
     }
   }
 #endif
-#line 296
+#line 301
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -604,7 +558,7 @@ __global__ void inner_index(const float* A, float* C, int nt) {
     }
   }
   }
-#line 313
+#line 318
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 

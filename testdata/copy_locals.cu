@@ -8,8 +8,9 @@
 // refused: the local read again by the compute phase (address-not-invariant) or set again under a
 // condition (load-phase), two inner variables that meet
 // in one subscript (tile-overlap), a name of the read declared again before the store
-// (name-binding). The cost model picks each loop's plan; loops marked `// tilepipe: plan=always`
-// take the cp.async pipeline. Run at scale: thousands of blocks, many more tiles than stages,
+// (name-binding). The cost model picks each loop's plan, and keeps sgemm_vec4's loop, whose
+// register prefetch ptxas would spill; loops marked `// tilepipe: plan=always` take the cp.async
+// pipeline. Run at scale: thousands of blocks, many more tiles than stages,
 // random inputs, poisoned outputs (tests/gpu/verify_testdata.sh).
 #include <cstdio>
 #include <cstdlib>
@@ -124,6 +125,10 @@ static void closeOutput(FILE* f) {
 #define BK 8
 // 128 threads compute a 64 x 64 block of C, each a 4 x 8 piece; each thread loads one float4 of
 // the 64 x 8 tile of A (stored transposed, k-major) and one of the 8 x 64 tile of B.
+// The cost model would prefetch into registers (cp.async would copy element by element), which
+// needs 86 registers on sm_90; the __launch_bounds__(896) that keep every block size the original
+// allows (65 registers) cap them at 72, and ptxas spills 128 bytes per thread: that rewrite ran
+// 0.89x on the H200. The launch check sees the spill and the model keeps the loop (no-gain).
 __global__ void sgemm_vec4(int M, int N, int K, float alpha, const float* A, const float* B,
                            float beta, float* C) {
   __shared__ float As[BK * BM];
@@ -136,7 +141,7 @@ __global__ void sgemm_vec4(int M, int N, int K, float alpha, const float* A, con
   B += blockIdx.x * BM;
   C += blockIdx.y * BM * N + blockIdx.x * BM;
   float acc[4][8] = {};
-  // EXPECT: pipelined
+  // EXPECT: no-gain
   for (int k0 = 0; k0 < K; k0 += BK) {
     float4 t = reinterpret_cast<const float4*>(&A[rowA * K + k0 + colA * 4])[0];
     As[(colA * 4 + 0) * BM + rowA] = t.x;

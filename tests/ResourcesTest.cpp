@@ -15,7 +15,7 @@ TEST(Resources, ReadsPtxasReport) {
       "ptxas info    : 0 bytes gmem\n"
       "ptxas info    : Compiling entry function '_ZN2ns2ktILi3EEEvPfi' for 'sm_80'\n"
       "ptxas info    : Function properties for _ZN2ns2ktILi3EEEvPfi\n"
-      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "    64 bytes stack frame, 128 bytes spill stores, 96 bytes spill loads\n"
       "ptxas info    : Used 70 registers, used 1 barriers, 36864 bytes smem, 400 bytes cmem[0]\n"
       "ptxas info    : Compiling entry function "
       "'_ZN35_GLOBAL__N__0a1d0c3e_4_a_cu__Z2kbPf2kaEPf' for 'sm_90'\n"
@@ -29,6 +29,8 @@ TEST(Resources, ReadsPtxasReport) {
   EXPECT_EQ("sm_80", K[0].Arch);
   EXPECT_EQ(70u, K[0].Registers);
   EXPECT_EQ(36864u, K[0].SharedBytes);
+  EXPECT_EQ(128u, K[0].SpillBytes);
+  EXPECT_EQ(0u, K[1].SpillBytes);
   EXPECT_EQ("(anonymous namespace)::ka", K[1].Name);
   EXPECT_EQ(10u, K[1].Registers);
   EXPECT_EQ(0u, K[1].SharedBytes);
@@ -146,6 +148,86 @@ TEST(Resources, LoopsStayWhenTheRegistersCannotBeCounted) {
   EXPECT_NE(std::string::npos, R.Loops[0].message().find("cannot count the original's registers"))
       << R.Loops[0].message();
   EXPECT_EQ(R.Original, R.Rewritten);
+}
+
+namespace {
+// The SGEMM tutorials' register-blocked kernel (testdata/copy_locals.cu has the whole program):
+// the cost model would prefetch into registers, and the __launch_bounds__ that keep the original's
+// 896-thread blocks make ptxas spill that prefetch.
+const char *SpillingKernel = R"(
+#define BM 64
+#define BK 8
+__global__ void sg(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+  __shared__ float As[BK * BM];
+  __shared__ float Bs[BK * BM];
+  const int tid = threadIdx.x;
+  const int rowA = tid / 2, colA = tid % 2;
+  const int rowB = tid / 16, colB = tid % 16;
+  const int tr = tid / 8, tc = tid % 8;
+  A += blockIdx.y * BM * K;
+  B += blockIdx.x * BM;
+  C += blockIdx.y * BM * N + blockIdx.x * BM;
+  float acc[4][8] = {};
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    float4 t = reinterpret_cast<const float4*>(&A[rowA * K + k0 + colA * 4])[0];
+    As[(colA * 4 + 0) * BM + rowA] = t.x;
+    As[(colA * 4 + 1) * BM + rowA] = t.y;
+    As[(colA * 4 + 2) * BM + rowA] = t.z;
+    As[(colA * 4 + 3) * BM + rowA] = t.w;
+    float4 u = reinterpret_cast<const float4*>(&B[(k0 + rowB) * N + colB * 4])[0];
+    Bs[rowB * BM + colB * 4 + 0] = u.x;
+    Bs[rowB * BM + colB * 4 + 1] = u.y;
+    Bs[rowB * BM + colB * 4 + 2] = u.z;
+    Bs[rowB * BM + colB * 4 + 3] = u.w;
+    __syncthreads();
+    for (int k = 0; k < BK; ++k)
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 8; ++j)
+          acc[i][j] += As[k * BM + tr * 4 + i] * Bs[k * BM + tc * 8 + j];
+    __syncthreads();
+  }
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 8; ++j)
+      C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
+}
+__global__ void other(float* out, const float* in, int n) {
+  __shared__ float s[256];
+  float acc = 0.f;
+  for (int t = 0; t < n; ++t) {
+    s[threadIdx.x] = in[(blockIdx.x * n + t) * 256 + threadIdx.x];
+    __syncthreads();
+    acc += s[255 - threadIdx.x];
+    __syncthreads();
+  }
+  out[blockIdx.x * 256 + threadIdx.x] = acc;
+}
+)";
+} // namespace
+
+// A prefetch the cost model chose is worth its registers only where it stays in them: a kernel
+// whose rewrite ptxas spills more than the original is kept (no-gain), and the rest of the file is
+// still rewritten; --plan=always, which asks for the rewrite whatever it costs, keeps it bounded.
+TEST(Resources, TheModelKeepsALoopWhoseRewriteSpills) {
+  if (findTool("nvcc").empty())
+    GTEST_SKIP() << "nvcc not found";
+  ToolOptions Opts = defaultOptions();
+  Opts.CheckLaunchResources = true;
+  Opts.Plan = PlanPolicy::Model;
+  FileResult R = runOnCode(SpillingKernel, Opts);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(2u, R.Loops.size());
+  EXPECT_EQ("no-gain", reasonInfo(R.Loops[0].Code).Id.str()) << R.Loops[0].message();
+  EXPECT_NE(std::string::npos, R.Loops[0].message().find("bytes per thread to local memory in the rewrite"))
+      << R.Loops[0].message();
+  EXPECT_TRUE(R.Loops[1].transformed()) << R.Loops[1].message();
+  EXPECT_EQ(std::string::npos, R.Rewritten.find("__launch_bounds__")) << "the kept kernel needs no bounds";
+  EXPECT_NE(std::string::npos, R.Rewritten.find("for (int k0 = 0; k0 < K; k0 += BK) {\n    float4 t ="));
+
+  Opts.Plan = PlanPolicy::Always;
+  FileResult A = runOnCode(SpillingKernel, Opts);
+  ASSERT_TRUE(A.Ok) << A.Error;
+  ASSERT_EQ(2u, A.Loops.size());
+  EXPECT_TRUE(A.Loops[0].transformed()) << A.Loops[0].message();
 }
 
 namespace {

@@ -323,12 +323,9 @@ static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &D
   LaunchCheck LC = checkLaunchResources(Ctx, R, Nvcc, Args, Archs, Cache);
   R.LaunchBuilds = Cache.builds();
   R.LaunchBuildsCached = Cache.hits();
-  if (!LC.KeepWhy.empty()) {
-    ToolOptions Keep = Opts;
-    Keep.CheckLaunchResources = false;
-    for (const LoopRecord &L : R.Loops)
-      if (L.transformed())
-        Keep.KeepLoops[{L.File, L.Offset}] = Verdict::refuse(Reason::LaunchResources, LC.KeepWhy);
+  // Analyses the file again, keeping the loops in Keep.KeepLoops: the launch check's decisions are
+  // an input to one more run of the whole chain, never edits of its records.
+  auto Reanalyze = [&](const ToolOptions &Keep) {
     FileResult Kept;
     Kept.Path = R.Path;
     Kept.Directory = R.Directory;
@@ -338,7 +335,44 @@ static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &D
     Kept.LaunchBuilds = R.LaunchBuilds;
     Kept.LaunchBuildsCached = R.LaunchBuildsCached;
     R = std::move(Kept);
+  };
+  if (!LC.KeepWhy.empty()) {
+    ToolOptions Keep = Opts;
+    Keep.CheckLaunchResources = false;
+    for (const LoopRecord &L : R.Loops)
+      if (L.transformed())
+        Keep.KeepLoops[{L.File, L.Offset}] = Verdict::refuse(Reason::LaunchResources, LC.KeepWhy);
+    Reanalyze(Keep);
     return;
+  }
+  // The cost model counts a rewrite's registers as free. Where ptxas spills more of a kernel to
+  // local memory than in the original (most often under the __launch_bounds__ that keep the
+  // original's block sizes), the prefetch would go through local memory: the loops of that kernel
+  // that the model planned stay as they were, and the rest of the file is rewritten and checked
+  // again (each round keeps one loop more, so this ends). A loop in a function the kernel calls
+  // is named by that function, not the kernel, and is not kept by this rule.
+  {
+    ToolOptions Keep = Opts;
+    bool Any = false;
+    for (const LoopRecord &L : R.Loops) {
+      auto It = LC.Spills.find(L.Kernel);
+      if (!L.transformed() || !L.Plan || L.Plan->Source != "model" || It == LC.Spills.end())
+        continue;
+      Keep.KeepLoops[{L.File, L.Offset}] =
+          Verdict::refuse(Reason::NoGain, It->second + "; its prefetch would go through local memory "
+                                                       "(--plan=always rewrites it)");
+      Any = true;
+    }
+    if (Any) {
+      Reanalyze(Keep);
+      if (R.Ok && llvm::any_of(R.Loops, [](const LoopRecord &L) { return L.transformed(); })) {
+        unsigned Builds = R.LaunchBuilds, Cached = R.LaunchBuildsCached;
+        boundLaunches(Ctx, DB, Keep, Arch, R);
+        R.LaunchBuilds += Builds;
+        R.LaunchBuildsCached += Cached;
+      }
+      return;
+    }
   }
   for (const LaunchCheck::Bound &B : LC.Bounds) {
     for (const tooling::Replacement &E : B.Edits)

@@ -445,6 +445,7 @@ std::vector<KernelUsage> parseResourceUsage(StringRef Report) {
   static const llvm::Regex Entry("Compiling entry function '([^']+)' for '(sm_[0-9a-z]+)'");
   static const llvm::Regex Used("Used ([0-9]+) registers");
   static const llvm::Regex Smem("([0-9]+) bytes smem");
+  static const llvm::Regex Spill("([0-9]+) bytes spill stores");
   std::vector<KernelUsage> Out;
   llvm::SmallVector<StringRef, 4> Lines;
   Report.split(Lines, '\n');
@@ -457,6 +458,8 @@ std::vector<KernelUsage> parseResourceUsage(StringRef Report) {
       K.Arch = M[2].str();
       Out.push_back(std::move(K));
       Open = &Out.back();
+    } else if (Open && Spill.match(L, &M)) {
+      M[1].getAsInteger(10, Open->SpillBytes);
     } else if (Open && Used.match(L, &M)) {
       M[1].getAsInteger(10, Open->Registers);
       if (Smem.match(L, &M))
@@ -770,6 +773,30 @@ llvm::Error boundsEdits(const SourceManager &SM, const Needs &N,
   return llvm::Error::success();
 }
 
+/// Where ptxas spills more of a kernel's registers to local memory in Rewrite than in Original, on
+/// some architecture: the kernel's name (as LoopRecord::Kernel spells it) and what was measured,
+/// into Out. Bounded: the kernels Rewrite carries __launch_bounds__ for.
+void compareSpills(ArrayRef<KernelUsage> Original, ArrayRef<KernelUsage> Rewrite,
+                   const std::map<KernelKey, const FunctionDecl *> &Kernels,
+                   ArrayRef<LaunchCheck::Bound> Bounded, std::map<std::string, std::string> &Out) {
+  for (const KernelUsage &O : Original)
+    for (const KernelUsage &W : Rewrite) {
+      if (W.Arch != O.Arch || W.Name != O.Name || !startsWith(W.Params, O.Params) ||
+          W.SpillBytes <= O.SpillBytes)
+        continue;
+      auto It = Kernels.find({O.Name, O.Params});
+      std::string Name = It == Kernels.end() ? O.Name : patternOf(It->second)->getNameAsString();
+      if (Out.count(Name))
+        continue;
+      bool WithBounds = llvm::any_of(Bounded, [&](const LaunchCheck::Bound &B) { return B.Kernel == Name; });
+      Out[Name] = "on " + O.Arch + " ptxas spills " + std::to_string(W.SpillBytes) +
+                  " bytes per thread to local memory in the rewrite" +
+                  (WithBounds ? " with the __launch_bounds__ that keep every block size the original allowed"
+                              : "") +
+                  ", against " + std::to_string(O.SpillBytes) + " in the original";
+    }
+}
+
 /// How the rewrite is compiled: nvcc, its arguments and architectures, the source's folder, and
 /// the rewritten headers beside it.
 struct Build {
@@ -784,7 +811,8 @@ struct Build {
 /// together and compiled: ptxas must have honoured the bounds.
 llvm::Error confirmBounds(const FileResult &R, const clang::tooling::Replacements &All,
                           const std::string &FirstKernel, const Build &B, ArrayRef<KernelUsage> Original,
-                          const std::map<KernelKey, const FunctionDecl *> &Kernels) {
+                          const std::map<KernelKey, const FunctionDecl *> &Kernels,
+                          LaunchCheck &Out) {
   clang::tooling::Replacements Combined = R.Edits;
   for (const clang::tooling::Replacement &E : All)
     if (llvm::Error Err = Combined.add(E))
@@ -808,6 +836,7 @@ llvm::Error confirmBounds(const FileResult &R, const clang::tooling::Replacement
                     " registers on " + O.Arch + " with __launch_bounds__, against the original's " +
                     std::to_string(O.Registers));
       }
+  compareSpills(Original, *Again, Kernels, Out.Bounds, Out.Spills);
   return llvm::Error::success();
 }
 
@@ -848,10 +877,12 @@ llvm::Error compareLaunchResources(ASTContext &Ctx, const FileResult &R, const s
   clang::tooling::Replacements All;
   if (llvm::Error E = boundsEdits(Ctx.getSourceManager(), *N, Out.Bounds, All))
     return E;
-  if (Out.Bounds.empty())
+  if (Out.Bounds.empty()) {
+    compareSpills(*Original, *Rewrite, Kernels, {}, Out.Spills);
     return llvm::Error::success();
+  }
   return confirmBounds(R, All, Out.Bounds.front().Kernel, Build{Nvcc, Dir, Args, Archs, *Headers, Cache},
-                       *Original, Kernels);
+                       *Original, Kernels, Out);
 }
 
 } // namespace

@@ -47,6 +47,7 @@ struct KernelUsage {
   std::string Arch;                ///< "sm_90"
   unsigned Registers = 0;
   uint64_t SharedBytes = 0;        ///< static shared memory
+  uint64_t SpillBytes = 0;         ///< bytes per thread spilled to local memory (spill stores)
 };
 
 /// The kernels of ptxas's --resource-usage report (nvcc's stderr).
@@ -92,6 +93,10 @@ struct LaunchCheck {
     std::string Note;
   };
   std::vector<Bound> Bounds;
+  /// Kernels that ptxas makes spill more in the rewrite (with its bounds) than in the original, on
+  /// some architecture, by name, with what it measured: a prefetch the cost model counted as free
+  /// would go through local memory.
+  std::map<std::string, std::string> Spills;
   /// Not empty: the check could not be made or its fix not placed; every loop stays as it was.
   std::string KeepWhy;
 };
