@@ -182,7 +182,7 @@ static void takeStatsJsonName() {
 static std::vector<const char *> toolArguments(int argc, const char **argv, bool Verify,
                                                std::string &BuildPath) {
   std::vector<const char *> Args(argv, argv + argc);
-  if (Verify)
+  if (Verify) // `verify` or `audit`
     Args.erase(Args.begin() + 1);
   bool HasDashDash = false, HasP = false;
   for (size_t I = 1; I < Args.size(); ++I) {
@@ -276,8 +276,10 @@ std::optional<CommandLine> parseCommandLine(int argc, const char **argv) {
   CommandLine CL;
   // `tilepipe verify ...`: the same rewrite, then build, run and compare on a GPU.
   CL.Verify = argc > 1 && StringRef(argv[1]) == "verify";
+  // `tilepipe audit ...`: review the asynchronous copies the files already have.
+  CL.Audit = argc > 1 && StringRef(argv[1]) == "audit";
   std::string BuildPath;
-  std::vector<const char *> Args = toolArguments(argc, argv, CL.Verify, BuildPath);
+  std::vector<const char *> Args = toolArguments(argc, argv, CL.Verify || CL.Audit, BuildPath);
   takeStatsJsonName();
   int ArgCount = Args.size();
   auto Parser = clang::tooling::CommonOptionsParser::create(
@@ -333,6 +335,11 @@ std::optional<CommandLine> parseCommandLine(int argc, const char **argv) {
     return Fail("--depfile needs -o");
   if (!CL.Verify && (!SpecPath.empty() || !BundleDir.empty() || Sanitize))
     return Fail("--spec, --bundle and --sanitize belong to 'tilepipe verify'");
+  if (CL.Audit && (!Output.empty() || InPlace || Diff || !ExportFixes.empty() || !Sarif.empty() ||
+                   !StatsJson.empty() || !Depfile.empty()))
+    return Fail("'tilepipe audit' rewrites nothing: it takes --report, -p, -j and --quiet, not -o, "
+                "--in-place, --diff, --export-fixes, --sarif, --stats-json or --depfile");
+  CL.Tool.Audit = CL.Audit;
   takeOutputs(CL);
   // No report may land on an input, and no output on another: each would silently replace the
   // other.

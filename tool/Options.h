@@ -23,6 +23,7 @@ struct VerifyRequest {
 /// What the command line asks for, checked: the files, how to rewrite them, where outputs go.
 struct CommandLine {
   bool Verify = false; ///< `tilepipe verify ...`
+  bool Audit = false;  ///< `tilepipe audit ...`
   VerifyRequest VerifyOpts;
   std::vector<std::string> Sources;
   ToolOptions Tool;

@@ -3,6 +3,7 @@
 // main reads the command line (Options.cpp), rewrites every file (Project.cpp in the library:
 // files in parallel, shared headers merged), prints what the run found, and writes the outputs.
 #include "Options.h"
+#include "tilepipe/Audit.h"
 #include "tilepipe/Project.h"
 #include "tilepipe/Spec.h"
 #include "tilepipe/Verify.h"
@@ -211,12 +212,52 @@ static bool flushStdout() {
   return true;
 }
 
+/// `tilepipe audit`: the findings of every file in Clang's form, and --report's JSON. Exits 1
+/// where a file fails or a finding is reported, as a linter that gates a build does.
+static int audit(const CommandLine &CL) {
+  bool Progress = CL.Sources.size() > 1 && sys::Process::StandardErrIsDisplayed();
+  std::vector<FileResult> Results = processFiles(CL.db(), CL.Sources, CL.Tool, CL.Jobs, Progress, errs());
+  bool Failed = false;
+  size_t Findings = 0;
+  json::Array Files;
+  for (const FileResult &R : Results) {
+    for (const std::string &W : R.Warnings)
+      errs() << W << "\n";
+    if (!R.Ok) {
+      errs() << R.Error << "\n";
+      Failed = true;
+    }
+    json::Array Found;
+    for (const AuditFinding &F : R.Findings) {
+      if (!CL.Quiet)
+        errs() << auditText(F) << "\n";
+      Found.push_back(auditJson(F));
+    }
+    Findings += R.Findings.size();
+    Files.push_back(json::Object{{"file", R.Path}, {"ok", R.Ok}, {"error", R.Error}, {"findings", std::move(Found)}});
+  }
+  if (!CL.Report.empty()) {
+    std::string Text;
+    raw_string_ostream OS(Text);
+    OS << formatv("{0:2}", json::Value(json::Object{{"files", std::move(Files)}})) << "\n";
+    if (Error E = writeOutput(CL.Report, OS.str())) {
+      errs() << toString(std::move(E)) << "\n";
+      Failed = true;
+    }
+  }
+  if (!CL.Quiet)
+    errs() << "tilepipe audit: " << Results.size() << " file(s), " << Findings << " finding(s)\n";
+  return Failed || Findings ? 1 : 0;
+}
+
 int main(int argc, const char **argv) {
   std::optional<CommandLine> CL = parseCommandLine(argc, argv);
   if (!CL)
     return 1;
   if (CL->Verify)
     return verify(*CL);
+  if (CL->Audit)
+    return audit(*CL);
   // Each file is parsed and rewritten on its own (in parallel with -j); a file that fails is
   // reported and left alone, and the others go on.
   bool Progress = CL->Sources.size() > 1 && sys::Process::StandardErrIsDisplayed();

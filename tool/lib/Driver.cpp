@@ -1,6 +1,7 @@
 // Driver: one file through the steps (DriverSteps.h): parse (processFile), then analyzeAST:
 // check, plan and emit, render; then the launch check (boundLaunches).
 #include "tilepipe/Driver.h"
+#include "tilepipe/Audit.h"
 #include "DriverSteps.h"
 #include "tilepipe/Find.h"
 #include "tilepipe/Parse.h"
@@ -245,7 +246,16 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
   bool Parsed = false;
   ParseThen Factory(Arch, [&](ASTContext &Ctx) {
     Parsed = true;
-    analyzeParsed(Ctx, DB, Opts, Diags, Arch, R);
+    if (!Opts.Audit) {
+      analyzeParsed(Ctx, DB, Opts, Diags, Arch, R);
+      return;
+    }
+    // The audit reads the code as Clang parsed it; what Clang could not parse it cannot review.
+    R.Findings = auditAST(Ctx, Path);
+    R.Rewritten = R.Original;
+    R.Ok = true;
+    for (const ArchDependence::ParseError &E : Diags.Errors)
+      R.Warnings.push_back(ParseDiagnostics::line(E, "warning") + " [Clang cannot parse this; the audit reads the rest]");
   });
   Tool.run(&Factory); // its status counts the errors Clang recovered from: Parsed says more
   if (!Parsed && R.Error.empty()) {

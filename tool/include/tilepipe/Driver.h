@@ -51,6 +51,9 @@ struct ToolOptions {
   /// Loops to leave as they are, by file (as LoopRecord::File) and offset of the loop keyword,
   /// each with its refusal (the launch check's: LaunchResources).
   std::map<std::pair<std::string, unsigned>, Verdict> KeepLoops;
+  /// `tilepipe audit`: review the asynchronous copies the file already has (Audit.h) into
+  /// FileResult::Findings, and rewrite nothing.
+  bool Audit = false;
 };
 
 /// Sets Tool up to parse as processFile does: the arguments adjuster for Opts.ParseArgs, and the

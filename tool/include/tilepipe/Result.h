@@ -3,6 +3,7 @@
 // merge) read these types alone; the driver (Driver.h) fills them.
 #pragma once
 #include "tilepipe/Plan.h"
+#include "tilepipe/Audit.h"
 #include "tilepipe/Reasons.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include <optional>
@@ -82,6 +83,8 @@ struct FileResult {
   std::vector<std::string> KernelsFound;
   /// "file:line:col: warning: ..." lines, e.g. an annotation written as a block comment.
   std::vector<std::string> Warnings;
+  /// `tilepipe audit`'s findings (Audit.h), in source order.
+  std::vector<AuditFinding> Findings;
 };
 
 } // namespace tilepipe
