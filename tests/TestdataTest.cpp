@@ -72,8 +72,13 @@ TEST_P(Testdata, MatchesExpectationsAndGenerated) {
 
 TEST_P(Testdata, RunningOnOwnOutputChangesNothing) {
   std::string Generated = readFile(sourceDir() + "/generated/" + GetParam());
+  // As generated/ was made: the model's plans, and the launch check, whose spill rule keeps loops
+  // the model alone would rewrite. Where nothing is rewritten again the check does not run.
+  if (findTool("nvcc").empty())
+    GTEST_SKIP() << "nvcc not found: generated/ is made with the register comparison it runs";
   ToolOptions Opts = defaultOptions();
-  Opts.Plan = PlanPolicy::Model; // as generated/ was made: the loops the model kept stay kept
+  Opts.Plan = PlanPolicy::Model;
+  Opts.CheckLaunchResources = true;
   FileResult R = runOnCode(Generated, Opts);
   ASSERT_TRUE(R.Ok) << R.Error;
   EXPECT_EQ(Generated, R.Rewritten);
