@@ -100,6 +100,15 @@ static const Expr *plainReadInit(const VarDecl *V) {
   return plainReadOf(V->getInit(), V->getType());
 }
 
+/// The read a single-declaration DS sets its local from, where the local is one a tile store reads
+/// through (set from one read of global memory, and used only as the value of tile stores), or
+/// null.
+static const Expr *valueLocalRead(ASTContext &Ctx, const LoopModel &M, const DeclStmt *DS) {
+  const auto *V = DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl()) : nullptr;
+  const Expr *Read = V ? plainReadInit(V) : nullptr;
+  return Read && usedOnlyAsStoredValue(Ctx, M.Function, V, M.CopyPhase) ? Read : nullptr;
+}
+
 /// `v = P[i];`, a statement that sets the local V again from one read of global memory, as a
 /// copy phase that reuses one register for two tiles does; V and the read, or false.
 static bool valueRedefinition(const Stmt *S, const VarDecl *&V, const Expr *&Read, const DeclRefExpr *&Lhs) {
@@ -138,7 +147,8 @@ Verdict LoopChecker::checkCopyPhase() {
   for (const Stmt *S : M.CopyPhase) {
     const auto *DS = dyn_cast<DeclStmt>(S);
     size_t Stores = M.Stores.size(), SiteCount = Sites.size(), Inner = InnerStack.size();
-    Verdict V = DS ? checkCopyDecl(DS) : checkValueRedefinition(S) ? checkRedefinition(S) : checkCopyStmt(S);
+    std::optional<Verdict> Redefined = DS ? std::nullopt : checkRedefinition(S);
+    Verdict V = DS ? checkCopyDecl(DS) : Redefined ? *Redefined : checkCopyStmt(S);
     if (V.ok())
       continue;
     Out.block(V);
@@ -182,10 +192,8 @@ Verdict LoopChecker::checkCopyDecl(const DeclStmt *DS) {
         return V;
     return {};
   }
-  if (DS->isSingleDecl())
-    if (const auto *V = dyn_cast<VarDecl>(DS->getSingleDecl()))
-      if (const Expr *Read = plainReadInit(V); Read && usedOnlyAsStoredValue(Ctx, M.Function, V, M.CopyPhase))
-        return checkValueDecl(DS, Read);
+  if (const Expr *Read = valueLocalRead(Ctx, M, DS))
+    return checkValueDecl(DS, Read);
   for (const Decl *D : DS->decls()) {
     const auto *V = dyn_cast<VarDecl>(D);
     if (!V || !V->getInit() || V->isStaticLocal() || V->getType()->isReferenceType() ||
@@ -220,21 +228,15 @@ Verdict LoopChecker::checkValueDecl(const DeclStmt *DS, const Expr *Read) {
   return {};
 }
 
-/// Whether S sets a local that tile stores read through again (`v = P[j];`).
-bool LoopChecker::checkValueRedefinition(const Stmt *S) {
+/// `v = P[j];` at the top level of the copy phase, setting a local that tile stores read through
+/// again: the stores after it read through the new read, which must be one the copies may issue
+/// ahead, as the declaration's was. Nothing where S is no such statement.
+std::optional<Verdict> LoopChecker::checkRedefinition(const Stmt *S) {
   const VarDecl *V;
   const Expr *Read;
   const DeclRefExpr *Lhs;
-  return valueRedefinition(S, V, Read, Lhs) && ValueLocals.count(V);
-}
-
-/// `v = P[j];` at the top level of the copy phase: the stores after it read through the new read,
-/// which is one the copies may issue ahead, as the declaration's was.
-Verdict LoopChecker::checkRedefinition(const Stmt *S) {
-  const VarDecl *V;
-  const Expr *Read;
-  const DeclRefExpr *Lhs;
-  valueRedefinition(S, V, Read, Lhs);
+  if (!valueRedefinition(S, V, Read, Lhs) || !ValueLocals.count(V))
+    return std::nullopt;
   if (!editable(S))
     return Verdict::refuse(Reason::Macro, "a statement of the copy phase is in a macro");
   if (Verdict R = checkGlobalRead(S, Read); !R.ok())
@@ -243,7 +245,7 @@ Verdict LoopChecker::checkRedefinition(const Stmt *S) {
   ValueDefAt[V] = S;
   ValueUses.insert(Lhs);
   M.ValueDefs.push_back(S);
-  return {};
+  return Verdict{};
 }
 
 /// A declaration inside a block or an inner copy loop of the copy phase: a local that tile stores
@@ -252,10 +254,8 @@ Verdict LoopChecker::checkRedefinition(const Stmt *S) {
 Verdict LoopChecker::checkNestedDecl(const DeclStmt *DS) {
   if (!editable(DS))
     return Verdict::refuse(Reason::Macro, "a declaration in the copy phase is in a macro");
-  if (DS->isSingleDecl())
-    if (const auto *V = dyn_cast<VarDecl>(DS->getSingleDecl()))
-      if (const Expr *Read = plainReadInit(V); Read && usedOnlyAsStoredValue(Ctx, M.Function, V, M.CopyPhase))
-        return checkValueDecl(DS, Read);
+  if (const Expr *Read = valueLocalRead(Ctx, M, DS))
+    return checkValueDecl(DS, Read);
   for (const Decl *D : DS->decls()) {
     const auto *V = dyn_cast<VarDecl>(D);
     if (!V || isSharedVar(V) || !V->getInit() || V->isStaticLocal() || V->getType()->isReferenceType() ||

@@ -84,9 +84,7 @@ DepResult LoopChecker::classify(const Expr *E) {
     if (UO->getOpcode() == UO_AddrOf) {
       // `&P[i]` through a pointer is `P + i`: arithmetic, no read (`&a[i]` of an array is not).
       if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(UO->getSubExpr()->IgnoreParens());
-          ASE && ASE->getBase()->getType()->isPointerType() &&
-          !(isa<ImplicitCastExpr>(ASE->getBase()->IgnoreParens()) &&
-            cast<ImplicitCastExpr>(ASE->getBase()->IgnoreParens())->getCastKind() == CK_ArrayToPointerDecay)) {
+          ASE && ASE->getBase()->IgnoreParenImpCasts()->getType()->isPointerType()) {
         DepResult D = classify(ASE->getBase());
         D.join(classify(ASE->getIdx()));
         return D;

@@ -181,8 +181,7 @@ private:
   Verdict checkNestedDecl(const clang::DeclStmt *DS);
   Verdict checkValueDecl(const clang::DeclStmt *DS, const clang::Expr *Read);
   Verdict checkValueLocalsUsed();
-  bool checkValueRedefinition(const clang::Stmt *S);
-  Verdict checkRedefinition(const clang::Stmt *S);
+  std::optional<Verdict> checkRedefinition(const clang::Stmt *S);
   /// Where each of those locals was last set: its declaration, or a statement `v = P[j];`.
   llvm::DenseMap<const clang::VarDecl *, const clang::Stmt *> ValueDefAt;
   /// Locals of the copy phase set once from one read of global memory (`float4 v = A4[i];`), each

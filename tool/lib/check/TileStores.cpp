@@ -171,6 +171,26 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
   return {};
 }
 
+/// What stands between a store's value V and the element Plain it copies: "" where only
+/// parentheses, lvalue-to-rvalue and no-op casts do (and, with Temporaries, a materialized
+/// temporary), else what the store does to the element.
+static std::string conversionBetween(const Expr *V, const Expr *Plain, bool Temporaries) {
+  for (const Expr *E = skipCleanups(V); E != Plain;) {
+    if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E)) {
+      if (ICE->getCastKind() != CK_LValueToRValue && ICE->getCastKind() != CK_NoOp)
+        return "converts its value";
+      E = ICE->getSubExpr();
+    } else if (const auto *PE = dyn_cast<ParenExpr>(E)) {
+      E = PE->getSubExpr();
+    } else if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(E); MTE && Temporaries) {
+      E = MTE->getSubExpr();
+    } else {
+      return "is not a plain read";
+    }
+  }
+  return "";
+}
+
 Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, size_t TileIdx) {
   const Tile *T = &M.Tiles[TileIdx];
   TileStore Store;
@@ -202,19 +222,8 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
                                                      Plain->getType().getAsString() +
                                                      "' into a tile of '" +
                                                      T->ElementType.getAsString() + "'");
-  for (const Expr *E = skipCleanups(V); E != Plain;) {
-    if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E)) {
-      if (ICE->getCastKind() != CK_LValueToRValue && ICE->getCastKind() != CK_NoOp)
-        return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' converts its value");
-      E = ICE->getSubExpr();
-    } else if (const auto *PE = dyn_cast<ParenExpr>(E)) {
-      E = PE->getSubExpr();
-    } else if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(E)) {
-      E = MTE->getSubExpr();
-    } else {
-      return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' is not a plain read");
-    }
-  }
+  if (std::string Why = conversionBetween(V, Plain, /*Temporaries=*/true); !Why.empty())
+    return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' " + Why);
   if (Verdict R = checkGlobalRead(S, Plain); !R.ok())
     return R;
   if (!editable(Dst))
@@ -247,15 +256,8 @@ Verdict LoopChecker::checkValueLocalRead(const Stmt *S, const Expr *V, const Exp
       T.ElementType.getUnqualifiedType().getCanonicalType())
     return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' reads '" + Plain->getType().getAsString() +
                                                      "' into a tile of '" + T.ElementType.getAsString() + "'");
-  for (const Expr *E = skipCleanups(V); E != Plain;) {
-    const auto *ICE = dyn_cast<ImplicitCastExpr>(E);
-    if (ICE && (ICE->getCastKind() == CK_LValueToRValue || ICE->getCastKind() == CK_NoOp))
-      E = ICE->getSubExpr();
-    else if (isa<ParenExpr>(E))
-      E = cast<ParenExpr>(E)->getSubExpr();
-    else
-      return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' converts its value");
-  }
+  if (std::string Why = conversionBetween(V, Plain, /*Temporaries=*/false); !Why.empty())
+    return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' " + Why);
   if (!editable(Store.Dst) || !editable(Plain))
     return Verdict::refuse(Reason::Macro, "the copy '" + text(S) + "' is written in a macro");
   // The read's text moves to the store: every name it looks up must find there what it found at
