@@ -139,6 +139,18 @@ bool addressTaken(ASTContext &Ctx, const FunctionDecl *FD) {
   return Fi.Found;
 }
 
+bool inUserFile(const SourceManager &SM, SourceLocation L) {
+  L = SM.getExpansionLoc(L);
+  return L.isValid() && !SM.isInSystemHeader(L) && SM.getFileEntryRefForID(SM.getFileID(L));
+}
+
+Place placeOf(const SourceManager &SM, llvm::StringRef MainName, SourceLocation L) {
+  L = SM.getExpansionLoc(L);
+  PresumedLoc P = SM.getPresumedLoc(L);
+  return {SM.getFileID(L) == SM.getMainFileID() ? MainName.str() : std::string(P.getFilename()), P.getLine(),
+          P.getColumn()};
+}
+
 bool isToolkitRuntime(const SourceManager &SM, const FunctionDecl *FD) {
   if (!FD)
     return false;

@@ -42,11 +42,6 @@ uint64_t integralArg(const ClassTemplateSpecializationDecl *S, unsigned I) {
   return I < A.size() && A[I].getKind() == TemplateArgument::Integral ? A[I].getAsIntegral().getZExtValue() : 0;
 }
 
-const VarDecl *varOf(const Expr *E) {
-  const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
-  return DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
-}
-
 /// A copy's destination as the audit reads it: the __shared__ array it lies in, and whether its
 /// outermost subscript moves (a stage index) in an array of at least two dimensions, with that
 /// dimension's extent.
@@ -82,30 +77,17 @@ public:
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool shouldVisitLambdaBody() const { return true; }
 
-  bool TraverseFunctionDecl(FunctionDecl *F) {
-    if (F->isDependentContext() || !F->hasBody() || !isDeviceCode(F) || !userCode(F->getLocation()))
-      return true; // patterns are read as instantiated
-    return RecursiveASTVisitor::TraverseFunctionDecl(F);
-  }
-  bool TraverseCXXMethodDecl(CXXMethodDecl *F) {
-    if (F->isDependentContext() || !F->hasBody() || !isDeviceCode(F) || !userCode(F->getLocation()))
-      return true;
-    return RecursiveASTVisitor::TraverseCXXMethodDecl(F);
-  }
+  // The user's device functions, templates as instantiated (their patterns are not read).
+  bool TraverseFunctionDecl(FunctionDecl *F) { return !wanted(F) || RecursiveASTVisitor::TraverseFunctionDecl(F); }
+  bool TraverseCXXMethodDecl(CXXMethodDecl *F) { return !wanted(F) || RecursiveASTVisitor::TraverseCXXMethodDecl(F); }
 
   bool VisitCallExpr(CallExpr *CE) {
     const FunctionDecl *Callee = CE->getDirectCallee();
-    if (!Callee || Callee->getName() != "memcpy_async" || !inCuda(Callee) || !userCode(CE->getBeginLoc()))
+    if (!Callee || Callee->getName() != "memcpy_async" || !inCuda(Callee) || !inUserFile(SM, CE->getBeginLoc()))
       return true;
     unsigned N = Callee->getNumParams();
-    if ((N != 4 && N != 5) || CE->getNumArgs() != N)
-      return true;
-    unsigned Off = N - 4; // the group comes first where there is one
-    Copy C;
-    C.Call = CE;
-    C.Callee = Callee;
-    C.Off = Off;
-    Copies.push_back(C);
+    if ((N == 4 || N == 5) && CE->getNumArgs() == N)
+      Copies.push_back(Copy{CE});
     return true;
   }
 
@@ -121,32 +103,22 @@ public:
   }
 
 private:
+  /// A call of one of cuda::memcpy_async's overloads of 4 or 5 parameters.
   struct Copy {
     const CallExpr *Call = nullptr;
-    const FunctionDecl *Callee = nullptr;
-    unsigned Off = 0;
-    const Expr *dst() const { return Call->getArg(Off); }
-    const Expr *shape() const { return Call->getArg(Off + 2); }
-    const Expr *sync() const { return Call->getArg(Off + 3); }
+    const FunctionDecl *callee() const { return Call->getDirectCallee(); }
+    /// The destination's argument: the group comes first where there is one.
+    unsigned off() const { return Call->getNumArgs() - 4; }
+    const Expr *dst() const { return Call->getArg(off()); }
+    const Expr *shape() const { return Call->getArg(off() + 2); }
+    const Expr *sync() const { return Call->getArg(off() + 3); }
   };
 
-  bool userCode(SourceLocation L) const {
-    L = SM.getExpansionLoc(L);
-    return L.isValid() && !SM.isInSystemHeader(L) && SM.getFileEntryRefForID(SM.getFileID(L));
+  bool wanted(const FunctionDecl *F) const {
+    return !F->isDependentContext() && F->hasBody() && isDeviceCode(F) && inUserFile(SM, F->getLocation());
   }
 
-  AuditPlace place(SourceLocation L) const {
-    L = SM.getExpansionLoc(L);
-    AuditPlace P;
-    FileID F = SM.getFileID(L);
-    if (F == SM.getMainFileID())
-      P.File = MainName.str();
-    else if (auto E = SM.getFileEntryRefForID(F))
-      P.File = E->getName().str();
-    P.Line = SM.getExpansionLineNumber(L);
-    P.Column = SM.getExpansionColumnNumber(L);
-    return P;
-  }
+  Place place(SourceLocation L) const { return placeOf(SM, MainName, L); }
 
   /// Reports F once per place and ID (a template's instantiations share their text).
   void report(AuditFinding F) {
@@ -174,7 +146,7 @@ private:
         return std::nullopt;
       L = Start;
     }
-    if (!userCode(L))
+    if (!inUserFile(SM, L))
       return std::nullopt;
     return tooling::Replacement(SM, L, 0, "alignas(" + std::to_string(A) + ") ");
   }
@@ -183,7 +155,7 @@ private:
     // CCCL's dispatch: the alignment is the larger of the pointers' element type's (the typed
     // overloads) and the shape's (cuda::aligned_size_t<A>); cp.async needs 4 and uses 16-byte
     // instructions only at 16; below 4 the copy is an ordinary synchronous loop.
-    QualType DstT = C.Callee->getParamDecl(C.Off)->getType();
+    QualType DstT = C.callee()->getParamDecl(C.off())->getType();
     if (!DstT->isPointerType())
       return;
     QualType Elem = DstT->getPointeeType();
@@ -192,7 +164,7 @@ private:
                              : Ctx.getTypeAlignInChars(Elem).getQuantity();
     uint64_t ShapeAlign = 1;
     const Expr *SizeE = C.shape()->IgnoreImplicit();
-    if (const auto *S = cudaSpecialization(C.Callee->getParamDecl(C.Off + 2)->getType(), "aligned_size_t")) {
+    if (const auto *S = cudaSpecialization(C.callee()->getParamDecl(C.off() + 2)->getType(), "aligned_size_t")) {
       ShapeAlign = integralArg(S, 0);
       while (true) {
         SizeE = SizeE->IgnoreImplicit();
@@ -229,7 +201,7 @@ private:
                 ") promises that both addresses" + (Size ? "" : " and the size") + " are multiples of " +
                 std::to_string(Best) + ", which ";
     Buffer B = bufferOf(Ctx, C.dst());
-    const Expr *Src = C.Call->getArg(C.Off + 1);
+    const Expr *Src = C.Call->getArg(C.off() + 1);
     Buffer SB = bufferOf(Ctx, Src);
     bool RunTime = !SB.Array; // a source outside shared memory: its alignment comes from outside
     F.Detail += RunTime ? "tilepipe cannot prove here: the source '" + text(Src) +
@@ -344,7 +316,7 @@ private:
   std::set<std::tuple<std::string, unsigned, unsigned, int>> Reported;
 };
 
-std::string placeText(const AuditPlace &P) {
+std::string placeText(const Place &P) {
   return P.File + ":" + std::to_string(P.Line) + ":" + std::to_string(P.Column);
 }
 

@@ -2,6 +2,7 @@
 // check, plan and emit, render; then the launch check (boundLaunches).
 #include "tilepipe/Driver.h"
 #include "tilepipe/Audit.h"
+#include "tilepipe/AstUtil.h"
 #include "DriverSteps.h"
 #include "tilepipe/Find.h"
 #include "tilepipe/Parse.h"
@@ -42,8 +43,7 @@ public:
   explicit FunctionCollector(const SourceManager &SM) : SM(SM) {}
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool VisitFunctionDecl(FunctionDecl *FD) {
-    SourceLocation L = SM.getExpansionLoc(FD->getLocation());
-    if (!isDeviceCode(FD) || SM.isInSystemHeader(L) || !SM.getFileEntryRefForID(SM.getFileID(L)))
+    if (!isDeviceCode(FD) || !inUserFile(SM, FD->getLocation()))
       return true;
     (FD->isDependentContext() ? Patterns : Instances).push_back(FD);
     return true;
@@ -207,6 +207,22 @@ void prepareParse(tooling::ClangTool &Tool, const ToolOptions &Opts) {
   Tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(ParseArgs));
 }
 
+/// Errors Clang recovered from, as warnings of R: said once each (the first few), with what the
+/// step makes of them (Consequence). The main file by the name it was given, as remarks name it.
+static void parseErrorWarnings(const SourceManager &SM, const ParseDiagnostics &Diags, StringRef Path,
+                               StringRef Consequence, FileResult &R) {
+  std::string MainName = SM.getFileEntryRefForID(SM.getMainFileID())->getName().str();
+  for (size_t I = 0; I < Diags.Errors.size() && I < 3; ++I) {
+    ArchDependence::ParseError E = Diags.Errors[I];
+    if (E.At.File == MainName)
+      E.At.File = Path.str();
+    R.Warnings.push_back(ParseDiagnostics::line(E, "warning") + " [Clang cannot parse this; " + Consequence.str() + "]");
+  }
+  if (Diags.Errors.size() > 3)
+    R.Warnings.push_back(Path.str() + ": warning: " + std::to_string(Diags.Errors.size() - 3) +
+                         " more error(s) that Clang recovered from");
+}
+
 FileResult processFile(const tooling::CompilationDatabase &DB, const std::string &Path,
                        const ToolOptions &Opts) {
   FileResult R;
@@ -254,8 +270,7 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
     R.Findings = auditAST(Ctx, Path);
     R.Rewritten = R.Original;
     R.Ok = true;
-    for (const ArchDependence::ParseError &E : Diags.Errors)
-      R.Warnings.push_back(ParseDiagnostics::line(E, "warning") + " [Clang cannot parse this; the audit reads the rest]");
+    parseErrorWarnings(Ctx.getSourceManager(), Diags, Path, "the audit reads the rest", R);
   });
   Tool.run(&Factory); // its status counts the errors Clang recovered from: Parsed says more
   if (!Parsed && R.Error.empty()) {
@@ -290,31 +305,20 @@ static void analyzeParsed(ASTContext &Ctx, const tooling::CompilationDatabase &D
       II.setHasMacroDefinition(true);
       II.setHasMacroDefinition(false);
     }
-  // Errors Clang recovered from: said once each (the first few), and their loops kept. The main
-  // file by the name it was given, as remarks name it.
-  const SourceManager &MainSM = Ctx.getSourceManager();
-  std::string MainName = MainSM.getFileEntryRefForID(MainSM.getMainFileID())->getName().str();
   Arch.ParseErrors = Diags.Errors;
-  for (size_t I = 0; I < Diags.Errors.size() && I < 3; ++I) {
-    ArchDependence::ParseError E = Diags.Errors[I];
-    if (E.At.File == MainName)
-      E.At.File = Path;
-    R.Warnings.push_back(ParseDiagnostics::line(E, "warning") +
-                         " [Clang cannot parse this; the loops it reaches are left alone: parse-error-nearby]");
-  }
-  if (Diags.Errors.size() > 3)
-    R.Warnings.push_back(Path + ": warning: " + std::to_string(Diags.Errors.size() - 3) +
-                         " more error(s) that Clang recovered from");
+  parseErrorWarnings(Ctx.getSourceManager(), Diags, Path,
+                     "the loops it reaches are left alone: parse-error-nearby", R);
   analyzeAST(Ctx, Opts, Arch, R);
   if (R.Ok)
-    R.Dependencies = dependencies(MainSM, R.Directory);
+    R.Dependencies = dependencies(Ctx.getSourceManager(), R.Directory);
   if (R.Ok && Opts.CheckLaunchResources &&
       llvm::any_of(R.Loops, [](const LoopRecord &L) { return L.transformed(); }))
     boundLaunches(Ctx, DB, Opts, Arch, R);
 }
 
 /// The rewrite must launch wherever the original did (Resources.h): compiles both with nvcc, and
-/// either bounds the kernels whose rewrite needs more registers, or leaves every loop as it was.
+/// either bounds the kernels whose rewrite needs more registers, or leaves every loop as it was;
+/// the loops the cost model planned in a kernel the rewrite makes spill stay as they were.
 static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &DB,
                           const ToolOptions &Opts, const ArchDependence &Arch, FileResult &R) {
   std::string Nvcc = "nvcc";
@@ -333,56 +337,38 @@ static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &D
   LaunchCheck LC = checkLaunchResources(Ctx, R, Nvcc, Args, Archs, Cache);
   R.LaunchBuilds = Cache.builds();
   R.LaunchBuildsCached = Cache.hits();
-  // Analyses the file again, keeping the loops in Keep.KeepLoops: the launch check's decisions are
-  // an input to one more run of the whole chain, never edits of its records.
-  auto Reanalyze = [&](const ToolOptions &Keep) {
+  // The loops the check keeps: every rewritten loop where the check could not be made or its fix
+  // not placed (KeepWhy); else the loops the cost model planned in a kernel that ptxas spills more
+  // in the rewrite than in the original (Spills). The model counts a rewrite's registers as free,
+  // and a spill (most often under the __launch_bounds__ that keep the original's block sizes)
+  // sends its prefetch through local memory. A loop in a function the kernel calls is named by
+  // that function, not the kernel, and is not kept by the spill rule.
+  ToolOptions Keep = Opts;
+  for (const LoopRecord &L : R.Loops) {
+    if (!L.transformed())
+      continue;
+    if (!LC.KeepWhy.empty())
+      Keep.KeepLoops[{L.File, L.Offset}] = Verdict::refuse(Reason::LaunchResources, LC.KeepWhy);
+    else if (auto It = LC.Spills.find(L.Kernel); It != LC.Spills.end() && L.Plan && L.Plan->Source == "model")
+      Keep.KeepLoops[{L.File, L.Offset}] = Verdict::refuse(
+          Reason::NoGain, It->second + "; its prefetch would go through local memory (--plan=always rewrites it)");
+  }
+  if (Keep.KeepLoops.size() != Opts.KeepLoops.size()) {
+    // The decisions are an input to one more run of the whole chain, never edits of its records;
+    // what that run still rewrites is checked again (each round keeps one loop more, so this ends).
     FileResult Kept;
     Kept.Path = R.Path;
     Kept.Directory = R.Directory;
     Kept.Original = R.Original;
     analyzeAST(Ctx, Keep, Arch, Kept);
     Kept.Dependencies = std::move(R.Dependencies);
-    Kept.LaunchBuilds = R.LaunchBuilds;
-    Kept.LaunchBuildsCached = R.LaunchBuildsCached;
     R = std::move(Kept);
-  };
-  if (!LC.KeepWhy.empty()) {
-    ToolOptions Keep = Opts;
-    Keep.CheckLaunchResources = false;
-    for (const LoopRecord &L : R.Loops)
-      if (L.transformed())
-        Keep.KeepLoops[{L.File, L.Offset}] = Verdict::refuse(Reason::LaunchResources, LC.KeepWhy);
-    Reanalyze(Keep);
+    unsigned Builds = Cache.builds(), Cached = Cache.hits();
+    if (R.Ok && llvm::any_of(R.Loops, [](const LoopRecord &L) { return L.transformed(); }))
+      boundLaunches(Ctx, DB, Keep, Arch, R);
+    R.LaunchBuilds += Builds;
+    R.LaunchBuildsCached += Cached;
     return;
-  }
-  // The cost model counts a rewrite's registers as free. Where ptxas spills more of a kernel to
-  // local memory than in the original (most often under the __launch_bounds__ that keep the
-  // original's block sizes), the prefetch would go through local memory: the loops of that kernel
-  // that the model planned stay as they were, and the rest of the file is rewritten and checked
-  // again (each round keeps one loop more, so this ends). A loop in a function the kernel calls
-  // is named by that function, not the kernel, and is not kept by this rule.
-  {
-    ToolOptions Keep = Opts;
-    bool Any = false;
-    for (const LoopRecord &L : R.Loops) {
-      auto It = LC.Spills.find(L.Kernel);
-      if (!L.transformed() || !L.Plan || L.Plan->Source != "model" || It == LC.Spills.end())
-        continue;
-      Keep.KeepLoops[{L.File, L.Offset}] =
-          Verdict::refuse(Reason::NoGain, It->second + "; its prefetch would go through local memory "
-                                                       "(--plan=always rewrites it)");
-      Any = true;
-    }
-    if (Any) {
-      Reanalyze(Keep);
-      if (R.Ok && llvm::any_of(R.Loops, [](const LoopRecord &L) { return L.transformed(); })) {
-        unsigned Builds = R.LaunchBuilds, Cached = R.LaunchBuildsCached;
-        boundLaunches(Ctx, DB, Keep, Arch, R);
-        R.LaunchBuilds += Builds;
-        R.LaunchBuildsCached += Cached;
-      }
-      return;
-    }
   }
   for (const LaunchCheck::Bound &B : LC.Bounds) {
     for (const tooling::Replacement &E : B.Edits)

@@ -629,6 +629,12 @@ bool startsWith(const std::vector<std::string> &Long, const std::vector<std::str
   return Long.size() >= Short.size() && std::equal(Short.begin(), Short.end(), Long.begin());
 }
 
+/// W, of the rewrite's build, is kernel O of the original's on the same architecture (a tensor-copy
+/// rewrite adds parameters at the end).
+bool sameKernel(const KernelUsage &O, const KernelUsage &W) {
+  return W.Arch == O.Arch && W.Name == O.Name && startsWith(W.Params, O.Params);
+}
+
 /// A reason to keep every loop of the file as it was (LaunchCheck::KeepWhy).
 llvm::Error keep(const llvm::Twine &Why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Why);
@@ -705,7 +711,7 @@ llvm::Expected<Needs> registerNeeds(ASTContext &Ctx, ArrayRef<KernelUsage> Origi
     unsigned Registers = 0;
     bool Found = false, MoreShared = false;
     for (const KernelUsage &W : Rewrite)
-      if (W.Arch == O.Arch && W.Name == O.Name && startsWith(W.Params, O.Params)) {
+      if (sameKernel(O, W)) {
         Found = true;
         if (maxThreadsPerBlock(W.Registers) <= After) {
           After = maxThreadsPerBlock(W.Registers);
@@ -781,8 +787,7 @@ void compareSpills(ArrayRef<KernelUsage> Original, ArrayRef<KernelUsage> Rewrite
                    ArrayRef<LaunchCheck::Bound> Bounded, std::map<std::string, std::string> &Out) {
   for (const KernelUsage &O : Original)
     for (const KernelUsage &W : Rewrite) {
-      if (W.Arch != O.Arch || W.Name != O.Name || !startsWith(W.Params, O.Params) ||
-          W.SpillBytes <= O.SpillBytes)
+      if (!sameKernel(O, W) || W.SpillBytes <= O.SpillBytes)
         continue;
       auto It = Kernels.find({O.Name, O.Params});
       std::string Name = It == Kernels.end() ? O.Name : patternOf(It->second)->getNameAsString();
@@ -827,7 +832,7 @@ llvm::Error confirmBounds(const FileResult &R, const clang::tooling::Replacement
                 llvm::toString(Again.takeError()));
   for (const KernelUsage &O : Original)
     for (const KernelUsage &W : *Again)
-      if (W.Arch == O.Arch && W.Name == O.Name && startsWith(W.Params, O.Params) &&
+      if (sameKernel(O, W) &&
           maxThreadsPerBlock(W.Registers) < maxThreadsPerBlock(O.Registers)) {
         auto It = Kernels.find({O.Name, O.Params});
         if (It != Kernels.end() && boundedByUser(It->second))

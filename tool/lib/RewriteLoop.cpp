@@ -18,12 +18,10 @@ llvm::Error internalError(llvm::StringRef Path, const llvm::Twine &Why) {
 LoopRecord loopRecord(const SourceManager &SM, const std::string &Path, const Stmt *Loop,
                       const FunctionDecl *FD) {
   LoopRecord Rec;
-  PresumedLoc P = SM.getPresumedLoc(SM.getExpansionLoc(Loop->getBeginLoc()));
-  Rec.File = SM.getFileID(SM.getExpansionLoc(Loop->getBeginLoc())) == SM.getMainFileID()
-                 ? Path
-                 : std::string(P.getFilename());
-  Rec.Line = P.getLine();
-  Rec.Column = P.getColumn();
+  Place P = placeOf(SM, Path, Loop->getBeginLoc());
+  Rec.File = P.File;
+  Rec.Line = P.Line;
+  Rec.Column = P.Column;
   Rec.Kernel = FD->getNameAsString();
   Rec.Offset = SM.getFileOffset(SM.getExpansionLoc(Loop->getBeginLoc()));
   return Rec;

@@ -55,6 +55,17 @@ std::string sourceText(const clang::ASTContext &Ctx, clang::SourceRange R);
 /// with -isystem), is judged by its body like the user's own code, or not at all without one.
 bool isToolkitRuntime(const clang::SourceManager &SM, const clang::FunctionDecl *FD);
 
+/// L is in a file of the user's: where it expands is a real file, not a system header.
+bool inUserFile(const clang::SourceManager &SM, clang::SourceLocation L);
+
+/// Where L is, as remarks and findings name it: the presumed line and column of where it expands
+/// (`#line` respected), in the main file by MainName, in another file by its presumed name.
+struct Place {
+  std::string File;
+  unsigned Line = 0, Column = 0;
+};
+Place placeOf(const clang::SourceManager &SM, llvm::StringRef MainName, clang::SourceLocation L);
+
 /// Whether an object of type T has a volatile part: T itself, an array's elements, or a member
 /// or base of a class (`struct Flag { volatile int v; }`: copying one reads the volatile member).
 bool hasVolatilePart(const clang::ASTContext &Ctx, clang::QualType T);

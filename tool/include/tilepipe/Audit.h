@@ -12,6 +12,7 @@
 #ifndef TILEPIPE_AUDIT_H
 #define TILEPIPE_AUDIT_H
 
+#include "tilepipe/AstUtil.h"
 #include "tilepipe/Reasons.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/ADT/StringRef.h"
@@ -25,17 +26,11 @@ class ASTContext;
 
 namespace tilepipe {
 
-/// A place in a file: the spelling location, in the file the user wrote.
-struct AuditPlace {
-  std::string File;
-  unsigned Line = 0, Column = 0;
-};
-
 struct AuditFinding {
   Reason Code = Reason::AsyncSlowPath;
-  AuditPlace At;                                         ///< the copy, or the declaration at fault
+  Place At;                                         ///< the copy, or the declaration at fault
   std::string Detail;                                    ///< what was measured, and what would fix it
-  std::vector<std::pair<AuditPlace, std::string>> Notes; ///< the other places the finding concerns
+  std::vector<std::pair<Place, std::string>> Notes; ///< the other places the finding concerns
   std::vector<clang::tooling::Replacement> Fixes;        ///< only where the fix is certain
 };
 
