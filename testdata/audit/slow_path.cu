@@ -112,6 +112,59 @@ __global__ void per_element(const float *A, float *C, int n) {
   }
 }
 
+// Correct: one element a thread, through a shape held in a const local, as NVIDIA's
+// globalToShmemAsyncCopy sample writes it.
+__global__ void per_element_held_shape(const float *A, float *C, int n) {
+  __shared__ float s[2][256];
+  cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+  const auto shape = cuda::aligned_size_t<alignof(float)>(sizeof(float));
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[t % 2][threadIdx.x], &A[t * 256 + threadIdx.x], shape, pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<0>(pipe);
+    __syncthreads();
+    C[t * 256 + threadIdx.x] = s[t % 2][255 - threadIdx.x];
+    __syncthreads();
+  }
+}
+
+// Correct: the same shape in a local that is not const but that nothing changes.
+__global__ void per_element_local_shape(const float *A, float *C, int n) {
+  __shared__ float s[2][256];
+  cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+  auto shape = cuda::aligned_size_t<alignof(float)>(sizeof(float));
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[t % 2][threadIdx.x], &A[t * 256 + threadIdx.x], shape, pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<0>(pipe);
+    __syncthreads();
+    C[t * 256 + threadIdx.x] = s[t % 2][255 - threadIdx.x];
+    __syncthreads();
+  }
+}
+
+// A local set again holds whatever it was set to last when the copy runs: the count is not a
+// constant, and a 16-byte shape would need it to be a multiple of 16.
+__global__ void per_element_mutable_shape(const float *A, float *C, int n, int wide) {
+  __shared__ float s[2][512];
+  cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+  auto shape = cuda::aligned_size_t<alignof(float)>(sizeof(float));
+  if (wide)
+    shape = cuda::aligned_size_t<alignof(float)>(2 * sizeof(float));
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    // EXPECT-AUDIT: async-slow-path
+    cuda::memcpy_async(&s[t % 2][2 * threadIdx.x], &A[t * 512 + 2 * threadIdx.x], shape, pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<0>(pipe);
+    __syncthreads();
+    C[t * 256 + threadIdx.x] = s[t % 2][511 - threadIdx.x];
+    __syncthreads();
+  }
+}
+
 // Correct: float4 elements prove 16 bytes through their type.
 __global__ void vector_type(const float4 *A, float4 *C, int n) {
   __shared__ float4 s[2][64];

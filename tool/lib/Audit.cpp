@@ -4,6 +4,7 @@
 // one pipeline state or one array of barriers together.
 #include "tilepipe/Audit.h"
 #include "tilepipe/AstUtil.h"
+#include "tilepipe/Effects.h"
 #include "tilepipe/Find.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
@@ -120,6 +121,22 @@ private:
 
   Place place(SourceLocation L) const { return placeOf(SM, MainName, L); }
 
+  /// V holds its initializer's value wherever it is read: const, or a local of a function that
+  /// never writes it or lets its address escape (LocalFacts, as the rewrite's check reads them).
+  bool unchanged(const VarDecl *V) {
+    if (V->getType()->isReferenceType() || V->getType().isVolatileQualified())
+      return false;
+    if (V->getType().isConstQualified())
+      return true;
+    const auto *F = dyn_cast_or_null<FunctionDecl>(V->getParentFunctionOrMethod());
+    if (!V->hasLocalStorage() || !F || !F->getBody())
+      return false;
+    auto [It, New] = Locals.try_emplace(F);
+    if (New)
+      It->second.scan(F->getBody());
+    return !It->second.changes(V);
+  }
+
   /// Reports F once per place and ID (a template's instantiations share their text).
   void report(AuditFinding F) {
     if (Reported.insert({F.At.File, F.At.Line, F.At.Column, static_cast<int>(F.Code)}).second)
@@ -166,12 +183,18 @@ private:
     const Expr *SizeE = C.shape()->IgnoreImplicit();
     if (const auto *S = cudaSpecialization(C.callee()->getParamDecl(C.off() + 2)->getType(), "aligned_size_t")) {
       ShapeAlign = integralArg(S, 0);
-      while (true) {
+      // The byte count inside the shape: through its construction, its copies, and the locals
+      // that hold it (`const auto shape = cuda::aligned_size_t<4>(sizeof(float));`, as NVIDIA's
+      // samples write it) where nothing changes them after their initializer.
+      for (unsigned Depth = 0; Depth < 8; ++Depth) {
         SizeE = SizeE->IgnoreImplicit();
+        const VarDecl *Held = varOf(SizeE);
         if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(SizeE))
           SizeE = FC->getSubExpr();
         else if (const auto *CC = dyn_cast<CXXConstructExpr>(SizeE); CC && CC->getNumArgs() == 1)
           SizeE = CC->getArg(0);
+        else if (Held && Held->getInit() && unchanged(Held))
+          SizeE = Held->getInit();
         else
           break;
       }
@@ -312,6 +335,7 @@ private:
   const SourceManager &SM;
   StringRef MainName;
   std::vector<Copy> Copies;
+  std::map<const FunctionDecl *, LocalFacts> Locals; ///< by function, as unchanged reads them
   std::vector<AuditFinding> Out;
   std::set<std::tuple<std::string, unsigned, unsigned, int>> Reported;
 };
