@@ -2,7 +2,7 @@
 // that read, and the pipeline copies the read where the store stands. Each legal form that must
 // not be read so is refused with its reason, beside the close form that is rewritten.
 //
-// RUN: %check_tilepipe "%s" "%t" -- --plan=always --check-launch-resources=false
+// RUN: %check_tilepipe "%s" "%t"
 
 __device__ float pass(float x) { return x; }
 #define LOAD(name) float name = A[(blockIdx.x * nt + t) * 64 + threadIdx.x]
