@@ -7,6 +7,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Regex.h"
 #include <gtest/gtest.h>
+#include <set>
+#include <sstream>
 #include <map>
 #include <unistd.h>
 
@@ -176,6 +178,65 @@ TEST(Review, SarifValidatesAndItsFixesReproduceOutput) {
   if (!haveSchemaValidator())
     GTEST_SKIP() << "python3-jsonschema not installed: fixes checked, schema not";
   expectSchemaValid(Dir + "/r.sarif", "the log of every testdata file");
+}
+
+// tilepipe audit speaks the review formats too: a SARIF log of its findings (their notes as related
+// locations, valid against the schema), whose fixes (alignas where the array is the user's) make of
+// the source what clang-apply-replacements makes of --export-fixes.
+TEST(Review, AuditSarifAndExportFixesAgree) {
+  std::string Dir = tempDir();
+  const std::string Original = readFile(sourceDir() + "/testdata/audit/slow_path.cu");
+  writeFile(Dir + "/slow_path.cu", Original);
+  llvm::sys::fs::create_directories(Dir + "/fixes");
+  ProcessResult R = runTilepipe({"audit", "--quiet", "--sarif=" + Dir + "/a.sarif",
+                                 "--export-fixes=" + Dir + "/fixes/f.yaml", "slow_path.cu"},
+                                Dir);
+  EXPECT_EQ(1, R.ExitCode) << "findings fail the run: " << R.Err;
+  auto Json = llvm::json::parse(readFile(Dir + "/a.sarif"));
+  ASSERT_TRUE(bool(Json)) << llvm::toString(Json.takeError());
+  const llvm::json::Object &Run = *(*Json->getAsObject()->getArray("runs"))[0].getAsObject();
+  // One result per `// EXPECT-AUDIT:` comment, on the line after it.
+  std::multiset<int64_t> Expected, Got;
+  {
+    std::istringstream In(Original);
+    std::string Line;
+    for (int64_t N = 1; std::getline(In, Line); ++N)
+      if (Line.find("// EXPECT-AUDIT: async-slow-path") != std::string::npos)
+        Expected.insert(N + 1);
+  }
+  size_t Related = 0;
+  for (const llvm::json::Value &V : *Run.getArray("results")) {
+    const llvm::json::Object &O = *V.getAsObject();
+    EXPECT_EQ("async-slow-path", O.getString("ruleId").value_or("").str());
+    EXPECT_EQ("warning", O.getString("level").value_or("").str());
+    const llvm::json::Object &Loc = *(*O.getArray("locations"))[0].getAsObject();
+    EXPECT_EQ("slow_path.cu", Loc.getObject("physicalLocation")->getObject("artifactLocation")->getString("uri")->str());
+    Got.insert(Loc.getObject("physicalLocation")->getObject("region")->getInteger("startLine").value_or(-1));
+    if (const llvm::json::Array *Rel = O.getArray("relatedLocations"))
+      Related += Rel->size();
+  }
+  EXPECT_EQ(Expected, Got);
+  EXPECT_GE(Related, 2u) << "the arrays to align are named";
+  expectRegionsConsistent(Original, Run, "the audit's log");
+  const std::string Fixed = applySarifFixes(Original, *Run.getArray("results"));
+  auto Count = [](const std::string &T, const std::string &What) {
+    size_t N = 0;
+    for (size_t P = T.find(What); P != std::string::npos; P = T.find(What, P + 1))
+      ++N;
+    return N;
+  };
+  EXPECT_EQ(Count(Original, "alignas(16) __shared__") + 2, Count(Fixed, "alignas(16) __shared__"));
+  EXPECT_NE(readFile(Dir + "/fixes/f.yaml").find("DiagnosticName:  tilepipe-async-slow-path"), std::string::npos);
+  if (haveSchemaValidator())
+    expectSchemaValid(Dir + "/a.sarif", "the audit's log");
+  std::string Apply = findTool("clang-apply-replacements-22");
+  if (Apply.empty() && llvm::sys::fs::can_execute("/usr/lib/llvm-22/bin/clang-apply-replacements"))
+    Apply = "/usr/lib/llvm-22/bin/clang-apply-replacements";
+  if (Apply.empty())
+    GTEST_SKIP() << "clang-apply-replacements-22 not installed: the SARIF fixes checked, the YAML's not applied";
+  ProcessResult A = runProgram(Apply, {Dir + "/fixes"});
+  ASSERT_EQ(0, A.ExitCode) << A.Out << A.Err;
+  EXPECT_TRUE(Fixed == readFile(Dir + "/slow_path.cu")) << readFile(Dir + "/slow_path.cu");
 }
 
 TEST(Review, SarifCountsInUtf16CodeUnits) {

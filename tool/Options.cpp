@@ -335,10 +335,9 @@ std::optional<CommandLine> parseCommandLine(int argc, const char **argv) {
     return Fail("--depfile needs -o");
   if (!CL.Verify && (!SpecPath.empty() || !BundleDir.empty() || Sanitize))
     return Fail("--spec, --bundle and --sanitize belong to 'tilepipe verify'");
-  if (CL.Audit && (!Output.empty() || InPlace || Diff || !ExportFixes.empty() || !Sarif.empty() ||
-                   !StatsJson.empty() || !Depfile.empty()))
-    return Fail("'tilepipe audit' rewrites nothing: it takes --report, -p, -j and --quiet, not -o, "
-                "--in-place, --diff, --export-fixes, --sarif, --stats-json or --depfile");
+  if (CL.Audit && (!Output.empty() || InPlace || Diff || !StatsJson.empty() || !Depfile.empty()))
+    return Fail("'tilepipe audit' rewrites nothing: it takes --report, --sarif, --export-fixes, -p, -j "
+                "and --quiet, not -o, --in-place, --diff, --stats-json or --depfile");
   CL.Tool.Audit = CL.Audit;
   takeOutputs(CL);
   // No report may land on an input, and no output on another: each would silently replace the

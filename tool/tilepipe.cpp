@@ -212,7 +212,8 @@ static bool flushStdout() {
   return true;
 }
 
-/// `tilepipe audit`: the findings of every file in Clang's form, and --report's JSON. Exits 1
+/// `tilepipe audit`: the findings of every file in Clang's form, --report's JSON, --sarif's log and
+/// --export-fixes' YAML (written also where a file failed). Exits 1
 /// where a file fails or a finding is reported, as a linter that gates a build does.
 static int audit(const CommandLine &CL) {
   bool Progress = CL.Sources.size() > 1 && sys::Process::StandardErrIsDisplayed();
@@ -236,15 +237,18 @@ static int audit(const CommandLine &CL) {
     Findings += R.Findings.size();
     Files.push_back(json::Object{{"file", R.Path}, {"ok", R.Ok}, {"error", R.Error}, {"findings", std::move(Found)}});
   }
-  if (!CL.Report.empty()) {
-    std::string Text;
-    raw_string_ostream OS(Text);
-    OS << formatv("{0:2}", json::Value(json::Object{{"files", std::move(Files)}})) << "\n";
-    if (Error E = writeOutput(CL.Report, OS.str())) {
+  auto Write = [&](StringRef Path, StringRef Text) {
+    if (Error E = writeOutput(Path, Text)) {
       errs() << toString(std::move(E)) << "\n";
       Failed = true;
     }
-  }
+  };
+  if (!CL.Report.empty())
+    Write(CL.Report, formatv("{0:2}", json::Value(json::Object{{"files", std::move(Files)}})).str() + "\n");
+  if (!CL.Sarif.empty())
+    Write(CL.Sarif, formatv("{0:2}", auditSarifLog(Results, toolVersion())).str() + "\n");
+  if (!CL.ExportFixes.empty())
+    Write(CL.ExportFixes, auditExportFixesYaml(Results));
   if (!CL.Quiet)
     errs() << "tilepipe audit: " << Results.size() << " file(s), " << Findings << " finding(s)\n";
   return Failed || Findings ? 1 : 0;

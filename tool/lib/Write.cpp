@@ -3,6 +3,7 @@
 // --export-fixes YAML and SARIF 2.1.0 (whose regions count UTF-16 code units, SourceTexts). About
 // 620 lines: the formats share the path and offset helpers, and each is short.
 #include "tilepipe/Write.h"
+#include "tilepipe/Audit.h"
 #include "clang/Tooling/DiagnosticsYaml.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 namespace tilepipe {
@@ -407,6 +409,12 @@ public:
       size_t Line = std::upper_bound(LineStarts.begin(), LineStarts.end(), Byte) - LineStarts.begin();
       return {int64_t(Line), int64_t(Units[Byte] - Units[LineStarts[Line - 1]]) + 1, int64_t(Units[Byte])};
     }
+    /// The byte offset of a 1-based line and byte column (as Clang's presumed locations give them).
+    unsigned offsetOf(unsigned Line, unsigned Column) const {
+      if (Line == 0 || Line > LineStarts.size())
+        return Content.size();
+      return std::min<size_t>(LineStarts[Line - 1] + (Column ? Column - 1 : 0), Content.size());
+    }
     /// A SARIF region of the bytes [Offset, Offset + Length): lines, columns, charOffset and
     /// charLength, all in UTF-16 code units.
     llvm::json::Object region(unsigned Offset, unsigned Length) const {
@@ -544,17 +552,62 @@ static llvm::json::Object sarifProperties(const LoopRecord &L) {
   return llvm::json::Object{{"blockers", std::move(Ids)}};
 }
 
-llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef Version) {
-  llvm::json::Array Rules, Out;
-  std::map<std::string, size_t> RuleIndex;
+/// One rule per reason ID, the one table the rewrite and the audit share, and each ID's index.
+static llvm::json::Array sarifRules(std::map<std::string, size_t> &RuleIndex) {
+  llvm::json::Array Rules;
   for (const ReasonInfo &I : allReasons()) {
     RuleIndex[I.Id.str()] = Rules.size();
+    bool Warning = I.Code == Reason::Pipelined || I.Id.starts_with("async-");
     Rules.push_back(llvm::json::Object{
         {"id", I.Id},
         {"shortDescription", llvm::json::Object{{"text", I.Message}}},
-        {"defaultConfiguration",
-         llvm::json::Object{{"level", I.Code == Reason::Pipelined ? "warning" : "note"}}}});
+        {"defaultConfiguration", llvm::json::Object{{"level", Warning ? "warning" : "note"}}}});
   }
+  return Rules;
+}
+
+/// The SARIF log around a run's results.
+static llvm::json::Value sarifRun(llvm::json::Array Rules, llvm::json::Array Results, llvm::StringRef Version) {
+  return llvm::json::Object{
+      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+      {"version", "2.1.0"},
+      {"runs", llvm::json::Array{llvm::json::Object{
+                   {"tool", llvm::json::Object{{"driver", llvm::json::Object{{"name", "tilepipe"},
+                                                                             {"version", Version},
+                                                                             {"rules", std::move(Rules)}}}}},
+                   {"columnKind", "utf16CodeUnits"},
+                   {"results", std::move(Results)}}}}};
+}
+
+/// A fix of Edits, described by Description: one change per file they touch.
+static llvm::json::Array sarifFixes(llvm::ArrayRef<clang::tooling::Replacement> Edits, llvm::StringRef Description,
+                                    llvm::StringRef MainFile, SourceTexts &Texts) {
+  std::vector<std::pair<std::string, llvm::json::Array>> Changes;
+  for (const clang::tooling::Replacement &E : Edits) {
+    std::string Uri = identity(E.getFilePath()) == identity(MainFile) ? uriOf(MainFile) : uriOf(E.getFilePath());
+    auto It = llvm::find_if(Changes, [&](const auto &C) { return C.first == Uri; });
+    if (It == Changes.end())
+      It = Changes.insert(Changes.end(), {Uri, llvm::json::Array()});
+    const SourceTexts::Text *T = Texts.get(E.getFilePath());
+    It->second.push_back(llvm::json::Object{
+        {"deletedRegion",
+         T ? T->region(E.getOffset(), E.getLength())
+           : llvm::json::Object{{"byteOffset", static_cast<int64_t>(E.getOffset())},
+                                {"byteLength", static_cast<int64_t>(E.getLength())}}},
+        {"insertedContent", llvm::json::Object{{"text", E.getReplacementText()}}}});
+  }
+  llvm::json::Array ArtifactChanges;
+  for (auto &[Uri, Replacements] : Changes)
+    ArtifactChanges.push_back(llvm::json::Object{{"artifactLocation", llvm::json::Object{{"uri", Uri}}},
+                                                 {"replacements", std::move(Replacements)}});
+  return llvm::json::Array{llvm::json::Object{{"description", llvm::json::Object{{"text", Description}}},
+                                              {"artifactChanges", std::move(ArtifactChanges)}}};
+}
+
+llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef Version) {
+  llvm::json::Array Out;
+  std::map<std::string, size_t> RuleIndex;
+  llvm::json::Array Rules = sarifRules(RuleIndex);
   // Regions count in UTF-16 code units (columnKind utf16CodeUnits, which GitHub code scanning
   // reads), lines, columns and character offsets alike; tilepipe's own are bytes.
   SourceTexts Texts(Results);
@@ -583,45 +636,85 @@ llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef V
                     {"region", std::move(Region)}}}}}}};
       if (!L.transformed())
         Result["properties"] = sarifProperties(L);
-      if (!L.Edits.empty()) {
-        // One change per file the edits touch (the loop's own, as a rule), named as the loop's
-        // location names it where it is the same file.
-        std::vector<std::pair<std::string, llvm::json::Array>> Changes;
-        for (const clang::tooling::Replacement &E : L.Edits) {
-          std::string Uri = identity(E.getFilePath()) == identity(L.File) ? uriOf(L.File)
-                                                                          : uriOf(E.getFilePath());
-          auto It = llvm::find_if(Changes, [&](const auto &C) { return C.first == Uri; });
-          if (It == Changes.end())
-            It = Changes.insert(Changes.end(), {Uri, llvm::json::Array()});
-          const SourceTexts::Text *T = Texts.get(E.getFilePath());
-          It->second.push_back(llvm::json::Object{
-              {"deletedRegion",
-               T ? T->region(E.getOffset(), E.getLength())
-                 : llvm::json::Object{{"byteOffset", static_cast<int64_t>(E.getOffset())},
-                                      {"byteLength", static_cast<int64_t>(E.getLength())}}},
-              {"insertedContent", llvm::json::Object{{"text", E.getReplacementText()}}}});
-        }
-        llvm::json::Array ArtifactChanges;
-        for (auto &[Uri, Replacements] : Changes)
-          ArtifactChanges.push_back(llvm::json::Object{
-              {"artifactLocation", llvm::json::Object{{"uri", Uri}}},
-              {"replacements", std::move(Replacements)}});
-        Result["fixes"] = llvm::json::Array{llvm::json::Object{
-            // What the fix does is what the remark says: its text is written in one place.
-            {"description", llvm::json::Object{{"text", L.message()}}},
-            {"artifactChanges", std::move(ArtifactChanges)}}};
-      }
+      // One change per file the edits touch (the loop's own, as a rule), named as the loop's
+      // location names it where it is the same file; what the fix does is what the remark says.
+      if (!L.Edits.empty())
+        Result["fixes"] = sarifFixes(L.Edits, L.message(), L.File, Texts);
       Out.push_back(std::move(Result));
     }
-  return llvm::json::Object{
-      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
-      {"version", "2.1.0"},
-      {"runs", llvm::json::Array{llvm::json::Object{
-                   {"tool", llvm::json::Object{{"driver", llvm::json::Object{{"name", "tilepipe"},
-                                                                             {"version", Version},
-                                                                             {"rules", std::move(Rules)}}}}},
-                   {"columnKind", "utf16CodeUnits"},
-                   {"results", std::move(Out)}}}}};
+  return sarifRun(std::move(Rules), std::move(Out), Version);
+}
+
+/// A SARIF location of a place (a 1-based line and byte column) in a file, with a message.
+static llvm::json::Object sarifPlace(const Place &P, SourceTexts &Texts, std::optional<std::string> Message) {
+  llvm::json::Object Region;
+  if (const SourceTexts::Text *T = Texts.get(P.File))
+    Region = T->region(T->offsetOf(P.Line, P.Column), 0);
+  else
+    Region = llvm::json::Object{{"startLine", static_cast<int64_t>(P.Line)}};
+  llvm::json::Object L{{"physicalLocation",
+                        llvm::json::Object{{"artifactLocation", llvm::json::Object{{"uri", uriOf(P.File)}}},
+                                           {"region", std::move(Region)}}}};
+  if (Message)
+    L["message"] = llvm::json::Object{{"text", *Message}};
+  return L;
+}
+
+llvm::json::Value auditSarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef Version) {
+  std::map<std::string, size_t> RuleIndex;
+  llvm::json::Array Rules = sarifRules(RuleIndex), Out;
+  SourceTexts Texts(Results);
+  for (const FileResult &R : Results)
+    for (const AuditFinding &F : R.Findings) {
+      std::string Id = reasonInfo(F.Code).Id.str();
+      llvm::json::Array Related;
+      for (const auto &[P, Note] : F.Notes)
+        Related.push_back(sarifPlace(P, Texts, Note));
+      llvm::json::Object Result{{"ruleId", Id},
+                                {"ruleIndex", static_cast<int64_t>(RuleIndex[Id])},
+                                {"level", "warning"},
+                                {"message", llvm::json::Object{{"text", F.Detail}}},
+                                {"locations", llvm::json::Array{sarifPlace(F.At, Texts, std::nullopt)}}};
+      if (!Related.empty())
+        Result["relatedLocations"] = std::move(Related);
+      if (!F.Fixes.empty())
+        Result["fixes"] = sarifFixes(F.Fixes, F.Detail, F.At.File, Texts);
+      Out.push_back(std::move(Result));
+    }
+  return sarifRun(std::move(Rules), std::move(Out), Version);
+}
+
+std::string auditExportFixesYaml(llvm::ArrayRef<FileResult> Results) {
+  clang::tooling::TranslationUnitDiagnostics TU;
+  SourceTexts Texts(Results);
+  // A fix asked for twice (a header two sources include) is written once.
+  std::set<std::tuple<std::string, unsigned, unsigned, std::string>> Seen;
+  for (const FileResult &R : Results) {
+    if (!R.Ok)
+      continue;
+    if (TU.MainSourceFile.empty())
+      TU.MainSourceFile = absolute(R.Path);
+    for (const AuditFinding &F : R.Findings) {
+      llvm::StringMap<clang::tooling::Replacements> Fixes;
+      for (const clang::tooling::Replacement &E : F.Fixes)
+        if (Seen.insert({identity(E.getFilePath()), E.getOffset(), E.getLength(), E.getReplacementText().str()}).second)
+          llvm::consumeError(Fixes[absolute(E.getFilePath())].add(clang::tooling::Replacement(
+              absolute(E.getFilePath()), E.getOffset(), E.getLength(), E.getReplacementText())));
+      clang::tooling::DiagnosticMessage Msg(F.Detail);
+      Msg.FilePath = absolute(F.At.File);
+      const SourceTexts::Text *T = Texts.get(F.At.File);
+      Msg.FileOffset = T ? T->offsetOf(F.At.Line, F.At.Column) : 0;
+      Msg.Fix = std::move(Fixes);
+      TU.Diagnostics.emplace_back(("tilepipe-" + reasonInfo(F.Code).Id).str(), Msg,
+                                  llvm::SmallVector<clang::tooling::DiagnosticMessage, 1>(),
+                                  clang::tooling::Diagnostic::Warning, "");
+    }
+  }
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  llvm::yaml::Output Y(OS);
+  Y << TU;
+  return Out;
 }
 
 } // namespace tilepipe

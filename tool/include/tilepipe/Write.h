@@ -40,4 +40,12 @@ std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std:
 /// charOffset and charLength in UTF-16 code units (columnKind utf16CodeUnits).
 llvm::json::Value sarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef Version);
 
+/// `tilepipe audit --sarif`: one result per finding (a warning), its notes as related locations, its
+/// fix where it has one; the rules are the one reason table's.
+llvm::json::Value auditSarifLog(llvm::ArrayRef<FileResult> Results, llvm::StringRef Version);
+
+/// `tilepipe audit --export-fixes`: clang-tidy's YAML, one diagnostic per finding
+/// (`tilepipe-<id>`), with its fix where it has one (each fix once).
+std::string auditExportFixesYaml(llvm::ArrayRef<FileResult> Results);
+
 } // namespace tilepipe
