@@ -600,7 +600,7 @@ static llvm::json::Array sarifFixes(llvm::ArrayRef<clang::tooling::Replacement> 
   for (auto &[Uri, Replacements] : Changes)
     ArtifactChanges.push_back(llvm::json::Object{{"artifactLocation", llvm::json::Object{{"uri", Uri}}},
                                                  {"replacements", std::move(Replacements)}});
-  return llvm::json::Array{llvm::json::Object{{"description", llvm::json::Object{{"text", Description}}},
+  return llvm::json::Array{llvm::json::Object{{"description", llvm::json::Object{{"text", Description.str()}}},
                                               {"artifactChanges", std::move(ArtifactChanges)}}};
 }
 
@@ -673,7 +673,7 @@ llvm::json::Value auditSarifLog(llvm::ArrayRef<FileResult> Results, llvm::String
       llvm::json::Object Result{{"ruleId", Id},
                                 {"ruleIndex", static_cast<int64_t>(RuleIndex[Id])},
                                 {"level", "warning"},
-                                {"message", llvm::json::Object{{"text", F.Detail}}},
+                                {"message", llvm::json::Object{{"text", std::string(F.Detail)}}},
                                 {"locations", llvm::json::Array{sarifPlace(F.At, Texts, std::nullopt)}}};
       if (!Related.empty())
         Result["relatedLocations"] = std::move(Related);
