@@ -10,6 +10,7 @@
 #include "llvm/Support/Path.h"
 #include <gtest/gtest.h>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 using namespace tilepipe;
@@ -39,7 +40,7 @@ std::vector<std::string> cudaFlags() {
 ProcessResult runTidy(const std::string &Src, const std::vector<std::string> &CheckOptions,
                       const std::vector<std::string> &Before = {}, bool Flags = true,
                       const std::string &Program = tidyProgram()) {
-  std::vector<std::string> Args = {"-load=" + std::string(TILEPIPE_TIDY_MODULE), "-checks=-*,tilepipe-*", "--fix",
+  std::vector<std::string> Args = {"-load=" + std::string(TILEPIPE_TIDY_MODULE), "-checks=-*,tilepipe-pipeline", "--fix",
                                    "--export-fixes=" + Src + ".yaml"};
   if (!CheckOptions.empty()) {
     std::vector<std::string> Kv;
@@ -264,6 +265,67 @@ TEST(Tidy, BadOptionIsSaid) {
   ProcessResult R = runTidy(Src, {"Plan: sometimes", "CheckLaunchResources: false"});
   ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
   EXPECT_NE(R.Out.find("Plan: 'sometimes' is not model or always"), std::string::npos) << R.Out;
+}
+
+/// The audit's checks, `tilepipe-async-*`: each ID its own check, at the places the program gives,
+/// with its notes; --fix applies the fixes `tilepipe audit --export-fixes` offers, and a check not
+/// enabled says nothing.
+TEST(Tidy, AuditChecksAsTheProgram) {
+  std::string Tidy = tidyProgram();
+  if (Tidy.empty())
+    GTEST_SKIP() << "clang-tidy-22 not installed";
+  auto Run = [&](const std::string &Src, const std::string &Checks) {
+    std::vector<std::string> Args = {"-load=" + std::string(TILEPIPE_TIDY_MODULE), "-checks=-*," + Checks, "--fix", Src,
+                                     "--"};
+    for (const std::string &A : cudaFlags())
+      Args.push_back(A);
+    return runProgram(Tidy, Args);
+  };
+  std::string Dir = tempDir();
+  for (const char *Name : {"slow_path.cu", "stage_count.cu"}) {
+    std::string Src = Dir + "/" + Name, Original = readFile(sourceDir() + "/testdata/audit/" + Name);
+    writeFile(Src, Original);
+    ProcessResult R = Run(Src, "tilepipe-async-*");
+    EXPECT_EQ(0, R.ExitCode) << R.Out << R.Err;
+    // One warning per `// EXPECT-AUDIT: id` comment, on the line after it, named by its check.
+    std::multiset<std::string> Expected, Got;
+    std::istringstream In(Original);
+    std::string Line;
+    for (unsigned N = 1; std::getline(In, Line); ++N)
+      if (size_t P = Line.find("// EXPECT-AUDIT: "); P != std::string::npos)
+        Expected.insert(std::string(Name) + ":" + std::to_string(N + 1) + " [tilepipe-" + Line.substr(P + 17) + "]");
+    llvm::SmallVector<llvm::StringRef, 64> Lines;
+    llvm::StringRef(R.Out).split(Lines, '\n');
+    for (llvm::StringRef L : Lines) {
+      if (!L.contains(": warning: "))
+        continue;
+      llvm::StringRef File = llvm::sys::path::filename(L.split(':').first);
+      std::string LineNo = L.split(':').second.split(':').first.str();
+      Got.insert(File.str() + ":" + LineNo + " " + L.rsplit(' ').second.str());
+    }
+    EXPECT_EQ(Expected, Got) << R.Out;
+    // The fixes are the program's.
+    std::string Fixed = Dir + "/fixes-" + Name;
+    llvm::sys::fs::create_directories(Fixed);
+    writeFile(Fixed + "/" + Name, Original);
+    runTilepipe({"audit", "--quiet", "--export-fixes=" + Fixed + "/f.yaml", Name}, Fixed);
+    std::string Apply = findTool("clang-apply-replacements-22");
+    if (Apply.empty() && llvm::sys::fs::can_execute("/usr/lib/llvm-22/bin/clang-apply-replacements"))
+      Apply = "/usr/lib/llvm-22/bin/clang-apply-replacements";
+    if (!Apply.empty()) {
+      ProcessResult A = runProgram(Apply, {Fixed});
+      ASSERT_EQ(0, A.ExitCode) << A.Out << A.Err;
+      EXPECT_TRUE(readFile(Fixed + "/" + Name) == readFile(Src)) << Name;
+    }
+  }
+  EXPECT_NE(readFile(Dir + "/slow_path.cu"), readFile(sourceDir() + "/testdata/audit/slow_path.cu"))
+      << "the alignas fixes are applied";
+  ProcessResult Notes = Run(sourceDir() + "/testdata/audit/stage_count.cu", "tilepipe-async-stage-count");
+  EXPECT_NE(Notes.Out.find("note: 's' has 3 buffers"), std::string::npos) << Notes.Out;
+  std::string Quiet = Dir + "/quiet.cu";
+  writeFile(Quiet, readFile(sourceDir() + "/testdata/audit/slow_path.cu"));
+  ProcessResult Off = Run(Quiet, "tilepipe-async-stage-count");
+  EXPECT_EQ(Off.Out.find("warning:"), std::string::npos) << "slow_path.cu has no stage-count finding:\n" << Off.Out;
 }
 
 } // namespace

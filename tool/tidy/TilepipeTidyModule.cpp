@@ -1,7 +1,8 @@
 // tilepipe as a clang-tidy check, for review bots that already run clang-tidy:
 //   clang-tidy-22 -load=<libTilepipeTidy.so> -checks=-*,tilepipe-* file.cu -- <CUDA flags>
 // One diagnostic per candidate loop (a warning with fix-its where tilepipe rewrites it, a remark
-// naming the reason where it does not).
+// naming the reason where it does not). `tilepipe-async-*` are `tilepipe audit`'s checks
+// (AuditCheck, at the end).
 //
 // The check gives the tilepipe program's answer, byte for byte: it runs what the program runs
 // (processFile: the device parse, nvcc's host pass, the launch check) on the compile command
@@ -15,6 +16,7 @@
 // AssumeNoAlias (false), Runtime (header), CheckLaunchResources (true), TmaMinStageBytes (2048),
 // GpuArch (sm_90), CudaPath (found as the program finds it), CacheDir (the launch check's cache,
 // as the program's --cache-dir; empty keeps nothing).
+#include "tilepipe/Audit.h"
 #include "tilepipe/UsageCache.h"
 #include "tilepipe/Driver.h"
 #include "tilepipe/Parse.h"
@@ -278,10 +280,72 @@ private:
   std::vector<std::string> Bad; ///< options that could not be read
 };
 
+/// `tilepipe audit` as clang-tidy checks, one per finding's ID (`tilepipe-async-slow-path`,
+/// `tilepipe-async-stage-count`, ...): the audit of clang-tidy's own parse of the file (it reads
+/// the copies as compiled for the device, which that parse has as written), each finding a
+/// warning at the copy or declaration at fault, its notes as notes, its fix as a fix-it.
+class AuditCheck : public clang::tidy::ClangTidyCheck {
+public:
+  AuditCheck(StringRef Name, clang::tidy::ClangTidyContext *Context, Reason Code)
+      : ClangTidyCheck(Name, Context), Code(Code) {}
+
+  void registerMatchers(MatchFinder *Finder) override {
+    Finder->addMatcher(translationUnitDecl().bind("tu"), this);
+  }
+
+  void check(const MatchFinder::MatchResult &Result) override {
+    ASTContext &Ctx = *Result.Context;
+    const SourceManager &SM = Ctx.getSourceManager();
+    OptionalFileEntryRef Main = SM.getFileEntryRefForID(SM.getMainFileID());
+    if (!Main)
+      return;
+    std::string Path = Main->getName().str();
+    // Places and fixes name their file: the main file (as Path) or a header it includes.
+    auto FileOf = [&](StringRef File) -> FileID {
+      if (File == Path)
+        return SM.getMainFileID();
+      auto FE = SM.getFileManager().getOptionalFileRef(File);
+      return FE ? SM.translateFile(*FE) : FileID();
+    };
+    auto LocOf = [&](const Place &P) {
+      FileID F = FileOf(P.File);
+      return F.isValid() ? SM.translateLineCol(F, P.Line, P.Column) : SourceLocation();
+    };
+    for (const AuditFinding &F : auditAST(Ctx, Path)) {
+      SourceLocation Loc = LocOf(F.At);
+      if (F.Code != Code || Loc.isInvalid())
+        continue;
+      {
+        auto D = diag(Loc, "%0") << F.Detail;
+        for (const tooling::Replacement &E : F.Fixes)
+          if (FileID FID = FileOf(E.getFilePath()); FID.isValid()) {
+            SourceLocation B = SM.getLocForStartOfFile(FID).getLocWithOffset(E.getOffset());
+            D << FixItHint::CreateReplacement(CharSourceRange::getCharRange(B, B.getLocWithOffset(E.getLength())),
+                                              E.getReplacementText());
+          }
+      }
+      for (const auto &[P, Note] : F.Notes)
+        if (SourceLocation N = LocOf(P); N.isValid())
+          diag(N, "%0", DiagnosticIDs::Note) << Note;
+    }
+  }
+
+private:
+  Reason Code;
+};
+
 class TilepipeModule : public clang::tidy::ClangTidyModule {
 public:
   void addCheckFactories(clang::tidy::ClangTidyCheckFactories &Factories) override {
     Factories.registerCheck<PipelineCheck>("tilepipe-pipeline");
+    for (const ReasonInfo &I : allReasons())
+      if (I.Id.starts_with("async-")) {
+        Reason Code = I.Code;
+        Factories.registerCheckFactory(("tilepipe-" + I.Id).str(),
+                                       [Code](StringRef Name, clang::tidy::ClangTidyContext *Context) {
+                                         return std::make_unique<AuditCheck>(Name, Context, Code);
+                                       });
+      }
   }
 };
 
