@@ -364,7 +364,82 @@ TEST(VerifyCli, BundleCarriesTheRuntimeHeader) {
   EXPECT_NE(readFile(Dir + "/rewritten.cu").find("\n#include <tilepipe/runtime.cuh>\n"), std::string::npos);
   EXPECT_EQ(readFile(sourceDir() + "/runtime/include/tilepipe/runtime.cuh"),
             readFile(Dir + "/include/tilepipe/runtime.cuh"));
-  EXPECT_NE(readFile(Dir + "/build.sh").find("inc=(-Iinclude -I'"), std::string::npos) << readFile(Dir + "/build.sh");
+  EXPECT_NE(readFile(Dir + "/build.sh").find("inc_src=(-Iinclude -I'src/"), std::string::npos) << readFile(Dir + "/build.sh");
+}
+
+// A bundle builds where the sources are not: the compile command's macros and include folders
+// reach its build, and it carries the user's headers (src/, and rsrc/ with the header whose loop
+// the rewrite changed), at their absolute paths below its trees. The project's folder has a space.
+TEST(VerifyCli, BundleCarriesTheProjectsHeadersAndFlags) {
+  std::string Root = tempDir(), Proj = Root + "/my project";
+  for (const char *D : {"/src", "/inc/detail"})
+    ASSERT_FALSE(llvm::sys::fs::create_directories(Proj + D));
+  writeFile(Proj + "/inc/detail/width.h", "#pragma once\n#define WIDTH 64\n");
+  writeFile(Proj + "/inc/tile.h", "#pragma once\n#include \"detail/width.h\"\n#define TILE_W WIDTH\n");
+  // A __device__ function with a tiled loop, in a header: the rewrite changes the header.
+  writeFile(Proj + "/inc/sum.h",
+            "#pragma once\n#include \"tile.h\"\n"
+            "__device__ inline float tileSum(const float *A, int nt) {\n"
+            "  __shared__ float s[TILE_W];\n"
+            "  float acc = 0;\n"
+            "  for (int t = 0; t < nt; ++t) {\n"
+            "    s[threadIdx.x] = A[(blockIdx.x * nt + t) * TILE_W + threadIdx.x];\n"
+            "    __syncthreads();\n"
+            "    acc += s[(threadIdx.x + 1) % TILE_W];\n"
+            "    __syncthreads();\n"
+            "  }\n"
+            "  return acc;\n"
+            "}\n");
+  writeFile(Proj + "/src/local.h", "#pragma once\n__device__ inline float scaled(float x) { return SCALE * x; }\n");
+  writeFile(Proj + "/src/k.cu", "#include \"sum.h\"\n#include \"local.h\"\n"
+                                "__global__ void k(const float *A, float *C, int nt) {\n"
+                                "  C[blockIdx.x * TILE_W + threadIdx.x] = scaled(tileSum(A, nt));\n"
+                                "}\n");
+  writeFile(Proj + "/src/k.tilepipe.yaml", "kernels:\n"
+                                           "  - kernel: k\n"
+                                           "    grid: dim3(blocks)\n"
+                                           "    block: dim3(64)\n"
+                                           "    params:\n"
+                                           "      - buffer: A\n"
+                                           "        type: float\n"
+                                           "        count: blocks * nt * 64\n"
+                                           "        dir: in\n"
+                                           "      - buffer: C\n"
+                                           "        type: float\n"
+                                           "        count: blocks * 64\n"
+                                           "        dir: out\n"
+                                           "      - scalar: nt\n"
+                                           "    cases:\n"
+                                           "      - name: 5 tiles\n"
+                                           "        sizes: {blocks: 3, nt: 5}\n");
+  std::string Bundle = Root + "/bundle";
+  ProcessResult R = runTilepipe({"verify", "--quiet", "--check-launch-resources=false", "--plan=always", "k.cu",
+                                 "--bundle", Bundle, "--", "-I", "../inc", "-DSCALE=2.0f"},
+                                Proj + "/src");
+  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  llvm::SmallString<256> RealProj;
+  ASSERT_FALSE(llvm::sys::fs::real_path(Proj, RealProj));
+  std::string Rel = llvm::StringRef(RealProj).ltrim('/').str();
+  const std::string Build = readFile(Bundle + "/build.sh");
+  EXPECT_NE(Build.find("'-DSCALE=2.0f'"), std::string::npos) << Build;
+  EXPECT_NE(Build.find("-I 'src/" + Rel + "/inc'"), std::string::npos) << Build;
+  EXPECT_NE(Build.find("-I 'rsrc/" + Rel + "/inc'"), std::string::npos) << Build;
+  EXPECT_NE(Build.find("-I'src/" + Rel + "/src'"), std::string::npos) << Build;
+  for (const char *F : {"/inc/detail/width.h", "/inc/tile.h", "/src/local.h"}) {
+    EXPECT_EQ(readFile(Proj + F), readFile(Bundle + "/src/" + Rel + F)) << F;
+    EXPECT_EQ(readFile(Proj + F), readFile(Bundle + "/rsrc/" + Rel + F)) << F;
+  }
+  EXPECT_EQ(readFile(Proj + "/inc/sum.h"), readFile(Bundle + "/src/" + Rel + "/inc/sum.h"));
+  EXPECT_NE(readFile(Bundle + "/rsrc/" + Rel + "/inc/sum.h").find("memcpy_async"), std::string::npos)
+      << "the rewritten variant builds with the rewritten header";
+  // The sources go away; the bundle still builds.
+  ASSERT_FALSE(llvm::sys::fs::rename(Proj, Root + "/gone"));
+  if (findTool("nvcc").empty() && !llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
+    GTEST_SKIP() << "nvcc not found: the bundle was written, not built";
+  ProcessResult B = runProgram("bash", {Bundle + "/build.sh", "original", "rewritten"});
+  EXPECT_EQ(0, B.ExitCode) << B.Out << B.Err;
+  EXPECT_TRUE(llvm::sys::fs::can_execute(Bundle + "/original"));
+  EXPECT_TRUE(llvm::sys::fs::can_execute(Bundle + "/rewritten"));
 }
 
 TEST(VerifyCli, BadSpecIsAnError) {

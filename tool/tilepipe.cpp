@@ -81,6 +81,12 @@ static int verify(const CommandLine &CL) {
   V.Runs = std::max(1u, Req.Runs);
   V.Sanitize = Req.Sanitize;
   V.GpuArch = CL.Tool.GpuArch;
+  // The compile command's macros and include folders go to the bundle's build, with the user's
+  // headers it carries.
+  for (const clang::tooling::CompileCommand &C : CL.db().getCompileCommands(CL.Sources[0])) {
+    V.Command = commandFlags(C.CommandLine, C.Directory);
+    break;
+  }
   std::string Dir = Req.BundleDir;
   if (Dir.empty()) {
     SmallString<128> Tmp;

@@ -309,8 +309,10 @@ static void analyzeParsed(ASTContext &Ctx, const tooling::CompilationDatabase &D
   parseErrorWarnings(Ctx.getSourceManager(), Diags, Path,
                      "the loops it reaches are left alone: parse-error-nearby", R);
   analyzeAST(Ctx, Opts, Arch, R);
-  if (R.Ok)
+  if (R.Ok) {
     R.Dependencies = dependencies(Ctx.getSourceManager(), R.Directory);
+    R.UserFiles = userFiles(Ctx.getSourceManager(), R.Directory);
+  }
   if (R.Ok && Opts.CheckLaunchResources &&
       llvm::any_of(R.Loops, [](const LoopRecord &L) { return L.transformed(); }))
     boundLaunches(Ctx, DB, Opts, Arch, R);
@@ -362,6 +364,7 @@ static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &D
     Kept.Original = R.Original;
     analyzeAST(Ctx, Keep, Arch, Kept);
     Kept.Dependencies = std::move(R.Dependencies);
+    Kept.UserFiles = std::move(R.UserFiles);
     R = std::move(Kept);
     unsigned Builds = Cache.builds(), Cached = Cache.hits();
     if (R.Ok && llvm::any_of(R.Loops, [](const LoopRecord &L) { return L.transformed(); }))
@@ -403,6 +406,26 @@ std::string realPathIn(StringRef Dir, StringRef Name) {
   if (llvm::sys::path::is_relative(Abs) && !Dir.empty())
     llvm::sys::path::make_absolute(Dir, Abs);
   return llvm::sys::fs::real_path(Abs, Real) ? Name.str() : Real.str().str();
+}
+
+std::vector<std::string> userFiles(const SourceManager &SM, StringRef Dir) {
+  std::vector<std::string> Out;
+  for (unsigned I = 0, N = SM.local_sloc_entry_size(); I < N; ++I) {
+    const SrcMgr::SLocEntry &E = SM.getLocalSLocEntry(I);
+    if (!E.isFile() || E.getFile().getFileCharacteristic() != SrcMgr::C_User)
+      continue;
+    FileID FID = SM.getFileID(SourceLocation::getFromRawEncoding(E.getOffset()));
+    if (FID == SM.getMainFileID())
+      continue;
+    if (OptionalFileEntryRef FE = SM.getFileEntryRefForID(FID)) {
+      std::string Real = realPathIn(Dir, FE->getName());
+      if (llvm::sys::fs::is_regular_file(Real))
+        Out.push_back(Real);
+    }
+  }
+  llvm::sort(Out);
+  Out.erase(std::unique(Out.begin(), Out.end()), Out.end());
+  return Out;
 }
 
 std::vector<std::string> dependencies(const SourceManager &SM, StringRef Dir) {

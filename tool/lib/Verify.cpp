@@ -5,8 +5,10 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include <optional>
 
 namespace tilepipe {
 
@@ -16,6 +18,53 @@ static std::string shellQuoted(llvm::StringRef S) {
   for (char C : S)
     Out += C == '\'' ? std::string("'\\''") : std::string(1, C);
   return Out + "'";
+}
+
+VerifyOptions::Flags commandFlags(llvm::ArrayRef<std::string> CommandLine, llvm::StringRef Directory) {
+  VerifyOptions::Flags F;
+  auto Absolute = [&](llvm::StringRef P) {
+    llvm::SmallString<256> A(P);
+    if (llvm::sys::path::is_relative(A) && !Directory.empty())
+      llvm::sys::path::make_absolute(Directory, A);
+    llvm::sys::path::remove_dots(A, /*remove_dot_dot=*/true);
+    return A.str().str();
+  };
+  for (size_t I = 1; I < CommandLine.size(); ++I) {
+    llvm::StringRef A = CommandLine[I];
+    // `-Xvalue`, `-X value` and `--long=value` / `--long value` of each option read.
+    auto Value = [&](llvm::StringRef Short, llvm::StringRef Long) -> std::optional<std::string> {
+      if (!Long.empty() && A.starts_with((Long + "=").str()))
+        return A.drop_front(Long.size() + 1).str();
+      if ((A == Short || (!Long.empty() && A == Long)) && I + 1 < CommandLine.size())
+        return CommandLine[++I];
+      if (Short.size() == 2 && A.starts_with(Short) && A.size() > 2)
+        return A.drop_front(2).str();
+      return std::nullopt;
+    };
+    if (auto V = Value("-D", "--define-macro"))
+      F.Macros.push_back("-D" + *V);
+    else if (auto V = Value("-U", "--undefine-macro"))
+      F.Macros.push_back("-U" + *V);
+    else if (auto V = Value("-I", "--include-path"))
+      F.IncludeDirs.push_back({"-I", Absolute(*V)});
+    else if (auto V = Value("-isystem", "--system-include"))
+      F.IncludeDirs.push_back({"-isystem", Absolute(*V)});
+    else if (auto V = Value("-iquote", ""))
+      F.IncludeDirs.push_back({"-iquote", Absolute(*V)});
+    else if (auto V = Value("-idirafter", ""))
+      F.IncludeDirs.push_back({"-idirafter", Absolute(*V)});
+    else if (auto V = Value("-include", "--pre-include"))
+      F.ForcedIncludes.push_back(Absolute(*V));
+  }
+  return F;
+}
+
+/// Where a file of the machine that wrote the bundle lies in its copy of the sources (Tree is src
+/// or rsrc): at its absolute path below the tree.
+static std::string inTree(llvm::StringRef Tree, llvm::StringRef AbsPath) {
+  llvm::StringRef Rel = AbsPath;
+  Rel = Rel.ltrim('/');
+  return Tree.str() + "/" + Rel.str();
 }
 
 static const char DriverTemplate[] =
@@ -154,6 +203,34 @@ llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const Launc
   llvm::SmallString<256> AbsSourceDir(SourceDir.empty() ? "." : SourceDir);
   llvm::sys::fs::make_absolute(AbsSourceDir);
   bool HasFloor = R.ComputeOnly != R.Original;
+  // The source's folder and the command's include folders, as copied into a tree of the bundle;
+  // a folder that holds none of the user's files (a library's) stays where it is.
+  // Real paths, as the user's files are named: a folder reached through a link is where they are.
+  auto Real = [](llvm::StringRef P) {
+    llvm::SmallString<256> Out;
+    return llvm::sys::fs::real_path(P, Out) ? P.str() : Out.str().str();
+  };
+  const std::string SourceFolder = Real(AbsSourceDir);
+  auto Carried = [&](llvm::StringRef Folder) {
+    return Folder == SourceFolder || llvm::any_of(R.UserFiles, [&](const std::string &U) {
+             return llvm::StringRef(U).starts_with((Folder + "/").str());
+           });
+  };
+  auto Includes = [&](llvm::StringRef Tree) {
+    std::vector<std::string> Words{"-I" + shellQuoted(inTree(Tree, SourceFolder))};
+    for (const auto &[Option, Given] : Opts.Command.IncludeDirs) {
+      std::string Folder = Real(Given);
+      Words.push_back(Option + " " + shellQuoted(Carried(Folder) ? inTree(Tree, Folder) : Given));
+    }
+    return llvm::join(Words, " ");
+  };
+  std::vector<std::string> CommandWords;
+  for (const std::string &M : Opts.Command.Macros)
+    CommandWords.push_back(shellQuoted(M));
+  for (const std::string &F : Opts.Command.ForcedIncludes)
+    CommandWords.push_back("-include " +
+                           shellQuoted(llvm::is_contained(R.UserFiles, Real(F)) ? inTree("src", Real(F)) : F));
+
   auto Driver = fillHoles(DriverTemplate, "templates/verify_driver.cu.in",
                           {{"spec", llvm::sys::path::filename(Spec.Path).str()},
                            {"source", Source},
@@ -172,9 +249,17 @@ arch=${{TP_ARCH:-{1}}
 nvcc=${{NVCC:-nvcc}
 command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
 # include/: tilepipe's runtime (tilepipe/runtime.cuh), which a rewrite with tensor or bulk copies
-# includes; then the original's own folder, for headers it includes by relative path.
-inc=(-Iinclude -I{2})
-build() {{ "$nvcc" -O3 -std=c++17 -arch="$arch" "${{inc[@]}" -w ${{TP_NVCC_FLAGS:-} -DTP_SOURCE="\"$1.cu\"" -o "$1" driver.cu; }
+# includes; then the original's own folder, for headers it includes by relative path, and the
+# compile command's include folders and macros: the folders as copied into src/ (the rewritten
+# variant: rsrc/, with its rewritten headers), at their absolute paths where they were written.
+cmd=({3})
+inc_src=(-Iinclude {2})
+inc_rsrc=(-Iinclude {4})
+build() {{
+  local inc=("${{inc_src[@]}")
+  [ "$1" = rewritten ] && inc=("${{inc_rsrc[@]}")
+  "$nvcc" -O3 -std=c++17 -arch="$arch" "${{inc[@]}" "${{cmd[@]}" -w ${{TP_NVCC_FLAGS:-} -DTP_SOURCE="\"$1.cu\"" -o "$1" driver.cu
+}
 variants=("$@")
 [ $# -gt 0 ] || variants=(original rewritten compute_only)
 pids=()
@@ -206,7 +291,7 @@ for i in "${{!pids[@]}"; do
 done
 exit $status
 )sh",
-                                    Source, Arch, shellQuoted(AbsSourceDir.str()));
+                                    Source, Arch, Includes("src"), llvm::join(CommandWords, " "), Includes("rsrc"));
   std::string Run = llvm::formatv(R"sh(#!/usr/bin/env bash
 # Runs the original and the rewritten {0} on the spec's cases, {1} times each, and compares
 # every output; times both, and the floors: the compute-only variant's time and the bytes the case
@@ -278,12 +363,27 @@ exit $rc
                              {"run.sh", Run, true}};
   if (HasFloor)
     Files.push_back({"compute_only.cu", R.ComputeOnly, false});
+  // The user's headers, as they were (src/) and with the rewritten ones rewritten (rsrc/).
+  for (const std::string &U : R.UserFiles) {
+    auto Buf = llvm::MemoryBuffer::getFile(U, /*IsText=*/false);
+    if (!Buf)
+      return llvm::createStringError(Buf.getError(), U + ": error: cannot read it for the bundle: " +
+                                                         Buf.getError().message());
+    std::string Text = (*Buf)->getBuffer().str(), Rewritten = Text;
+    for (const HeaderRewrite &H : R.Headers)
+      if (H.Path == U)
+        Rewritten = H.Rewritten;
+    Files.push_back({inTree("src", U), Text, false});
+    Files.push_back({inTree("rsrc", U), Rewritten, false});
+  }
   // The runtime the rewrite was written for, so that the bundle needs only nvcc and bash.
   Files.push_back({"include/" + runtimeHeaderName().str(), runtimeHeaderText().str(), false});
   if (std::error_code EC = llvm::sys::fs::create_directories(Dir + "/include/tilepipe"))
     return llvm::createStringError(EC, Dir + ": error: cannot create the bundle: " + EC.message());
   for (const File &F : Files) {
     std::string P = Dir + "/" + F.Name;
+    if (std::error_code EC = llvm::sys::fs::create_directories(llvm::sys::path::parent_path(P)))
+      return llvm::createStringError(EC, Dir + ": error: cannot create the bundle: " + EC.message());
     if (llvm::Error E = writeOutput(P, F.Text))
       return E;
     if (F.Exec)

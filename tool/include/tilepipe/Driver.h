@@ -74,6 +74,10 @@ void analyzeAST(clang::ASTContext &Ctx, const ToolOptions &Opts, const ArchDepen
 /// command's working directory, where relative names are.
 std::vector<std::string> dependencies(const clang::SourceManager &SM, llvm::StringRef Dir);
 
+/// The files of the user's (not system headers) that the parse entered, other than the main file,
+/// by real path.
+std::vector<std::string> userFiles(const clang::SourceManager &SM, llvm::StringRef Dir);
+
 /// Name as a real path, read relative to Dir (a compile command's working directory) where it is
 /// relative, not to this process's; Name itself where there is no such file.
 std::string realPathIn(llvm::StringRef Dir, llvm::StringRef Name);

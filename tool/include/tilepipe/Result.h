@@ -75,6 +75,9 @@ struct FileResult {
   /// name, and the launcher's (which another kernel of the same name does not share).
   std::vector<std::pair<std::string, std::string>> Launchers;
   std::vector<std::string> Dependencies; ///< every file the parse read, for build depfiles
+  /// The user's files the parse read besides the main file (not system headers), by real path:
+  /// what a verify bundle carries so that it builds where the sources are not.
+  std::vector<std::string> UserFiles;
   /// The launch check's nvcc builds: run, and answered by its cache (UsageCache.h).
   unsigned LaunchBuilds = 0, LaunchBuildsCached = 0;
   std::vector<HeaderRewrite> Headers;    ///< user headers with candidate loops

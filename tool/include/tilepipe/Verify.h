@@ -4,6 +4,9 @@
 #include "tilepipe/Result.h"
 #include "tilepipe/Spec.h"
 #include "llvm/Support/Error.h"
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace tilepipe {
 
@@ -12,7 +15,19 @@ struct VerifyOptions {
   unsigned Runs = 3;      ///< runs of every case and variant
   bool Sanitize = false;  ///< also run under compute-sanitizer
   std::string GpuArch = "sm_90";
+  /// What the bundle's build takes from the file's compile command (commandFlags).
+  struct Flags {
+    std::vector<std::string> Macros; ///< `-DX=1`, `-UY`, as given
+    /// Include folders, in order, with their option (`-I`, `-iquote`, `-isystem`, `-idirafter`),
+    /// absolute: the bundle's build finds the user's among the copies it carries.
+    std::vector<std::pair<std::string, std::string>> IncludeDirs;
+    std::vector<std::string> ForcedIncludes; ///< `-include` files, absolute
+  } Command;
 };
+
+/// The macros, include folders and forced includes of a compile command (made absolute against
+/// Directory where relative), in the spellings of Clang and nvcc (`-DX`, `-D X`, `-I dir`, ...).
+VerifyOptions::Flags commandFlags(llvm::ArrayRef<std::string> CommandLine, llvm::StringRef Directory);
 
 /// The C++ that the driver template holds for the spec: one function per case and the case table.
 /// Launchers: the launchers the rewrite wrote (FileResult::Launchers), each by its kernel's
@@ -20,7 +35,9 @@ struct VerifyOptions {
 std::string generateCases(const LaunchSpec &Spec,
                           llvm::ArrayRef<std::pair<std::string, std::string>> Launchers = {});
 
-/// Writes the bundle: sources, driver.cu, build.sh, run.sh, and include/tilepipe/runtime.cuh.
+/// Writes the bundle: sources, driver.cu, build.sh, run.sh, and include/tilepipe/runtime.cuh; and
+/// the user's files the source includes (FileResult::UserFiles) under src/ at their absolute
+/// paths, and under rsrc/ with the rewritten headers, so that it builds where the sources are not.
 llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const LaunchSpec &Spec,
                         const VerifyOptions &Opts);
 
