@@ -243,18 +243,15 @@ static int audit(const CommandLine &CL) {
     Findings += R.Findings.size();
     Files.push_back(json::Object{{"file", R.Path}, {"ok", R.Ok}, {"error", R.Error}, {"findings", std::move(Found)}});
   }
-  auto Write = [&](StringRef Path, StringRef Text) {
-    if (Error E = writeOutput(Path, Text)) {
-      errs() << toString(std::move(E)) << "\n";
-      Failed = true;
-    }
-  };
+  bool Written = true;
+  auto Write = [&](StringRef Path, StringRef Text) { writeOrSay(Path, Text, Written); };
   if (!CL.Report.empty())
     Write(CL.Report, formatv("{0:2}", json::Value(json::Object{{"files", std::move(Files)}})).str() + "\n");
   if (!CL.Sarif.empty())
     Write(CL.Sarif, formatv("{0:2}", auditSarifLog(Results, toolVersion())).str() + "\n");
   if (!CL.ExportFixes.empty())
     Write(CL.ExportFixes, auditExportFixesYaml(Results));
+  Failed |= !Written;
   if (!CL.Quiet)
     errs() << "tilepipe audit: " << Results.size() << " file(s), " << Findings << " finding(s)\n";
   return Failed || Findings ? 1 : 0;

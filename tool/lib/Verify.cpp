@@ -1,4 +1,5 @@
 #include "tilepipe/Verify.h"
+#include "tilepipe/Driver.h"
 #include "tilepipe/Emit.h"
 #include "tilepipe/Runtime.h"
 #include "tilepipe/Write.h"
@@ -206,10 +207,7 @@ llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const Launc
   // The source's folder and the command's include folders, as copied into a tree of the bundle;
   // a folder that holds none of the user's files (a library's) stays where it is.
   // Real paths, as the user's files are named: a folder reached through a link is where they are.
-  auto Real = [](llvm::StringRef P) {
-    llvm::SmallString<256> Out;
-    return llvm::sys::fs::real_path(P, Out) ? P.str() : Out.str().str();
-  };
+  auto Real = [](llvm::StringRef P) { return realPathIn("", P); };
   const std::string SourceFolder = Real(AbsSourceDir);
   auto Carried = [&](llvm::StringRef Folder) {
     return Folder == SourceFolder || llvm::any_of(R.UserFiles, [&](const std::string &U) {

@@ -457,6 +457,15 @@ private:
 
 } // namespace
 
+/// clang-tidy's export format of TU, as clang-apply-replacements reads it.
+static std::string diagnosticsYaml(clang::tooling::TranslationUnitDiagnostics &TU) {
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  llvm::yaml::Output Y(OS);
+  Y << TU;
+  return Out;
+}
+
 std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std::string> &Errors) {
   clang::tooling::TranslationUnitDiagnostics TU;
   // Every edit written so far, by the file it changes (however its path is spelled): an edit asked
@@ -529,11 +538,7 @@ std::string exportFixesYaml(llvm::ArrayRef<FileResult> Results, std::vector<std:
                                   "");
     }
   }
-  std::string Out;
-  llvm::raw_string_ostream OS(Out);
-  llvm::yaml::Output Y(OS);
-  Y << TU;
-  return Out;
+  return diagnosticsYaml(TU);
 }
 
 /// A SARIF artifact URI: the path as given, with forward slashes.
@@ -710,11 +715,7 @@ std::string auditExportFixesYaml(llvm::ArrayRef<FileResult> Results) {
                                   clang::tooling::Diagnostic::Warning, "");
     }
   }
-  std::string Out;
-  llvm::raw_string_ostream OS(Out);
-  llvm::yaml::Output Y(OS);
-  Y << TU;
-  return Out;
+  return diagnosticsYaml(TU);
 }
 
 } // namespace tilepipe

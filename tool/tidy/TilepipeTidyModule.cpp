@@ -40,6 +40,29 @@ namespace tilepipe::tidy {
 
 namespace {
 
+/// The file that records, findings and edits name: the main file (by MainPath, as the analysis
+/// named it) or a header it includes; invalid where clang-tidy's parse has no such file.
+FileID fileIn(const SourceManager &SM, StringRef MainPath, StringRef File) {
+  if (File == MainPath)
+    return SM.getMainFileID();
+  auto FE = SM.getFileManager().getOptionalFileRef(File);
+  return FE ? SM.translateFile(*FE) : FileID();
+}
+
+SourceLocation locationIn(const SourceManager &SM, StringRef MainPath, StringRef File, unsigned Offset) {
+  FileID F = fileIn(SM, MainPath, File);
+  return F.isValid() ? SM.getLocForStartOfFile(F).getLocWithOffset(Offset) : SourceLocation();
+}
+
+/// An edit of the program's as a fix-it of clang-tidy's parse.
+std::optional<FixItHint> fixItOf(const SourceManager &SM, StringRef MainPath, const tooling::Replacement &E) {
+  SourceLocation B = locationIn(SM, MainPath, E.getFilePath(), E.getOffset());
+  if (B.isInvalid())
+    return std::nullopt;
+  return FixItHint::CreateReplacement(CharSourceRange::getCharRange(B, B.getLocWithOffset(E.getLength())),
+                                      E.getReplacementText());
+}
+
 llvm::Error commandError(const llvm::Twine &Why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Why);
 }
@@ -224,28 +247,15 @@ public:
       diag(Start, "tilepipe could not analyze this file: %0") << R.Error;
       return;
     }
-    // Records and edits name their file: the main file or a header it includes.
-    auto At = [&](StringRef File, unsigned Offset) {
-      if (File == R.Path)
-        return Start.getLocWithOffset(Offset);
-      auto FE = SM.getFileManager().getOptionalFileRef(File);
-      if (!FE)
-        return SourceLocation();
-      return SM.getLocForStartOfFile(SM.translateFile(*FE)).getLocWithOffset(Offset);
-    };
     for (const LoopRecord &L : R.Loops) {
-      SourceLocation Loc = At(L.File, L.Offset);
+      SourceLocation Loc = locationIn(SM, R.Path, L.File, L.Offset);
       if (Loc.isInvalid())
         continue;
       auto D = diag(Loc, "%0", L.transformed() ? DiagnosticIDs::Warning : DiagnosticIDs::Remark)
                << remarkText(L);
-      for (const tooling::Replacement &E : L.Edits) {
-        SourceLocation B = At(E.getFilePath(), E.getOffset());
-        if (B.isValid())
-          D << FixItHint::CreateReplacement(
-              CharSourceRange::getCharRange(B, B.getLocWithOffset(E.getLength())),
-              E.getReplacementText());
-      }
+      for (const tooling::Replacement &E : L.Edits)
+        if (std::optional<FixItHint> Fix = fixItOf(SM, R.Path, E))
+          D << *Fix;
     }
   }
 
@@ -300,15 +310,8 @@ public:
     if (!Main)
       return;
     std::string Path = Main->getName().str();
-    // Places and fixes name their file: the main file (as Path) or a header it includes.
-    auto FileOf = [&](StringRef File) -> FileID {
-      if (File == Path)
-        return SM.getMainFileID();
-      auto FE = SM.getFileManager().getOptionalFileRef(File);
-      return FE ? SM.translateFile(*FE) : FileID();
-    };
     auto LocOf = [&](const Place &P) {
-      FileID F = FileOf(P.File);
+      FileID F = fileIn(SM, Path, P.File);
       return F.isValid() ? SM.translateLineCol(F, P.Line, P.Column) : SourceLocation();
     };
     for (const AuditFinding &F : auditAST(Ctx, Path)) {
@@ -318,11 +321,8 @@ public:
       {
         auto D = diag(Loc, "%0") << F.Detail;
         for (const tooling::Replacement &E : F.Fixes)
-          if (FileID FID = FileOf(E.getFilePath()); FID.isValid()) {
-            SourceLocation B = SM.getLocForStartOfFile(FID).getLocWithOffset(E.getOffset());
-            D << FixItHint::CreateReplacement(CharSourceRange::getCharRange(B, B.getLocWithOffset(E.getLength())),
-                                              E.getReplacementText());
-          }
+          if (std::optional<FixItHint> Fix = fixItOf(SM, Path, E))
+            D << *Fix;
       }
       for (const auto &[P, Note] : F.Notes)
         if (SourceLocation N = LocOf(P); N.isValid())
