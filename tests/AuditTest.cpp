@@ -21,17 +21,6 @@ ToolOptions auditOptions() {
   return O;
 }
 
-/// (line, id) of every `// EXPECT-AUDIT: id` comment of Text, for the line after it.
-std::set<std::pair<unsigned, std::string>> expected(const std::string &Text) {
-  std::set<std::pair<unsigned, std::string>> Out;
-  std::istringstream In(Text);
-  std::string Line;
-  for (unsigned N = 1; std::getline(In, Line); ++N)
-    if (size_t P = Line.find("// EXPECT-AUDIT: "); P != std::string::npos)
-      Out.insert({N + 1, Line.substr(P + 17)});
-  return Out;
-}
-
 } // namespace
 
 TEST(Audit, EachProgramGivesExactlyTheFindingsItExpects) {
@@ -49,7 +38,7 @@ TEST(Audit, EachProgramGivesExactlyTheFindingsItExpects) {
       Got.insert({A.At.Line, reasonInfo(A.Code).Id.str()});
       EXPECT_FALSE(A.Detail.empty());
     }
-    EXPECT_EQ(expected(readFile(F)), Got) << F;
+    EXPECT_EQ(auditExpectations(readFile(F)), Got) << F;
     EXPECT_EQ(Got.size(), R.Findings.size()) << F << ": a finding reported twice";
     EXPECT_EQ(R.Original, R.Rewritten) << "the audit rewrites nothing";
     Total += Got.size();

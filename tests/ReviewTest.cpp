@@ -24,9 +24,7 @@ std::string copyInto(const std::string &Dir, const std::string &Name) {
 }
 
 TEST(Review, ExportFixesApplyLikeOutput) {
-  std::string Apply = findTool("clang-apply-replacements-22");
-  if (Apply.empty() && llvm::sys::fs::can_execute("/usr/lib/llvm-22/bin/clang-apply-replacements"))
-    Apply = "/usr/lib/llvm-22/bin/clang-apply-replacements";
+  std::string Apply = llvmTool("clang-apply-replacements");
   if (Apply.empty())
     GTEST_SKIP() << "clang-apply-replacements-22 not installed";
   for (const char *Name : {"matmul_classic.cu", "complex_float2.cu", "proxy_fence.cu", "neg_store_alias.cu"}) {
@@ -197,12 +195,9 @@ TEST(Review, AuditSarifAndExportFixesAgree) {
   const llvm::json::Object &Run = *(*Json->getAsObject()->getArray("runs"))[0].getAsObject();
   // One result per `// EXPECT-AUDIT:` comment, on the line after it.
   std::multiset<int64_t> Expected, Got;
-  {
-    std::istringstream In(Original);
-    std::string Line;
-    for (int64_t N = 1; std::getline(In, Line); ++N)
-      if (Line.find("// EXPECT-AUDIT: async-slow-path") != std::string::npos)
-        Expected.insert(N + 1);
+  for (const auto &[Line, Id] : auditExpectations(Original)) {
+    EXPECT_EQ("async-slow-path", Id);
+    Expected.insert(Line);
   }
   size_t Related = 0;
   for (const llvm::json::Value &V : *Run.getArray("results")) {
@@ -229,9 +224,7 @@ TEST(Review, AuditSarifAndExportFixesAgree) {
   EXPECT_NE(readFile(Dir + "/fixes/f.yaml").find("DiagnosticName:  tilepipe-async-slow-path"), std::string::npos);
   if (haveSchemaValidator())
     expectSchemaValid(Dir + "/a.sarif", "the audit's log");
-  std::string Apply = findTool("clang-apply-replacements-22");
-  if (Apply.empty() && llvm::sys::fs::can_execute("/usr/lib/llvm-22/bin/clang-apply-replacements"))
-    Apply = "/usr/lib/llvm-22/bin/clang-apply-replacements";
+  std::string Apply = llvmTool("clang-apply-replacements");
   if (Apply.empty())
     GTEST_SKIP() << "clang-apply-replacements-22 not installed: the SARIF fixes checked, the YAML's not applied";
   ProcessResult A = runProgram(Apply, {Dir + "/fixes"});
@@ -316,9 +309,7 @@ TEST(Review, ExportFixesOfAFileGivenTwiceApplyOnce) {
   unsigned N = countReplacements(readFile(Dir + "/once/f.yaml"));
   EXPECT_GT(N, 0u);
   EXPECT_EQ(N, countReplacements(readFile(Dir + "/twice/f.yaml"))) << "the same edits twice";
-  std::string Apply = findTool("clang-apply-replacements-22");
-  if (Apply.empty() && llvm::sys::fs::can_execute("/usr/lib/llvm-22/bin/clang-apply-replacements"))
-    Apply = "/usr/lib/llvm-22/bin/clang-apply-replacements";
+  std::string Apply = llvmTool("clang-apply-replacements");
   if (Apply.empty())
     GTEST_SKIP() << "clang-apply-replacements-22 not installed: counted, not applied";
   ProcessResult A = runProgram(Apply, {Dir + "/twice"});

@@ -1,4 +1,5 @@
 #include "TestSupport.h"
+#include <sstream>
 #include "tilepipe/Parse.h"
 #include "tilepipe/Write.h"
 #include "clang/Tooling/CompilationDatabase.h"
@@ -124,6 +125,23 @@ std::string findTool(const std::string &Name) {
       return P;
   }
   return "";
+}
+
+std::string llvmTool(const std::string &Name) {
+  std::string P = findTool(Name + "-22");
+  if (P.empty() && llvm::sys::fs::can_execute("/usr/lib/llvm-22/bin/" + Name))
+    P = "/usr/lib/llvm-22/bin/" + Name;
+  return P;
+}
+
+std::set<std::pair<unsigned, std::string>> auditExpectations(const std::string &Text) {
+  std::set<std::pair<unsigned, std::string>> Out;
+  std::istringstream In(Text);
+  std::string Line;
+  for (unsigned N = 1; std::getline(In, Line); ++N)
+    if (size_t P = Line.find("// EXPECT-AUDIT: "); P != std::string::npos)
+      Out.insert({N + 1, Line.substr(P + 17)});
+  return Out;
 }
 
 std::map<std::string, std::string> reportedCopyKinds(const FileResult &R, size_t I, bool CpAsync) {

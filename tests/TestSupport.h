@@ -2,6 +2,7 @@
 #pragma once
 #include "tilepipe/Driver.h"
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ ProcessResult runProgram(const std::string &Program, const std::vector<std::stri
 ProcessResult runTilepipe(const std::vector<std::string> &Args, const std::string &Dir = "");
 /// Path of a program on PATH (or under the CUDA toolkit for nvcc/cuobjdump), or "".
 std::string findTool(const std::string &Name);
+/// An LLVM 22 tool (`clang-tidy`, `clang-apply-replacements`): `<Name>-22` on PATH, else Debian's
+/// /usr/lib/llvm-22/bin/<Name>, or "".
+std::string llvmTool(const std::string &Name);
+/// (line, id) of every `// EXPECT-AUDIT: id` comment of Text, for the line after it.
+std::set<std::pair<unsigned, std::string>> auditExpectations(const std::string &Text);
 
 /// Loop I's copy kinds by tile, read from the JSON report (`plan.tiles[]`): `copy_kind` (the
 /// fastest path's: "tensor", "bulk", "16-byte", "per-element"), or with CpAsync the cp.async

@@ -19,12 +19,7 @@ using namespace tilepipe::test;
 
 namespace {
 
-std::string tidyProgram() {
-  std::string Tidy = findTool("clang-tidy-22");
-  if (Tidy.empty() && llvm::sys::fs::can_execute("/usr/lib/llvm-22/bin/clang-tidy"))
-    Tidy = "/usr/lib/llvm-22/bin/clang-tidy";
-  return Tidy;
-}
+std::string tidyProgram() { return llvmTool("clang-tidy"); }
 
 /// The CUDA flags the program parses with, as a user passes them to clang-tidy after `--`.
 std::vector<std::string> cudaFlags() {
@@ -289,11 +284,8 @@ TEST(Tidy, AuditChecksAsTheProgram) {
     EXPECT_EQ(0, R.ExitCode) << R.Out << R.Err;
     // One warning per `// EXPECT-AUDIT: id` comment, on the line after it, named by its check.
     std::multiset<std::string> Expected, Got;
-    std::istringstream In(Original);
-    std::string Line;
-    for (unsigned N = 1; std::getline(In, Line); ++N)
-      if (size_t P = Line.find("// EXPECT-AUDIT: "); P != std::string::npos)
-        Expected.insert(std::string(Name) + ":" + std::to_string(N + 1) + " [tilepipe-" + Line.substr(P + 17) + "]");
+    for (const auto &[Line, Id] : auditExpectations(Original))
+      Expected.insert(std::string(Name) + ":" + std::to_string(Line) + " [tilepipe-" + Id + "]");
     llvm::SmallVector<llvm::StringRef, 64> Lines;
     llvm::StringRef(R.Out).split(Lines, '\n');
     for (llvm::StringRef L : Lines) {
@@ -309,9 +301,7 @@ TEST(Tidy, AuditChecksAsTheProgram) {
     llvm::sys::fs::create_directories(Fixed);
     writeFile(Fixed + "/" + Name, Original);
     runTilepipe({"audit", "--quiet", "--export-fixes=" + Fixed + "/f.yaml", Name}, Fixed);
-    std::string Apply = findTool("clang-apply-replacements-22");
-    if (Apply.empty() && llvm::sys::fs::can_execute("/usr/lib/llvm-22/bin/clang-apply-replacements"))
-      Apply = "/usr/lib/llvm-22/bin/clang-apply-replacements";
+    std::string Apply = llvmTool("clang-apply-replacements");
     if (!Apply.empty()) {
       ProcessResult A = runProgram(Apply, {Fixed});
       ASSERT_EQ(0, A.ExitCode) << A.Out << A.Err;
