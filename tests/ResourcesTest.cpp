@@ -243,6 +243,45 @@ std::pair<int64_t, int64_t> launchBuilds(const std::string &StatsFile) {
 }
 } // namespace
 
+// The same sources in another folder (a test's, a second checkout's) are the same build, where
+// they read nothing from their folder; a header read from the project's own include folder pins
+// that folder, so a copy whose header says otherwise is built again and answered as it reads.
+TEST(Resources, TheCacheAnswersTheSameSourcesElsewhere) {
+  if (findTool("nvcc").empty())
+    GTEST_SKIP() << "nvcc not found";
+  std::string Root = tempDir(), Cache = Root + "/cache";
+  auto Run = [&](const std::string &Dir, const std::string &N) {
+    ProcessResult P = runTilepipe({"--quiet", "--plan=always", "--mode=pipeline",
+                                   "--cache-dir=" + Cache, "--stats-json=s" + N + ".json",
+                                   "src/wide.cu", "-o", "out" + N + ".cu", "--", "-Iinc"},
+                                  Dir);
+    EXPECT_EQ(0, P.ExitCode) << P.Err;
+    return std::make_pair(readFile(Dir + "/out" + N + ".cu"), launchBuilds(Dir + "/s" + N + ".json"));
+  };
+  for (const char *D : {"/a/src", "/a/inc", "/b c/src", "/b c/inc", "/d/src", "/d/inc"})
+    llvm::sys::fs::create_directories(Root + D);
+  const std::string Alone = "#define BOUNDS\n" + std::string(WideKernel);
+  writeFile(Root + "/a/src/wide.cu", Alone);
+  writeFile(Root + "/b c/src/wide.cu", Alone);
+  auto [First, FirstBuilds] = Run(Root + "/a", "1");
+  EXPECT_EQ(std::make_pair(int64_t(3), int64_t(0)), FirstBuilds);
+  auto [Second, SecondBuilds] = Run(Root + "/b c", "2");
+  EXPECT_EQ(First, Second);
+  EXPECT_EQ(std::make_pair(int64_t(0), int64_t(3)), SecondBuilds);
+
+  const std::string Included = "#include \"bounds.h\"\n" + std::string(WideKernel);
+  writeFile(Root + "/a/src/wide.cu", Included);
+  writeFile(Root + "/a/inc/bounds.h", "#define BOUNDS\n");
+  writeFile(Root + "/d/src/wide.cu", Included);
+  writeFile(Root + "/d/inc/bounds.h", "#define BOUNDS __launch_bounds__(256)\n");
+  auto [Third, ThirdBuilds] = Run(Root + "/a", "3");
+  EXPECT_NE(std::string::npos, Third.find("__launch_bounds__(1024) wide(")) << Third;
+  EXPECT_EQ(std::make_pair(int64_t(3), int64_t(0)), ThirdBuilds);
+  auto [Fourth, FourthBuilds] = Run(Root + "/d", "4");
+  EXPECT_EQ(std::string::npos, Fourth.find("__launch_bounds__(1024)")) << Fourth;
+  EXPECT_EQ(std::make_pair(int64_t(2), int64_t(0)), FourthBuilds);
+}
+
 // The cache answers a build whose inputs are as they were, and only that: a header that appears
 // where the kernel's #include finds it first (here beside the source, ahead of -I inc) changes the
 // kernel, and a stale answer would add __launch_bounds__ to a kernel that has them.

@@ -542,21 +542,32 @@ compileForUsage(const std::string &Nvcc, StringRef Source, StringRef IncludeDir,
   for (std::string &A : nvccArgs(Args))
     Cmd.push_back(std::move(A));
   Cmd.push_back(Src.str().str());
-  // The folders an #include may search, for the cache's check that none holds a new file.
+  // Every path absolute, as nvcc would read it from here: the cache's key then needs no working
+  // folder. The folders an #include may search, for the cache's check that none holds a new file.
+  auto Absolute = [](std::string P) {
+    llvm::SmallString<256> A(P);
+    llvm::sys::fs::make_absolute(A);
+    return A.str().str();
+  };
   std::vector<std::string> SearchDirs;
   for (size_t I = 0; I < Cmd.size(); ++I) {
     StringRef A = Cmd[I];
     std::string D;
-    if ((A == "-isystem" || A == "-I") && I + 1 < Cmd.size())
-      D = Cmd[++I];
-    else if (A.starts_with("-I"))
-      D = A.drop_front(2).str();
+    if ((A == "-isystem" || A == "-I" || A == "-include") && I + 1 < Cmd.size()) {
+      Cmd[I + 1] = Absolute(Cmd[I + 1]);
+      if (A != "-include")
+        D = Cmd[I + 1];
+      ++I;
+    } else if (A.starts_with("-I")) {
+      Cmd[I] = "-I" + Absolute(A.drop_front(2).str());
+      D = Cmd[I].substr(2);
+    }
     if (!D.empty() && !StringRef(D).starts_with(Dir))
       SearchDirs.push_back(D);
   }
   std::string Key;
   if (Cache && Cache->enabled()) {
-    Key = Cache->key(Cmd, Dir, Files);
+    Key = Cache->key(Cmd, Dir, Files, SearchDirs);
     if (std::optional<std::string> Report = Cache->lookup(Key, SearchDirs)) {
       Cache->countHit();
       return parseResourceUsage(*Report);

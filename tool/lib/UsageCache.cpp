@@ -21,7 +21,7 @@ namespace path = llvm::sys::path;
 using llvm::StringRef;
 
 /// The entry format; a change of it makes every older entry a miss.
-static constexpr StringRef Format = "tilepipe-usage-cache 1";
+static constexpr StringRef Format = "tilepipe-usage-cache 2";
 static constexpr StringRef EntryPrefix = "llvmcache-tilepipe-"; // pruneCache keeps to "llvmcache-"
 
 std::string defaultCacheDir() {
@@ -108,6 +108,107 @@ std::string absolute(StringRef P) {
   return A.str().str();
 }
 
+/// P as the preprocessor spells it: absolute, its ".." kept (through a symbolic link "a/.."
+/// is not the folder "a" is in).
+std::string spelled(StringRef P) {
+  llvm::SmallString<256> A(P);
+  fs::make_absolute(A);
+  return A.str().str();
+}
+
+/// Whether P names something inside the folder Dir, as spelled.
+bool under(StringRef P, StringRef Dir) {
+  Dir = Dir.rtrim('/');
+  return P.size() > Dir.size() && P.starts_with(Dir) && path::is_separator(P[Dir.size()]);
+}
+
+bool isIdentChar(char C) { return llvm::isAlnum(C) || C == '_'; }
+
+/// The start of every occurrence of Name in Text as a whole identifier.
+std::vector<size_t> identifierAt(StringRef Text, StringRef Name) {
+  std::vector<size_t> Out;
+  for (size_t Pos = Text.find(Name); Pos != StringRef::npos; Pos = Text.find(Name, Pos + 1)) {
+    size_t End = Pos + Name.size();
+    if ((Pos == 0 || !isIdentChar(Text[Pos - 1])) && (End == Text.size() || !isIdentChar(Text[End])))
+      Out.push_back(Pos);
+  }
+  return Out;
+}
+
+/// The logical line (continuations joined) around Pos: [begin, end).
+std::pair<size_t, size_t> logicalLine(StringRef Text, size_t Pos) {
+  auto Continues = [&](size_t LineEnd) { return Text.take_front(LineEnd).rtrim('\r').ends_with("\\"); };
+  size_t Nl = Text.rfind('\n', Pos);
+  size_t B = Nl == StringRef::npos ? 0 : Nl + 1;
+  while (B > 0 && Continues(B - 1)) {
+    size_t Prev = B >= 2 ? Text.rfind('\n', B - 2) : StringRef::npos;
+    B = Prev == StringRef::npos ? 0 : Prev + 1;
+  }
+  size_t E = Text.find('\n', Pos);
+  while (E != StringRef::npos && Continues(E))
+    E = Text.find('\n', E + 1);
+  return {B, E == StringRef::npos ? Text.size() : E};
+}
+
+/// The macro a #define line defines, or "" where the line is not a #define.
+StringRef definedName(StringRef Line) {
+  Line = Line.ltrim();
+  if (!Line.consume_front("#"))
+    return "";
+  Line = Line.ltrim();
+  if (!Line.consume_front("define"))
+    return "";
+  if (Line.empty() || !llvm::isSpace(Line.front()))
+    return "";
+  Line = Line.ltrim();
+  size_t N = 0;
+  while (N < Line.size() && isIdentChar(Line[N]))
+    ++N;
+  return Line.take_front(N);
+}
+
+} // namespace
+
+std::optional<std::set<std::string>> includeProbes(llvm::ArrayRef<StringRef> Texts) {
+  // The probes and the macros that stand for one, to a fixed point: a #define whose line names
+  // a probe is a probe itself (_CCCL_HAS_INCLUDE(x) is __has_include(x)).
+  std::set<std::string> Probes{"__has_include", "__has_include_next"};
+  for (bool Grew = true; Grew;) {
+    Grew = false;
+    for (StringRef Text : Texts)
+      for (const std::string &P : std::set<std::string>(Probes))
+        for (size_t Pos : identifierAt(Text, P)) {
+          auto [B, E] = logicalLine(Text, Pos);
+          StringRef Name = definedName(Text.slice(B, E));
+          if (!Name.empty() && Probes.insert(Name.str()).second)
+            Grew = true;
+        }
+  }
+  std::set<std::string> Targets;
+  for (StringRef Text : Texts)
+    for (const std::string &P : Probes)
+      for (size_t Pos : identifierAt(Text, P)) {
+        StringRef Rest = Text.drop_front(Pos + P.size()).ltrim(" \t");
+        if (!Rest.consume_front("("))
+          continue; // `#ifdef __has_include`, an object-like stand-in used in #if, a comment
+        Rest = Rest.ltrim(" \t");
+        char Close = Rest.starts_with("<") ? '>' : Rest.starts_with("\"") ? '"' : 0;
+        size_t End = Close ? Rest.find_first_of(StringRef(&Close, 1), 1) : StringRef::npos;
+        if (Close && End != StringRef::npos && !Rest.slice(1, End).contains('\n')) {
+          Targets.insert(Rest.slice(1, End).str());
+          continue;
+        }
+        // A name the macro's parameter holds: its uses are probes of their own. Anything else
+        // probes a name this reading cannot know.
+        auto [B, E] = logicalLine(Text, Pos);
+        if (definedName(Text.slice(B, E)).empty())
+          return std::nullopt;
+      }
+  return Targets;
+}
+
+namespace {
+
 /// Whether Dir/Rel names something, read from listings of folders kept for one check.
 class Listings {
 public:
@@ -142,35 +243,56 @@ private:
 };
 
 /// Every path other than a dependency itself that names an existing file where an #include of
-/// the dependency could look first: each folder of SearchDirs and of the dependencies, joined
-/// with each tail of the dependency's path (an #include names a tail: "crt/host_config.h").
+/// the dependency, or a probe of one of Targets (__has_include), could look: each folder of
+/// SearchDirs and of the dependencies, joined with each tail of the dependency's path (an
+/// #include names a tail: "crt/host_config.h") and with each target. Paths are normalized.
 std::set<std::string> shadows(const std::vector<std::string> &Deps,
-                              llvm::ArrayRef<std::string> SearchDirs) {
+                              llvm::ArrayRef<std::string> SearchDirs,
+                              const std::set<std::string> &Targets) {
+  std::vector<std::string> Norm;
+  for (const std::string &D : Deps)
+    Norm.push_back(absolute(D));
   std::set<std::string> Dirs;
   for (const std::string &D : SearchDirs)
     Dirs.insert(absolute(D));
-  for (const std::string &D : Deps)
+  for (const std::string &D : Norm)
     Dirs.insert(path::parent_path(D).str());
-  std::set<std::string> Depset(Deps.begin(), Deps.end());
+  std::set<std::string> Depset(Norm.begin(), Norm.end());
   Listings L;
   std::set<std::string> Out;
-  for (const std::string &Dep : Deps) {
-    llvm::SmallVector<StringRef, 16> Comps;
-    for (auto It = path::begin(Dep), E = path::end(Dep); It != E; ++It)
-      if (*It != "/")
-        Comps.push_back(*It);
-    for (size_t K = 1; K < Comps.size(); ++K) {
-      llvm::ArrayRef<StringRef> Tail = llvm::ArrayRef(Comps).drop_front(K);
-      for (const std::string &D : Dirs) {
-        if (!L.exists(D, Tail))
-          continue;
-        llvm::SmallString<256> C(D);
-        for (StringRef T : Tail)
-          path::append(C, T);
-        if (!Depset.count(C.str().str()))
-          Out.insert(C.str().str());
-      }
+  auto Look = [&](llvm::ArrayRef<StringRef> Tail) {
+    for (const std::string &D : Dirs) {
+      llvm::SmallString<256> C(D);
+      for (StringRef T : Tail)
+        path::append(C, T);
+      // A tail that climbs out of its folder is looked up where it leads.
+      bool Climbs = llvm::is_contained(Tail, "..") || llvm::is_contained(Tail, ".");
+      if (Climbs ? !fs::exists(C) : !L.exists(D, Tail))
+        continue;
+      std::string N = absolute(C);
+      if (!Depset.count(N))
+        Out.insert(N);
     }
+  };
+  auto Components = [](StringRef P) {
+    llvm::SmallVector<StringRef, 16> Comps;
+    for (auto It = path::begin(P), E = path::end(P); It != E; ++It)
+      if (!path::is_separator((*It)[0]) && !It->empty())
+        Comps.push_back(*It);
+    return Comps;
+  };
+  for (const std::string &Dep : Norm) {
+    llvm::SmallVector<StringRef, 16> Comps = Components(Dep);
+    for (size_t K = 1; K < Comps.size(); ++K)
+      Look(llvm::ArrayRef(Comps).drop_front(K));
+  }
+  for (const std::string &T : Targets) {
+    if (path::is_absolute(T)) {
+      if (fs::exists(T) && !Depset.count(absolute(T)))
+        Out.insert(absolute(T));
+      continue;
+    }
+    Look(Components(T));
   }
   return Out;
 }
@@ -184,7 +306,8 @@ std::string entryPath(StringRef Dir, StringRef Key) {
 } // namespace
 
 std::string UsageCache::key(llvm::ArrayRef<std::string> Command, StringRef TmpDir,
-                            llvm::ArrayRef<std::pair<std::string, std::string>> Files) const {
+                            llvm::ArrayRef<std::pair<std::string, std::string>> Files,
+                            llvm::ArrayRef<std::string> SearchDirs) const {
   llvm::BLAKE3 H;
   auto Add = [&](StringRef S) {
     std::string Len = std::to_string(S.size()) + ":";
@@ -192,8 +315,16 @@ std::string UsageCache::key(llvm::ArrayRef<std::string> Command, StringRef TmpDi
     H.update(S);
   };
   Add(Format);
-  for (const std::string &A : Command) {
-    std::string Arg = A;
+  // The include folders are placeholders, in their places: the entry says which of them the
+  // build read from, and only those must be where they were (lookup).
+  auto IsSearchDir = [&](StringRef A) { return llvm::is_contained(SearchDirs, A); };
+  for (size_t I = 0; I < Command.size(); ++I) {
+    std::string Arg = Command[I];
+    StringRef Prev = I ? StringRef(Command[I - 1]) : StringRef();
+    if (StringRef(Arg).starts_with("-I") && IsSearchDir(StringRef(Arg).drop_front(2)))
+      Arg = "-I<dir>";
+    else if ((Prev == "-I" || Prev == "-isystem") && IsSearchDir(Arg))
+      Arg = "<dir>";
     for (size_t Pos; !TmpDir.empty() && (Pos = Arg.find(TmpDir.str())) != std::string::npos;)
       Arg.replace(Pos, TmpDir.size(), "<tmp>");
     Add(Arg);
@@ -221,9 +352,6 @@ std::string UsageCache::key(llvm::ArrayRef<std::string> Command, StringRef TmpDi
     Add(Var);
     Add(llvm::sys::Process::GetEnv(Var).value_or("<unset>"));
   }
-  llvm::SmallString<256> Cwd;
-  fs::current_path(Cwd);
-  Add(Cwd);
   auto Out = H.final();
   return hexOf(Out);
 }
@@ -246,9 +374,20 @@ std::optional<std::string> UsageCache::lookup(StringRef Key,
     return std::nullopt;
   const llvm::json::Array *Deps = O->getArray("deps");
   const llvm::json::Array *Present = O->getArray("shadows");
+  const llvm::json::Array *Probed = O->getArray("probes");
+  const llvm::json::Array *Dirs = O->getArray("dirs");
   std::optional<StringRef> Report = O->getString("report");
-  if (!Deps || !Present || !Report)
+  if (!Deps || !Present || !Probed || !Dirs || !Report || Dirs->size() != SearchDirs.size())
     return std::nullopt;
+  // The folders the build read from are where they were; the others may be anywhere.
+  for (size_t I = 0; I < SearchDirs.size(); ++I) {
+    const llvm::json::Value &D = (*Dirs)[I];
+    if (D.kind() == llvm::json::Value::Null)
+      continue;
+    std::optional<StringRef> Was = D.getAsString();
+    if (!Was || *Was != SearchDirs[I])
+      return std::nullopt;
+  }
   std::vector<std::string> Paths;
   for (const llvm::json::Value &D : *Deps) {
     const llvm::json::Array *Pair = D.getAsArray();
@@ -259,13 +398,20 @@ std::optional<std::string> UsageCache::lookup(StringRef Key,
       return std::nullopt;
     Paths.push_back(File->str());
   }
-  std::set<std::string> Kept;
+  std::set<std::string> Targets, Kept;
+  for (const llvm::json::Value &T : *Probed)
+    if (std::optional<StringRef> Str = T.getAsString())
+      Targets.insert(Str->str());
+    else
+      return std::nullopt;
   for (const llvm::json::Value &S : *Present)
     if (std::optional<StringRef> Str = S.getAsString())
       Kept.insert(Str->str());
-  for (const std::string &S : shadows(Paths, SearchDirs))
-    if (!Kept.count(S))
+    else
       return std::nullopt;
+  // Nothing appeared where an #include or a probe could look, and nothing a probe found went.
+  if (shadows(Paths, SearchDirs, Targets) != Kept)
+    return std::nullopt;
   // Used: younger than the entries the pruning removes first.
   int FD;
   if (!fs::openFileForWrite(P, FD, fs::CD_OpenExisting, fs::OF_Append)) {
@@ -279,25 +425,51 @@ bool UsageCache::store(StringRef Key, StringRef DepFile, StringRef TmpDir,
                        llvm::ArrayRef<std::string> SearchDirs, StringRef Report) const {
   if (!enabled())
     return false;
-  std::string Tmp = absolute(TmpDir);
+  std::string Tmp = spelled(TmpDir);
   std::vector<std::string> Paths;
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> Texts;
   llvm::json::Array Deps;
   for (const std::string &D : parseDepFile(DepFile)) {
-    std::string A = absolute(D);
-    if (StringRef(A).starts_with(Tmp + "/") || A == Tmp)
-      continue;
-    std::optional<std::string> Hash = contentHash(A);
-    if (!Hash)
+    std::string A = spelled(D);
+    auto Buf = llvm::MemoryBuffer::getFile(A, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    if (!Buf)
       return false;
-    Deps.push_back(llvm::json::Array{A, *Hash});
+    Texts.push_back(std::move(*Buf));
+    // The files of the temporary folder are in the key; they are read only for their probes.
+    if (under(A, Tmp))
+      continue;
+    llvm::BLAKE3 H;
+    H.update(Texts.back()->getBuffer());
+    auto Hash = H.final();
+    Deps.push_back(llvm::json::Array{A, hexOf(Hash)});
     Paths.push_back(A);
   }
-  llvm::json::Array Present;
-  for (const std::string &S : shadows(Paths, SearchDirs))
+  std::vector<StringRef> TextRefs;
+  for (const auto &B : Texts)
+    TextRefs.push_back(B->getBuffer());
+  std::optional<std::set<std::string>> Targets = includeProbes(TextRefs);
+  if (!Targets)
+    return false; // a probe of a name known only to the preprocessor: its answer cannot be kept
+  std::set<std::string> Shadows = shadows(Paths, SearchDirs, *Targets);
+  // An include folder is pinned when the build read from it or something could be found in it.
+  llvm::json::Array Dirs;
+  for (const std::string &S : SearchDirs) {
+    std::string Norm = absolute(S);
+    bool Used = llvm::any_of(Paths, [&](const std::string &P) {
+      return under(P, S) || under(absolute(P), Norm);
+    }) || llvm::any_of(Shadows, [&](const std::string &P) { return under(P, Norm); });
+    Dirs.push_back(Used ? llvm::json::Value(S) : llvm::json::Value(nullptr));
+  }
+  llvm::json::Array Probes, Present;
+  for (const std::string &T : *Targets)
+    Probes.push_back(T);
+  for (const std::string &S : Shadows)
     Present.push_back(S);
   llvm::json::Object Entry{{"format", Format},
                            {"report", Report},
+                           {"dirs", std::move(Dirs)},
                            {"deps", std::move(Deps)},
+                           {"probes", std::move(Probes)},
                            {"shadows", std::move(Present)}};
   if (fs::create_directories(Dir))
     return false;
