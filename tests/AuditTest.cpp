@@ -88,6 +88,111 @@ TEST(Audit, SlowPathFollowsTheCallsTypes) {
   EXPECT_EQ(0u, Findings("cuda::memcpy_async(v, V, 1024, pipe)"));
 }
 
+// The stage-overrun rule reads the schedule, not its spelling: N buffers, a copy D tiles ahead of
+// the read, and where the block barriers stand. Each body is one iteration of
+// `for (int t = 0; t < n; ++t)` over `float s[4][256]`, COPY(X) the copy of tile X into buffer
+// X % 4, READ(X) a read of buffer X % 4 by another thread than the one that copied the element.
+TEST(Audit, StageOverrunReadsTheScheduleNotTheSpelling) {
+  const std::string Thread = "auto pipe = cuda::make_pipeline();";
+  struct Case {
+    size_t Expected;
+    std::string Body, Pipe;
+  };
+  const std::vector<Case> Cases = {
+      // Three ahead: safe only with a barrier between the read and the next refill.
+      {1, "COPY(t + 3); __syncthreads(); READ(t);", Thread},
+      {0, "__syncthreads(); COPY(t + 3); READ(t);", Thread},
+      {0, "COPY(t + 3); __syncthreads(); READ(t); __syncthreads();", Thread},
+      {0, "READ(t); __syncthreads(); COPY(t + 3);", Thread},
+      // The previous iteration's trailing barrier separates its read from this iteration's copy.
+      {0, "READ(t); COPY(t + 3); __syncthreads();", Thread},
+      {1, "COPY(t + 3); READ(t);", Thread},
+      // Two ahead: any barrier in the body separates the read two iterations back.
+      {0, "COPY(t + 2); __syncthreads(); READ(t);", Thread},
+      {1, "COPY(t + 2); READ(t);", Thread},
+      // Four ahead into four buffers: the tile this iteration reads is overwritten, barriers or
+      // not, unless the copy follows the read across a barrier.
+      {1, "COPY(t + 4); __syncthreads(); READ(t); __syncthreads();", Thread},
+      {0, "READ(t); __syncthreads(); COPY(t + 4);", Thread},
+      {1, "COPY(t + 5); __syncthreads(); READ(t); __syncthreads();", Thread},
+      // The distance is the difference, wherever the schedule starts; a stage held in a local.
+      {1, "COPY(t + 4); __syncthreads(); READ(t + 1);", Thread},
+      {1, "const int w = (t + 3) % 4; cuda::memcpy_async(&s[w][threadIdx.x], &A[t], sizeof(float), pipe); "
+          "__syncthreads(); READ(t);",
+       Thread},
+      // A block barrier spelled through cooperative groups counts as one.
+      {0, "cooperative_groups::this_thread_block().sync(); COPY(t + 3); READ(t);", Thread},
+      {1, "COPY(t + 3); cooperative_groups::this_thread_block().sync(); READ(t);", Thread},
+      // Not a schedule it can read: no finding rather than a guess.
+      {0, "COPY(t + 3); __syncthreads(); READ(t); if (acc > 1.0f) ++t;", Thread},
+      {0, "COPY(t + 3); __syncthreads(); READ(t); int *p = &t; (void)p;", Thread},
+      {0, "COPY(2 * t + 3); __syncthreads(); READ(2 * t);", Thread},
+      {0, "COPY(t + 3); __syncthreads(); READ(n);", Thread},
+      // A barrier inside a branch does not separate anything for every thread.
+      {1, "COPY(t + 3); __syncthreads(); READ(t); if (n > 4) __syncthreads();", Thread},
+      // The pipeline's scope decides: a copy on a block-scope pipeline waits for the consumers'
+      // release in producer_acquire (async-stage-count checks its depth).
+      {0, "COPY(t + 3); __syncthreads(); READ(t);",
+       "__shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, 4> *st; "
+       "auto pipe = cuda::make_pipeline(cooperative_groups::this_thread_block(), st);"},
+  };
+  // One kernel per case, one line each, in one file: one parse.
+  std::string Code = "#include <cuda/pipeline>\n#include <cooperative_groups.h>\n"
+                     "#define COPY(X) cuda::memcpy_async(&s[(X) % 4][threadIdx.x], &A[(X) * 256 + threadIdx.x], "
+                     "sizeof(float), pipe)\n"
+                     "#define READ(X) acc += s[(X) % 4][255 - threadIdx.x]\n";
+  const unsigned First = 5;
+  for (size_t I = 0; I < Cases.size(); ++I)
+    Code += "__global__ void k" + std::to_string(I) + "(const float *A, float *C, int n) { "
+            "alignas(16) __shared__ float s[4][256]; " + Cases[I].Pipe + " float acc = 0; "
+            "for (int t = 0; t < n; ++t) { " + Cases[I].Body + " } C[threadIdx.x] = acc; }\n";
+  FileResult R = runOnCode(Code, auditOptions());
+  ASSERT_TRUE(R.Ok) << R.Error;
+  std::vector<size_t> Got(Cases.size());
+  for (const AuditFinding &F : R.Findings)
+    if (F.Code == Reason::AsyncStageOverrun) {
+      ASSERT_GE(F.At.Line, First);
+      ASSERT_LT(F.At.Line - First, Cases.size());
+      ++Got[F.At.Line - First];
+    }
+  for (size_t I = 0; I < Cases.size(); ++I)
+    EXPECT_EQ(Cases[I].Expected, Got[I]) << Cases[I].Body;
+}
+
+// The fix-it adds the barrier after the read's statement, indented as it is; with it, the loops it
+// was offered for audit clean, and the file still parses. The overruns no barrier can mend (a
+// copy as many tiles ahead as there are buffers) get none.
+TEST(Audit, OverrunFixAddsTheBarrierAfterTheRead) {
+  const std::string File = sourceDir() + "/testdata/audit/stage_overrun.cu";
+  FileResult R = runOnFile(File, auditOptions());
+  ASSERT_TRUE(R.Ok) << R.Error;
+  clang::tooling::Replacements All;
+  std::set<unsigned> Fixed, Unfixed;
+  for (const AuditFinding &F : R.Findings) {
+    if (F.Code != Reason::AsyncStageOverrun)
+      continue;
+    (F.Fixes.empty() ? Unfixed : Fixed).insert(F.At.Line);
+    for (const clang::tooling::Replacement &Fix : F.Fixes) {
+      EXPECT_NE(std::string::npos, Fix.getReplacementText().find("__syncthreads();"));
+      EXPECT_TRUE(Fix.getReplacementText().starts_with("\n    ")) << Fix.getReplacementText().str();
+      EXPECT_FALSE(bool(All.add(Fix)));
+    }
+  }
+  EXPECT_EQ(2u, Fixed.size());
+  EXPECT_EQ(2u, Unfixed.size());
+  auto Text = clang::tooling::applyAllReplacements(R.Original, All);
+  ASSERT_TRUE(bool(Text)) << llvm::toString(Text.takeError());
+  std::string Dir = tempDir();
+  writeFile(Dir + "/stage_overrun.cu", *Text);
+  FileResult After = runOnFile(Dir + "/stage_overrun.cu", auditOptions());
+  ASSERT_TRUE(After.Ok) << After.Error;
+  std::set<unsigned> Left;
+  for (const AuditFinding &F : After.Findings)
+    if (F.Code == Reason::AsyncStageOverrun)
+      Left.insert(F.At.Line);
+  EXPECT_EQ(Unfixed.size(), Left.size()) << *Text;
+}
+
 // No false alarms on correct code: every file tilepipe wrote (generated/) gives no finding.
 TEST(Audit, TheToolsOwnOutputIsClean) {
   std::vector<std::string> Args{"audit", "-j", "0"};

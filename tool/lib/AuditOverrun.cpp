@@ -1,0 +1,722 @@
+// AuditOverrun (Audit.h, async-stage-overrun): a copy that refills a stage buffer while another
+// thread may still read what the buffer held. The check reads a loop as a schedule of tiles: each
+// tile index (the value a buffer's stage subscript takes before `% N`) is an affine function of the
+// loop's iteration count, through the loop's induction variables, the unchanged locals that hold
+// them, and an inner producer loop whose own inductions run ahead up to its bound (NVIDIA's
+// `for (; aStage <= a + aStep * N; aStage += aStep, ++iStage)`). The distance D from the tile a
+// loop iteration reads to the newest tile it copies, the N buffers, and where the block barriers
+// stand decide: the tile read k = N - D iterations before a copy shares its buffer, and a block
+// barrier must lie between that read and the copy. Only copies that order nothing across threads
+// are read (cuda::pipeline of thread scope, __pipeline_memcpy_async); a block-scope pipeline's
+// producer_acquire waits for every consumer's release, and is left to async-stage-count.
+// About 700 lines in one file: the affine reading of the schedule (Lin, Induction, value, the
+// producer loop's bound) serves this check alone, and split off it would export its types for no
+// other reader; the rewrite's own index algebra (IndexAlgebra.cpp) answers another question (which
+// element a thread copies), over other terms (thread indices, not loop counters).
+#include "AuditOverrun.h"
+#include "tilepipe/Find.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/Support/MathExtras.h"
+#include <map>
+
+using namespace clang;
+
+namespace tilepipe {
+
+namespace {
+
+/// The loop's iteration count, and the inner producer loop's iterations since the loop began.
+const char OuterKey = 0, InnerKey = 0;
+
+/// An integer as an affine form: a constant plus multiples of loop-invariant variables (atoms)
+/// and of the two counters.
+struct Lin {
+  std::map<const void *, int64_t> Terms;
+  int64_t C = 0;
+  bool Overflow = false; ///< some arithmetic left int64_t: the value is not read
+  static Lin constant(int64_t V) { return Lin{{}, V}; }
+  static Lin atom(const void *K, int64_t Coef = 1) { return Lin{{{K, Coef}}, 0}; }
+  Lin &add(const Lin &O, int64_t Scale = 1) {
+    auto MulAdd = [&](int64_t &Into, int64_t V) {
+      int64_t P;
+      Overflow |= O.Overflow || llvm::MulOverflow(V, Scale, P) || llvm::AddOverflow(Into, P, Into);
+    };
+    for (const auto &[K, V] : O.Terms) {
+      MulAdd(Terms[K], V);
+      if (Terms[K] == 0)
+        Terms.erase(K);
+    }
+    MulAdd(C, O.C);
+    return *this;
+  }
+  int64_t coef(const void *K) const {
+    auto It = Terms.find(K);
+    return It == Terms.end() ? 0 : It->second;
+  }
+  /// Only the counters: no atom left.
+  bool countersOnly() const {
+    return llvm::all_of(Terms, [](const auto &T) { return T.first == &OuterKey || T.first == &InnerKey; });
+  }
+};
+
+/// A variable whose value is Start plus Step per step of Counter (Step unknown: a step that is
+/// not a constant; the variable's value is then not read).
+struct Induction {
+  Lin Start;
+  std::optional<int64_t> Step;
+  const void *Counter = nullptr;
+};
+
+int64_t floorDiv(int64_t A, int64_t B) { return A / B - ((A % B != 0) && ((A < 0) != (B < 0))); }
+
+/// The uses of each variable of a function that may write it (every use not read as a value):
+/// a variable without one holds its initializer; an induction's only one is its step.
+class Writes : public RecursiveASTVisitor<Writes> {
+public:
+  explicit Writes(ASTContext &Ctx) : Ctx(Ctx) {}
+  bool shouldVisitLambdaBody() const { return true; }
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    const auto *V = dyn_cast<VarDecl>(E->getDecl());
+    if (!V)
+      return true;
+    DynTypedNodeList P = Ctx.getParents(*E);
+    const Stmt *Up = P.empty() ? nullptr : P[0].get<Stmt>();
+    while (Up && isa<ParenExpr>(Up)) {
+      P = Ctx.getParents(*Up);
+      Up = P.empty() ? nullptr : P[0].get<Stmt>();
+    }
+    if (const auto *IC = dyn_cast_or_null<ImplicitCastExpr>(Up); IC && IC->getCastKind() == CK_LValueToRValue)
+      return true;
+    Of[V].push_back(E);
+    return true;
+  }
+  std::map<const VarDecl *, std::vector<const DeclRefExpr *>> Of;
+
+private:
+  ASTContext &Ctx;
+};
+
+/// A copy that orders nothing across threads: its destination and the line it is on.
+struct ThreadCopy {
+  const CallExpr *Call;
+  const Expr *Dst;
+  unsigned SizeArg; ///< the argument that holds the byte count (or the shape)
+};
+
+/// Whether the call is cuda::memcpy_async on a pipeline of thread scope, or __pipeline_memcpy_async.
+std::optional<ThreadCopy> threadCopy(const CallExpr *CE) {
+  const FunctionDecl *F = CE->getDirectCallee();
+  if (!F || !F->getIdentifier())
+    return std::nullopt;
+  if (F->getName() == "__pipeline_memcpy_async" && CE->getNumArgs() >= 3)
+    return ThreadCopy{CE, CE->getArg(0), 2};
+  if (F->getName() != "memcpy_async" || (CE->getNumArgs() != 4 && CE->getNumArgs() != 5))
+    return std::nullopt;
+  QualType Sync = CE->getArg(CE->getNumArgs() - 1)->getType().getNonReferenceType().getCanonicalType();
+  const auto *S = dyn_cast_or_null<ClassTemplateSpecializationDecl>(Sync->getAsCXXRecordDecl());
+  if (!S || S->getName() != "pipeline" || S->getTemplateArgs().size() != 1)
+    return std::nullopt;
+  const TemplateArgument &A = S->getTemplateArgs()[0];
+  if (A.getKind() != TemplateArgument::Integral)
+    return std::nullopt;
+  const auto *ET = A.getIntegralType()->getAs<EnumType>();
+  if (!ET)
+    return std::nullopt;
+  for (const EnumConstantDecl *E : ET->getDecl()->enumerators())
+    if (E->getInitVal() == A.getAsIntegral())
+      if (E->getName() == "thread_scope_thread")
+        return ThreadCopy{CE, CE->getArg(CE->getNumArgs() - 4), CE->getNumArgs() - 2};
+  return std::nullopt;
+}
+
+/// The array a destination or a read lies in and its outermost subscript, where the array is a
+/// __shared__ one of two or more dimensions (its outer extent the buffer count).
+struct StageRef {
+  const VarDecl *Array = nullptr;
+  const Expr *Stage = nullptr;
+  uint64_t Buffers = 0;
+  const ArraySubscriptExpr *Outer = nullptr; ///< the whole subscript chain
+};
+
+StageRef stageRef(const ASTContext &Ctx, const Expr *E) {
+  E = E->IgnoreParenCasts();
+  if (const auto *U = dyn_cast<UnaryOperator>(E); U && U->getOpcode() == UO_AddrOf)
+    E = U->getSubExpr()->IgnoreParenImpCasts();
+  StageRef R;
+  const ArraySubscriptExpr *Inner = nullptr;
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+    R.Outer = ASE;
+  while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
+    Inner = ASE;
+    E = ASE->getBase()->IgnoreParenImpCasts();
+  }
+  const VarDecl *V = varOf(E);
+  if (!Inner || !V || !isSharedVar(V))
+    return R;
+  const auto *CAT = Ctx.getAsConstantArrayType(V->getType());
+  if (!CAT || !isa<ConstantArrayType>(CAT->getElementType().getCanonicalType()))
+    return R;
+  R.Array = V;
+  R.Stage = Inner->getIdx();
+  R.Buffers = CAT->getSize().getZExtValue();
+  return R;
+}
+
+class Checker {
+public:
+  Checker(ASTContext &Ctx, StringRef MainName, const FunctionDecl *F)
+      : Ctx(Ctx), SM(Ctx.getSourceManager()), MainName(MainName), W(Ctx) {
+    W.TraverseStmt(F->getBody());
+  }
+
+  void loop(const ForStmt *Outer, std::vector<AuditFinding> &Out);
+
+private:
+  bool schedule(const ForStmt *Outer, const CompoundStmt *Body, const ForStmt *&Producer,
+                std::optional<int64_t> &AheadOfOuter);
+  bool unchanged(const VarDecl *V) const {
+    return !V->getType()->isReferenceType() && !V->getType().isVolatileQualified() &&
+           (V->hasLocalStorage() || isa<ParmVarDecl>(V)) && !W.Of.count(V);
+  }
+
+  std::optional<Lin> value(const Expr *E, unsigned Depth = 0) const {
+    // Far from the limits of int64_t, so that the schedule's arithmetic below cannot leave it.
+    constexpr int64_t Limit = int64_t(1) << 40;
+    auto Small = [&](int64_t X) { return X > -Limit && X < Limit; };
+    std::optional<Lin> V = valueOf(E, Depth);
+    if (V && (V->Overflow || !Small(V->C) || !llvm::all_of(V->Terms, [&](const auto &T) { return Small(T.second); })))
+      return std::nullopt;
+    return V;
+  }
+
+  std::optional<Lin> valueOf(const Expr *E, unsigned Depth) const {
+    if (!E || Depth > 16 || E->isValueDependent())
+      return std::nullopt;
+    E = E->IgnoreParenImpCasts();
+    Expr::EvalResult R;
+    if (E->getType()->isIntegralOrEnumerationType() && E->EvaluateAsInt(R, Ctx))
+      return R.Val.getInt().isRepresentableByInt64() ? std::optional<Lin>(Lin::constant(R.Val.getInt().getExtValue()))
+                                                     : std::nullopt;
+    if (const auto *DR = dyn_cast<DeclRefExpr>(E)) {
+      const auto *V = dyn_cast<VarDecl>(DR->getDecl());
+      if (!V || !V->getType()->isIntegerType())
+        return std::nullopt;
+      if (auto It = Inds.find(V); It != Inds.end()) {
+        if (!It->second.Step)
+          return std::nullopt;
+        Lin L = It->second.Start;
+        return L.add(Lin::atom(It->second.Counter, *It->second.Step));
+      }
+      if (!unchanged(V))
+        return std::nullopt;
+      if (V->getInit())
+        if (std::optional<Lin> I = value(V->getInit(), Depth + 1))
+          return I;
+      return isa<ParmVarDecl>(V) || V->getInit() ? std::optional<Lin>(Lin::atom(V)) : std::nullopt;
+    }
+    if (const auto *U = dyn_cast<UnaryOperator>(E)) {
+      if (U->getOpcode() != UO_Minus && U->getOpcode() != UO_Plus)
+        return std::nullopt;
+      std::optional<Lin> S = value(U->getSubExpr(), Depth + 1);
+      if (!S)
+        return std::nullopt;
+      return U->getOpcode() == UO_Plus ? *S : Lin().add(*S, -1);
+    }
+    if (const auto *B = dyn_cast<BinaryOperator>(E)) {
+      std::optional<Lin> L = value(B->getLHS(), Depth + 1), Rt = value(B->getRHS(), Depth + 1);
+      if (!L || !Rt)
+        return std::nullopt;
+      switch (B->getOpcode()) {
+      case BO_Add:
+        return L->add(*Rt);
+      case BO_Sub:
+        return L->add(*Rt, -1);
+      case BO_Mul:
+        if (L->Terms.empty())
+          return Lin().add(*Rt, L->C);
+        if (Rt->Terms.empty())
+          return Lin().add(*L, Rt->C);
+        return std::nullopt;
+      default:
+        return std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// The tile a stage subscript selects: X in `X % N` (or `X & (N - 1)`), read through the
+  /// unchanged locals that hold it, where N is the buffer count.
+  std::optional<Lin> tileOf(const Expr *E, uint64_t N, unsigned Depth = 0) const {
+    if (!E || Depth > 8)
+      return std::nullopt;
+    E = E->IgnoreParenImpCasts();
+    if (const auto *DR = dyn_cast<DeclRefExpr>(E)) {
+      const auto *V = dyn_cast<VarDecl>(DR->getDecl());
+      if (V && !Inds.count(V) && unchanged(V) && V->getInit())
+        return tileOf(V->getInit(), N, Depth + 1);
+      return std::nullopt;
+    }
+    const auto *B = dyn_cast<BinaryOperator>(E);
+    if (!B || (B->getOpcode() != BO_Rem && B->getOpcode() != BO_And))
+      return std::nullopt;
+    std::optional<Lin> M = value(B->getRHS());
+    if (!M || !M->Terms.empty() || M->C <= 0)
+      return std::nullopt;
+    uint64_t Mod = B->getOpcode() == BO_Rem ? uint64_t(M->C) : uint64_t(M->C) + 1;
+    if (Mod != N || (B->getOpcode() == BO_And && (N & (N - 1)) != 0))
+      return std::nullopt;
+    return value(B->getLHS());
+  }
+
+  /// The variable a step expression moves and by how much (`++v`, `v--`, `v += c`, `v -= c`; no
+  /// amount where c is not a constant), or nothing; the DeclRefExpr written.
+  std::optional<std::tuple<const VarDecl *, std::optional<int64_t>, const DeclRefExpr *>>
+  stepOf(const Expr *E) const {
+    E = E->IgnoreParens();
+    const Expr *Target = nullptr;
+    std::optional<int64_t> Step;
+    if (const auto *U = dyn_cast<UnaryOperator>(E); U && U->isIncrementDecrementOp()) {
+      Target = U->getSubExpr();
+      Step = U->isIncrementOp() ? 1 : -1;
+    } else if (const auto *CA = dyn_cast<CompoundAssignOperator>(E);
+               CA && (CA->getOpcode() == BO_AddAssign || CA->getOpcode() == BO_SubAssign)) {
+      std::optional<Lin> S = value(CA->getRHS());
+      Target = CA->getLHS();
+      if (S && S->Terms.empty())
+        Step = CA->getOpcode() == BO_AddAssign ? S->C : -S->C;
+    } else {
+      return std::nullopt;
+    }
+    const auto *DR = dyn_cast<DeclRefExpr>(Target->IgnoreParens());
+    const auto *V = DR ? dyn_cast<VarDecl>(DR->getDecl()) : nullptr;
+    if (!V || !V->getType()->isIntegerType() || V->getType()->isReferenceType() || V->getType().isVolatileQualified())
+      return std::nullopt;
+    return std::make_tuple(V, Step, DR);
+  }
+
+  /// The steps of a for loop's increment (a comma list), each written only there; nothing where
+  /// one is not a step, or its variable is written elsewhere too.
+  std::optional<std::map<const VarDecl *, std::optional<int64_t>>> stepsOf(const ForStmt *F) const {
+    std::map<const VarDecl *, std::optional<int64_t>> Out;
+    std::vector<const Expr *> Work{F->getInc()};
+    while (!Work.empty()) {
+      const Expr *E = Work.back();
+      Work.pop_back();
+      if (!E)
+        return std::nullopt;
+      if (const auto *B = dyn_cast<BinaryOperator>(E->IgnoreParens()); B && B->getOpcode() == BO_Comma) {
+        Work.push_back(B->getLHS());
+        Work.push_back(B->getRHS());
+        continue;
+      }
+      auto S = stepOf(E);
+      if (!S)
+        return std::nullopt;
+      auto [V, Step, DR] = *S;
+      auto It = W.Of.find(V);
+      if (Out.count(V) || It == W.Of.end() || It->second.size() != 1 || It->second.front() != DR)
+        return std::nullopt;
+      Out[V] = Step;
+    }
+    return Out;
+  }
+
+  /// The statement of Body that holds S (S itself where it is one), or null.
+  const Stmt *topOf(const CompoundStmt *Body, const Stmt *S) const {
+    for (unsigned I = 0; I < 64 && S; ++I) {
+      DynTypedNodeList P = Ctx.getParents(*S);
+      if (P.empty())
+        return nullptr;
+      const Stmt *Up = P[0].get<Stmt>();
+      if (Up == Body)
+        return S;
+      if (!Up) {
+        // Through a declaration: `const int j = ...;` holds its initializer.
+        if (const auto *D = P[0].get<VarDecl>()) {
+          DynTypedNodeList PD = Ctx.getParents(*D);
+          Up = PD.empty() ? nullptr : PD[0].get<Stmt>();
+          if (Up && Ctx.getParents(*Up).size() && Ctx.getParents(*Up)[0].get<Stmt>() == Body)
+            return Up;
+        }
+      }
+      S = Up;
+    }
+    return nullptr;
+  }
+
+  Place place(SourceLocation L) const { return placeOf(SM, MainName, L); }
+
+  /// The copy moves one element, and the read names the same element in every subscript but the
+  /// stage's.
+  bool ownElement(const ThreadCopy &TC, const StageRef &Dst, const StageRef &Use) const {
+    const Expr *Size = TC.Call->getArg(TC.SizeArg)->IgnoreImplicit();
+    if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(Size))
+      Size = FC->getSubExpr()->IgnoreImplicit();
+    if (const auto *CC = dyn_cast<CXXConstructExpr>(Size); CC && CC->getNumArgs() == 1)
+      Size = CC->getArg(0)->IgnoreImplicit();
+    Expr::EvalResult R;
+    if (Size->isValueDependent() || !Size->EvaluateAsInt(R, Ctx) || !Use.Outer || !Dst.Outer ||
+        R.Val.getInt().getZExtValue() != uint64_t(Ctx.getTypeSizeInChars(Use.Outer->getType()).getQuantity()))
+      return false;
+    auto Indices = [](const ArraySubscriptExpr *E) {
+      std::vector<const Expr *> Out;
+      for (const Expr *Cur = E; const auto *ASE = dyn_cast<ArraySubscriptExpr>(Cur->IgnoreParenImpCasts());
+           Cur = ASE->getBase())
+        Out.push_back(ASE->getIdx());
+      Out.pop_back(); // the stage's
+      return Out;
+    };
+    std::vector<const Expr *> A = Indices(Dst.Outer), B = Indices(Use.Outer);
+    if (A.size() != B.size() || A.empty())
+      return false;
+    for (size_t I = 0; I < A.size(); ++I) {
+      llvm::FoldingSetNodeID X, Y;
+      A[I]->Profile(X, Ctx, /*Canonical=*/true);
+      B[I]->Profile(Y, Ctx, /*Canonical=*/true);
+      if (X != Y)
+        return false;
+    }
+    return true;
+  }
+
+  std::optional<tooling::Replacement> barrierAfter(const CompoundStmt *Body, const Stmt *S) const;
+
+  ASTContext &Ctx;
+  const SourceManager &SM;
+  StringRef MainName;
+  Writes W;
+  std::map<const VarDecl *, Induction> Inds;
+};
+
+/// Every use of a stage buffer in S other than as a copy's destination, with its subscript chain.
+class BufferUses : public RecursiveASTVisitor<BufferUses> {
+public:
+  BufferUses(ASTContext &Ctx, const std::set<const Expr *> &CopyDsts) : Ctx(Ctx), CopyDsts(CopyDsts) {}
+  bool shouldVisitLambdaBody() const { return true; }
+  bool TraverseCallExpr(CallExpr *CE) {
+    if (threadCopy(CE)) {
+      // The copy's own source and size are reads of global memory, not of the buffer.
+      for (Expr *A : CE->arguments())
+        if (!CopyDsts.count(A))
+          TraverseStmt(A);
+      return true;
+    }
+    return RecursiveASTVisitor::TraverseCallExpr(CE);
+  }
+  bool TraverseArraySubscriptExpr(ArraySubscriptExpr *E) {
+    StageRef R = stageRef(Ctx, E);
+    if (R.Array) {
+      Uses.push_back(R);
+      // The subscripts may read other buffers.
+      for (const Expr *Cur = E; const auto *ASE = dyn_cast<ArraySubscriptExpr>(Cur->IgnoreParenImpCasts());
+           Cur = ASE->getBase())
+        TraverseStmt(const_cast<Expr *>(ASE->getIdx()));
+      return true;
+    }
+    return RecursiveASTVisitor::TraverseArraySubscriptExpr(E);
+  }
+  std::vector<StageRef> Uses;
+
+private:
+  ASTContext &Ctx;
+  const std::set<const Expr *> &CopyDsts;
+};
+
+/// The copies of a loop body and of its nested statements.
+class CopyFinder : public RecursiveASTVisitor<CopyFinder> {
+public:
+  bool shouldVisitLambdaBody() const { return false; }
+  bool VisitCallExpr(CallExpr *CE) {
+    if (auto C = threadCopy(CE))
+      Copies.push_back(*C);
+    return true;
+  }
+  std::vector<ThreadCopy> Copies;
+};
+
+std::string tileText(int64_t Off) {
+  return Off == 0 ? std::string("t") : Off > 0 ? "t + " + std::to_string(Off) : "t - " + std::to_string(-Off);
+}
+
+std::string bufferText(int64_t Off, uint64_t N) {
+  return (Off == 0 ? "t" : "(" + tileText(Off) + ")") + " % " + std::to_string(N);
+}
+
+/// What a copy of tile t + CopyTile into N buffers does to the read of tile t + ReadTile.
+std::string overrunDetail(StringRef Array, uint64_t N, int64_t CopyTile, int64_t ReadTile, unsigned ReadLine) {
+  int64_t D = CopyTile - ReadTile, K = int64_t(N) - D;
+  std::string Out = "in iteration t this copy fills buffer " + bufferText(CopyTile, N) + " of '" + Array.str() +
+                    "' (" + std::to_string(N) + " buffers) with tile " + tileText(CopyTile) + ", " +
+                    std::to_string(D) + " tiles ahead of tile " + tileText(ReadTile) + ", which line " +
+                    std::to_string(ReadLine) + " reads";
+  std::string Held = tileText(CopyTile - int64_t(N));
+  if (K <= 0)
+    return Out + "; that buffer holds tile " + Held +
+           (K == 0 ? ", which this iteration reads: the copy may land before or during the read"
+                   : ", which a later iteration reads: its copy is overwritten before it is read") +
+           ", in this thread too. At most " + std::to_string(N - 1) + " tiles ahead fit the buffers: lower the distance";
+  return Out + "; that buffer held tile " + Held + ", which the threads read " +
+         (K == 1 ? std::string("in the previous iteration") : std::to_string(K) + " iterations earlier") +
+         ", and no block barrier lies between that read and this copy: a thread that runs ahead refills the buffer "
+         "while a slower one still reads it (a pipeline of thread scope orders only the thread's own copies). With " +
+         std::to_string(N) + " buffers a copy may run " + std::to_string(N - 2) +
+         " tiles ahead where a block barrier is in the loop, or " + std::to_string(N - 1) +
+         " where one separates the read from the next copy: add __syncthreads() after the read, or lower the distance";
+}
+
+/// Whether S holds a jump out of the loop body it is in (return, goto, or a break or continue
+/// that is not a nested loop's or switch's own).
+bool leavesBody(const Stmt *S, bool Nested = false) {
+  if (!S)
+    return false;
+  if (isa<ReturnStmt>(S) || isa<GotoStmt>(S) || isa<CXXThrowExpr>(S))
+    return true;
+  if (!Nested && (isa<BreakStmt>(S) || isa<ContinueStmt>(S)))
+    return true;
+  bool Inner = Nested || isa<ForStmt>(S) || isa<WhileStmt>(S) || isa<DoStmt>(S) || isa<SwitchStmt>(S) ||
+               isa<CXXForRangeStmt>(S);
+  for (const Stmt *C : S->children())
+    if (leavesBody(C, Inner))
+      return true;
+  return false;
+}
+
+std::optional<tooling::Replacement> Checker::barrierAfter(const CompoundStmt *Body, const Stmt *S) const {
+  SourceLocation End = S->getEndLoc();
+  if (End.isMacroID() || S->getBeginLoc().isMacroID() || leavesBody(Body))
+    return std::nullopt;
+  const LangOptions &LO = Ctx.getLangOpts();
+  SourceLocation After = Lexer::findLocationAfterToken(End, tok::semi, SM, LO, /*SkipTrailingWhitespaceAndNewLine=*/false);
+  if (After.isInvalid())
+    After = Lexer::getLocForEndOfToken(End, 0, SM, LO);
+  if (After.isInvalid() || !inUserFile(SM, After))
+    return std::nullopt;
+  // After the statement's line where only a line comment follows it on that line.
+  bool Invalid = false;
+  StringRef Buf = SM.getBufferData(SM.getFileID(After), &Invalid);
+  if (Invalid)
+    return std::nullopt;
+  unsigned Off = SM.getFileOffset(After);
+  StringRef Rest = Buf.substr(Off, Buf.find('\n', Off) - Off);
+  if (Rest.trim().empty() || Rest.ltrim().starts_with("//"))
+    Off += Rest.size();
+  // The indentation of the statement's line.
+  unsigned Begin = SM.getFileOffset(SM.getExpansionLoc(S->getBeginLoc()));
+  size_t LineStart = Buf.rfind('\n', Begin);
+  LineStart = LineStart == StringRef::npos ? 0 : LineStart + 1;
+  StringRef Indent = Buf.slice(LineStart, Begin);
+  if (!Indent.trim().empty())
+    return std::nullopt;
+  return tooling::Replacement(SM, SM.getComposedLoc(SM.getFileID(After), Off), 0,
+                              "\n" + Indent.str() + "__syncthreads();");
+}
+
+/// The loop's inductions, counted by its iterations, and the variables its init declares that an
+/// inner producer loop (a statement of Body, without an init) steps, counted by that loop's
+/// iterations; with a producer loop, how far its counter runs past the loop's (AheadOfOuter).
+/// False where the loop's steps cannot be read so.
+bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const ForStmt *&Producer,
+                       std::optional<int64_t> &AheadOfOuter) {
+  // The loop's inductions, counted by its iterations; the variables its init declares that an
+  // inner producer loop steps, counted by that loop's iterations.
+  Inds.clear();
+  std::map<const VarDecl *, const Expr *> Declared;
+  if (const auto *DS = dyn_cast_or_null<DeclStmt>(Outer->getInit()))
+    for (const Decl *D : DS->decls())
+      if (const auto *V = dyn_cast<VarDecl>(D); V && V->getInit())
+        Declared[V] = V->getInit();
+  auto Steps = stepsOf(Outer);
+  if (!Steps)
+    return false;
+  auto Bind = [&](const std::map<const VarDecl *, std::optional<int64_t>> &S, const void *Counter) {
+    for (const auto &[V, Step] : S) {
+      auto It = Declared.find(V);
+      if (It == Declared.end())
+        return false;
+      Inds[V] = Induction{Lin(), Step, Counter};
+    }
+    return true;
+  };
+  if (!Bind(*Steps, &OuterKey))
+    return false;
+  for (const Stmt *S : Body->body())
+    if (const auto *F = dyn_cast<ForStmt>(S); F && !F->getInit() && F->getCond()) {
+      auto InnerSteps = stepsOf(F);
+      if (!InnerSteps || Producer || !Bind(*InnerSteps, &InnerKey))
+        return false;
+      Producer = F;
+    }
+  // Starts: each from its initializer, read before any step (another induction in it is not read).
+  std::map<const VarDecl *, Induction> All = std::move(Inds);
+  Inds.clear();
+  for (auto &[V, I] : All)
+    if (I.Step) {
+      std::optional<Lin> S = value(Declared[V]);
+      if (!S)
+        I.Step.reset();
+      else
+        I.Start = *S;
+    }
+  Inds = std::move(All);
+  // The producer loop's bound on its counter: the condition holds in its body.
+  if (Producer) {
+    const auto *C = dyn_cast<BinaryOperator>(Producer->getCond()->IgnoreParenImpCasts());
+    if (!C || !C->isRelationalOp())
+      return false;
+    std::optional<Lin> L = value(C->getLHS()), R = value(C->getRHS());
+    if (!L || !R)
+      return false;
+    Lin D = *L; // D <= 0 in the body, after the slack and the direction
+    D.add(*R, -1);
+    switch (C->getOpcode()) {
+    case BO_LT: D.C += 1; break;
+    case BO_LE: break;
+    case BO_GT: D = Lin().add(D, -1); D.C += 1; break;
+    case BO_GE: D = Lin().add(D, -1); break;
+    default: return false;
+    }
+    int64_t A = D.coef(&InnerKey), B = D.coef(&OuterKey);
+    if (!D.countersOnly() || A <= 0 || B % A != 0 || -B / A != 1)
+      return false;
+    AheadOfOuter = floorDiv(-D.C, A);
+  }
+  return true;
+}
+
+void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(Outer->getBody());
+  if (!Body)
+    return;
+  CopyFinder CF;
+  CF.TraverseStmt(const_cast<CompoundStmt *>(Body));
+  if (CF.Copies.empty())
+    return;
+  const ForStmt *Producer = nullptr;
+  std::optional<int64_t> AheadOfOuter; // the newest Inner within the producer loop is Outer + this
+  if (!schedule(Outer, Body, Producer, AheadOfOuter))
+    return;
+  // Every copy's newest tile, against every read of its buffer.
+  std::set<const Expr *> Dsts;
+  for (const ThreadCopy &TC : CF.Copies)
+    Dsts.insert(TC.Dst);
+  BufferUses BU(Ctx, Dsts);
+  BU.TraverseStmt(const_cast<CompoundStmt *>(Body));
+  std::vector<size_t> Barriers;
+  auto Pos = [&](const Stmt *S) -> std::optional<size_t> {
+    const Stmt *Top = topOf(Body, S);
+    for (size_t I = 0; Top && I < Body->size(); ++I)
+      if (Body->body_begin()[I] == Top)
+        return I;
+    return std::nullopt;
+  };
+  for (size_t I = 0; I < Body->size(); ++I)
+    if (isBlockBarrier(Body->body_begin()[I]))
+      Barriers.push_back(I);
+  std::set<const VarDecl *> Reported;
+  for (const ThreadCopy &TC : CF.Copies) {
+    StageRef Dst = stageRef(Ctx, TC.Dst);
+    std::optional<size_t> P = Pos(TC.Call);
+    if (!Dst.Array || !P || Reported.count(Dst.Array))
+      continue;
+    uint64_t N = Dst.Buffers;
+    std::optional<Lin> Tc = tileOf(Dst.Stage, N);
+    if (!Tc || !Tc->countersOnly())
+      continue;
+    if (int64_t In = Tc->coef(&InnerKey)) {
+      if (In != 1 || !AheadOfOuter || Producer != topOf(Body, TC.Call))
+        continue;
+      Tc->Terms.erase(&InnerKey);
+      Tc->add(Lin::atom(&OuterKey)).C += *AheadOfOuter;
+    }
+    if (Tc->coef(&OuterKey) != 1 || Tc->Terms.size() != 1)
+      continue;
+    for (const StageRef &Use : BU.Uses) {
+      if (Use.Array != Dst.Array)
+        continue;
+      std::optional<size_t> R = Pos(Use.Outer);
+      std::optional<Lin> Tr = tileOf(Use.Stage, N);
+      if (!R || *R == *P || !Tr || !Tr->countersOnly() || Tr->coef(&OuterKey) != 1 || Tr->Terms.size() != 1)
+        continue;
+      int64_t D = Tc->C - Tr->C; // the copy runs D tiles ahead of the read
+      if (D < 0)
+        continue;
+      int64_t K = int64_t(N) - D; // the read of the tile the copy replaces, K iterations earlier
+      auto Between = [&](size_t From, size_t To) {
+        return llvm::any_of(Barriers, [&](size_t B) { return From < B && B < To; });
+      };
+      bool AfterRead = llvm::any_of(Barriers, [&](size_t B) { return B > *R; });
+      bool BeforeCopy = llvm::any_of(Barriers, [&](size_t B) { return B < *P; });
+      bool Safe = K >= 2 ? !Barriers.empty()
+                  : K == 1 ? AfterRead || BeforeCopy
+                  : K == 0 ? *R < *P && Between(*R, *P)
+                           : false;
+      if (Safe)
+        continue;
+      // A thread that reads only the one element it copied itself needs no barrier, only its
+      // own order.
+      if (K >= 1 && ownElement(TC, Dst, Use))
+        continue;
+      AuditFinding F;
+      F.Code = Reason::AsyncStageOverrun;
+      F.At = place(TC.Call->getBeginLoc());
+      F.Detail = overrunDetail(Dst.Array->getName(), N, Tc->C, Tr->C,
+                               SM.getExpansionLineNumber(Use.Outer->getBeginLoc()));
+      F.Notes.push_back({place(Use.Outer->getBeginLoc()), "tile " + tileText(Tr->C) + " is read from buffer " +
+                                                              bufferText(Tr->C, N) + " here"});
+      if (K == 1 && !Barriers.empty())
+        if (const Stmt *Top = topOf(Body, Use.Outer))
+          if (auto Fix = barrierAfter(Body, Top))
+            F.Fixes.push_back(*Fix);
+      Out.push_back(std::move(F));
+      Reported.insert(Dst.Array);
+      break;
+    }
+  }
+}
+
+class Loops : public RecursiveASTVisitor<Loops> {
+public:
+  Loops(ASTContext &Ctx, StringRef MainName, std::vector<AuditFinding> &Out)
+      : Ctx(Ctx), MainName(MainName), Out(Out) {}
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool TraverseFunctionDecl(FunctionDecl *F) { return !wanted(F) || RecursiveASTVisitor::TraverseFunctionDecl(F); }
+  bool TraverseCXXMethodDecl(CXXMethodDecl *F) { return !wanted(F) || RecursiveASTVisitor::TraverseCXXMethodDecl(F); }
+  bool VisitForStmt(ForStmt *F) {
+    if (!Current || !inUserFile(Ctx.getSourceManager(), F->getBeginLoc()))
+      return true;
+    auto [It, New] = Checkers.try_emplace(Current, nullptr);
+    if (New)
+      It->second = std::make_unique<Checker>(Ctx, MainName, Current);
+    It->second->loop(F, Out);
+    return true;
+  }
+
+private:
+  bool wanted(FunctionDecl *F) {
+    if (F->isDependentContext() || !F->hasBody() || !isDeviceCode(F) || !inUserFile(Ctx.getSourceManager(), F->getLocation()))
+      return false;
+    Current = F;
+    return true;
+  }
+  ASTContext &Ctx;
+  StringRef MainName;
+  std::vector<AuditFinding> &Out;
+  const FunctionDecl *Current = nullptr;
+  std::map<const FunctionDecl *, std::unique_ptr<Checker>> Checkers;
+};
+
+} // namespace
+
+std::vector<AuditFinding> stageOverruns(ASTContext &Ctx, StringRef MainName) {
+  std::vector<AuditFinding> Out;
+  Loops L(Ctx, MainName, Out);
+  L.TraverseDecl(Ctx.getTranslationUnitDecl());
+  return Out;
+}
+
+} // namespace tilepipe
