@@ -88,16 +88,19 @@ TEST(Audit, SlowPathFollowsTheCallsTypes) {
   EXPECT_EQ(0u, Findings("cuda::memcpy_async(v, V, 1024, pipe)"));
 }
 
-// The stage-overrun rule reads the schedule, not its spelling: N buffers, a copy D tiles ahead of
-// the read, and where the block barriers stand. Each body is one iteration of
+// The stage-overrun and read-before-wait rules read the schedule, not its spelling: N buffers, a
+// copy D tiles ahead of the read, where the block barriers stand, and how many groups the wait
+// before a read leaves in flight. Each body is one iteration of
 // `for (int t = 0; t < n; ++t)` over `float s[4][256]`, COPY(X) the copy of tile X into buffer
 // X % 4, READ(X) a read of buffer X % 4 by another thread than the one that copied the element.
-TEST(Audit, StageOverrunReadsTheScheduleNotTheSpelling) {
+TEST(Audit, StagesAreReadAsASchedule) {
   const std::string Thread = "auto pipe = cuda::make_pipeline();";
   struct Case {
     size_t Expected;
     std::string Body, Pipe;
+    Reason Code = Reason::AsyncStageOverrun;
   };
+  const Reason Wait = Reason::AsyncReadBeforeWait;
   const std::vector<Case> Cases = {
       // Three ahead: safe only with a barrier between the read and the next refill.
       {1, "COPY(t + 3); __syncthreads(); READ(t);", Thread},
@@ -135,13 +138,31 @@ TEST(Audit, StageOverrunReadsTheScheduleNotTheSpelling) {
       {0, "COPY(t + 3); __syncthreads(); READ(t);",
        "__shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, 4> *st; "
        "auto pipe = cuda::make_pipeline(cooperative_groups::this_thread_block(), st);"},
+      // The wait covers the tile read where at least K groups were committed after its group.
+      {0, "COPY(t + 3); COMMIT; WAIT(3); __syncthreads(); READ(t); __syncthreads();", Thread, Wait},
+      {1, "COPY(t + 3); COMMIT; WAIT(4); __syncthreads(); READ(t); __syncthreads();", Thread, Wait},
+      {0, "WAIT(2); __syncthreads(); COPY(t + 3); COMMIT; READ(t);", Thread, Wait},
+      {1, "WAIT(3); __syncthreads(); COPY(t + 3); COMMIT; READ(t);", Thread, Wait},
+      {0, "COPY(t + 3); COMMIT; WAIT(0); __syncthreads(); READ(t + 3); __syncthreads();", Thread, Wait},
+      {1, "COPY(t + 3); COMMIT; WAIT(1); __syncthreads(); READ(t + 3); __syncthreads();", Thread, Wait},
+      // The wait at the end of the iteration before.
+      {0, "__syncthreads(); READ(t); __syncthreads(); COPY(t + 4); COMMIT; WAIT(3);", Thread, Wait},
+      {1, "__syncthreads(); READ(t); __syncthreads(); COPY(t + 4); COMMIT; WAIT(4);", Thread, Wait},
+      // Not read: a commit under a condition, copies of two tiles in one group, a call that may
+      // wait itself.
+      {0, "COPY(t + 3); if (t < n) COMMIT; WAIT(4); __syncthreads(); READ(t); __syncthreads();", Thread, Wait},
+      {0, "COPY(t + 3); COPY(t + 2); COMMIT; WAIT(4); __syncthreads(); READ(t); __syncthreads();", Thread, Wait},
+      {0, "COPY(t + 3); COMMIT; WAIT(4); g(); __syncthreads(); READ(t); __syncthreads();", Thread, Wait},
   };
   // One kernel per case, one line each, in one file: one parse.
   std::string Code = "#include <cuda/pipeline>\n#include <cooperative_groups.h>\n"
                      "#define COPY(X) cuda::memcpy_async(&s[(X) % 4][threadIdx.x], &A[(X) * 256 + threadIdx.x], "
                      "sizeof(float), pipe)\n"
-                     "#define READ(X) acc += s[(X) % 4][255 - threadIdx.x]\n";
-  const unsigned First = 5;
+                     "#define READ(X) acc += s[(X) % 4][255 - threadIdx.x]\n"
+                     "#define COMMIT pipe.producer_commit()\n"
+                     "#define WAIT(K) cuda::pipeline_consumer_wait_prior<K>(pipe)\n"
+                     "__device__ void g();\n";
+  const unsigned First = 8;
   for (size_t I = 0; I < Cases.size(); ++I)
     Code += "__global__ void k" + std::to_string(I) + "(const float *A, float *C, int n) { "
             "alignas(16) __shared__ float s[4][256]; " + Cases[I].Pipe + " float acc = 0; "
@@ -149,48 +170,58 @@ TEST(Audit, StageOverrunReadsTheScheduleNotTheSpelling) {
   FileResult R = runOnCode(Code, auditOptions());
   ASSERT_TRUE(R.Ok) << R.Error;
   std::vector<size_t> Got(Cases.size());
-  for (const AuditFinding &F : R.Findings)
-    if (F.Code == Reason::AsyncStageOverrun) {
-      ASSERT_GE(F.At.Line, First);
-      ASSERT_LT(F.At.Line - First, Cases.size());
+  for (const AuditFinding &F : R.Findings) {
+    ASSERT_GE(F.At.Line, First);
+    ASSERT_LT(F.At.Line - First, Cases.size());
+    if (F.Code == Cases[F.At.Line - First].Code)
       ++Got[F.At.Line - First];
-    }
+  }
   for (size_t I = 0; I < Cases.size(); ++I)
     EXPECT_EQ(Cases[I].Expected, Got[I]) << Cases[I].Body;
 }
 
-// The fix-it adds the barrier after the read's statement, indented as it is; with it, the loops it
-// was offered for audit clean, and the file still parses. The overruns no barrier can mend (a
-// copy as many tiles ahead as there are buffers) get none.
-TEST(Audit, OverrunFixAddsTheBarrierAfterTheRead) {
-  const std::string File = sourceDir() + "/testdata/audit/stage_overrun.cu";
-  FileResult R = runOnFile(File, auditOptions());
-  ASSERT_TRUE(R.Ok) << R.Error;
-  clang::tooling::Replacements All;
-  std::set<unsigned> Fixed, Unfixed;
-  for (const AuditFinding &F : R.Findings) {
-    if (F.Code != Reason::AsyncStageOverrun)
-      continue;
-    (F.Fixes.empty() ? Unfixed : Fixed).insert(F.At.Line);
-    for (const clang::tooling::Replacement &Fix : F.Fixes) {
-      EXPECT_NE(std::string::npos, Fix.getReplacementText().find("__syncthreads();"));
-      EXPECT_TRUE(Fix.getReplacementText().starts_with("\n    ")) << Fix.getReplacementText().str();
-      EXPECT_FALSE(bool(All.add(Fix)));
+// The fix-its: a barrier after the read's statement, indented as it is (stage overrun); the count
+// of groups a wait may leave in flight (read before wait). Applied, the loops they were offered for
+// audit clean, and the file still parses; the overruns no barrier can mend (a copy as many tiles
+// ahead as there are buffers) get none.
+TEST(Audit, ScheduleFixesMakeTheirLoopsClean) {
+  for (auto [Name, Code, Fixable, Unfixable] :
+       {std::make_tuple("stage_overrun.cu", Reason::AsyncStageOverrun, 2u, 2u),
+        std::make_tuple("read_before_wait.cu", Reason::AsyncReadBeforeWait, 5u, 0u)}) {
+    const std::string File = sourceDir() + "/testdata/audit/" + Name;
+    FileResult R = runOnFile(File, auditOptions());
+    ASSERT_TRUE(R.Ok) << R.Error;
+    clang::tooling::Replacements All;
+    std::set<unsigned> Fixed, Unfixed;
+    for (const AuditFinding &F : R.Findings) {
+      if (F.Code != Code)
+        continue;
+      (F.Fixes.empty() ? Unfixed : Fixed).insert(F.At.Line);
+      for (const clang::tooling::Replacement &Fix : F.Fixes) {
+        if (Code == Reason::AsyncStageOverrun)
+          EXPECT_TRUE(Fix.getReplacementText().starts_with("\n    ") &&
+                      Fix.getReplacementText().ends_with("__syncthreads();"))
+              << Fix.getReplacementText().str();
+        else
+          EXPECT_TRUE(llvm::all_of(Fix.getReplacementText(), llvm::isDigit)) << Fix.getReplacementText().str();
+        EXPECT_FALSE(bool(All.add(Fix)));
+      }
     }
-  }
-  EXPECT_EQ(2u, Fixed.size());
-  EXPECT_EQ(2u, Unfixed.size());
-  auto Text = clang::tooling::applyAllReplacements(R.Original, All);
-  ASSERT_TRUE(bool(Text)) << llvm::toString(Text.takeError());
-  std::string Dir = tempDir();
-  writeFile(Dir + "/stage_overrun.cu", *Text);
-  FileResult After = runOnFile(Dir + "/stage_overrun.cu", auditOptions());
-  ASSERT_TRUE(After.Ok) << After.Error;
-  std::set<unsigned> Left;
-  for (const AuditFinding &F : After.Findings)
-    if (F.Code == Reason::AsyncStageOverrun)
+    EXPECT_EQ(Fixable, Fixed.size()) << Name;
+    EXPECT_EQ(Unfixable, Unfixed.size()) << Name;
+    auto Text = clang::tooling::applyAllReplacements(R.Original, All);
+    ASSERT_TRUE(bool(Text)) << llvm::toString(Text.takeError());
+    std::string Dir = tempDir();
+    writeFile(Dir + "/" + Name, *Text);
+    FileResult After = runOnFile(Dir + "/" + Name, auditOptions());
+    ASSERT_TRUE(After.Ok) << After.Error;
+    std::set<unsigned> Left;
+    for (const AuditFinding &F : After.Findings) {
+      EXPECT_TRUE(F.Code == Code) << Name << ": a fix made another finding: " << auditText(F);
       Left.insert(F.At.Line);
-  EXPECT_EQ(Unfixed.size(), Left.size()) << *Text;
+    }
+    EXPECT_EQ(Unfixed.size(), Left.size()) << *Text;
+  }
 }
 
 // No false alarms on correct code: every file tilepipe wrote (generated/) gives no finding.

@@ -3,7 +3,7 @@
 // slow-path check reads each call alone, the stage-count check reads the calls that complete on
 // one pipeline state or one array of barriers together.
 #include "tilepipe/Audit.h"
-#include "AuditOverrun.h"
+#include "AuditSchedule.h"
 #include "tilepipe/AstUtil.h"
 #include "tilepipe/Effects.h"
 #include "tilepipe/Find.h"
@@ -98,7 +98,7 @@ public:
     for (const Copy &C : Copies)
       slowPath(C);
     stageCount();
-    for (AuditFinding &F : stageOverruns(Ctx, MainName))
+    for (AuditFinding &F : scheduleFindings(Ctx, MainName))
       report(std::move(F));
     std::sort(Out.begin(), Out.end(), [](const AuditFinding &A, const AuditFinding &B) {
       return std::tie(A.At.File, A.At.Line, A.At.Column, A.Code) < std::tie(B.At.File, B.At.Line, B.At.Column, B.Code);

@@ -9,8 +9,10 @@
 //    allows: it runs synchronously (below 4 bytes) or in narrower cp.async instructions;
 //  - async-stage-count: a cuda::pipeline_shared_state, or an array of per-stage cuda::barriers,
 //    whose depth differs from the number of buffers the copies it completes rotate through.
-//  - async-stage-overrun (AuditOverrun.cpp): a copy on a pipeline of thread scope that refills a
-//    stage buffer before a block barrier separates it from the last read of what it held.
+//  - async-stage-overrun (AuditSchedule.cpp): a copy on a pipeline of thread scope that refills a
+//    stage buffer before a block barrier separates it from the last read of what it held;
+//  - async-read-before-wait (AuditSchedule.cpp): a read of a tile whose copy group the wait before
+//    it (pipeline_consumer_wait_prior<K>, __pipeline_wait_prior) may leave in flight.
 #ifndef TILEPIPE_AUDIT_H
 #define TILEPIPE_AUDIT_H
 

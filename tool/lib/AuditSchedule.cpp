@@ -1,19 +1,24 @@
-// AuditOverrun (Audit.h, async-stage-overrun): a copy that refills a stage buffer while another
-// thread may still read what the buffer held. The check reads a loop as a schedule of tiles: each
-// tile index (the value a buffer's stage subscript takes before `% N`) is an affine function of the
+// AuditSchedule (Audit.h): the audit's checks that read a loop as a schedule of tiles. Each tile
+// index (the value a buffer's stage subscript takes before `% N`) is an affine function of the
 // loop's iteration count, through the loop's induction variables, the unchanged locals that hold
 // them, and an inner producer loop whose own inductions run ahead up to its bound (NVIDIA's
-// `for (; aStage <= a + aStep * N; aStage += aStep, ++iStage)`). The distance D from the tile a
-// loop iteration reads to the newest tile it copies, the N buffers, and where the block barriers
-// stand decide: the tile read k = N - D iterations before a copy shares its buffer, and a block
-// barrier must lie between that read and the copy. Only copies that order nothing across threads
-// are read (cuda::pipeline of thread scope, __pipeline_memcpy_async); a block-scope pipeline's
-// producer_acquire waits for every consumer's release, and is left to async-stage-count.
-// About 700 lines in one file: the affine reading of the schedule (Lin, Induction, value, the
-// producer loop's bound) serves this check alone, and split off it would export its types for no
-// other reader; the rewrite's own index algebra (IndexAlgebra.cpp) answers another question (which
-// element a thread copies), over other terms (thread indices, not loop counters).
-#include "AuditOverrun.h"
+// `for (; aStage <= a + aStep * N; aStage += aStep, ++iStage)`).
+//  - async-stage-overrun: a copy that refills a stage buffer while another thread may still read
+//    what it held. The distance D from the tile an iteration reads to the newest tile it copies,
+//    the N buffers, and where the block barriers stand decide: the tile read k = N - D iterations
+//    before a copy shares its buffer, and a block barrier must lie between that read and the copy.
+//  - async-read-before-wait: a read of a tile whose group the last wait before it
+//    (wait_prior<K>) may leave in flight: the groups committed after the read tile's, counted on
+//    the same schedule, must be at least K.
+// Only copies that order nothing across threads are read (cuda::pipeline of thread scope,
+// __pipeline_memcpy_async); a block-scope pipeline's producer_acquire waits for every consumer's
+// release, and is left to async-stage-count. Whatever is not read as such a schedule gives no
+// finding.
+// About 900 lines in one file: the affine reading of the schedule (Lin, Induction, value, the
+// producer loop's bound) serves these two checks alone, and split off it would export its types for
+// no other reader; the rewrite's own index algebra (IndexAlgebra.cpp) answers another question
+// (which element a thread copies), over other terms (thread indices, not loop counters).
+#include "AuditSchedule.h"
 #include "tilepipe/Find.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
@@ -108,6 +113,22 @@ struct ThreadCopy {
   unsigned SizeArg; ///< the argument that holds the byte count (or the shape)
 };
 
+/// Whether T is cuda::pipeline<cuda::thread_scope_thread> (through references and typedefs).
+bool threadScope(QualType T) {
+  T = T.getNonReferenceType().getCanonicalType();
+  const auto *S = dyn_cast_or_null<ClassTemplateSpecializationDecl>(T->getAsCXXRecordDecl());
+  if (!S || S->getName() != "pipeline" || S->getTemplateArgs().size() != 1)
+    return false;
+  const TemplateArgument &A = S->getTemplateArgs()[0];
+  const auto *ET = A.getKind() == TemplateArgument::Integral ? A.getIntegralType()->getAs<EnumType>() : nullptr;
+  if (!ET)
+    return false;
+  for (const EnumConstantDecl *E : ET->getDecl()->enumerators())
+    if (E->getInitVal() == A.getAsIntegral())
+      return E->getName() == "thread_scope_thread";
+  return false;
+}
+
 /// Whether the call is cuda::memcpy_async on a pipeline of thread scope, or __pipeline_memcpy_async.
 std::optional<ThreadCopy> threadCopy(const CallExpr *CE) {
   const FunctionDecl *F = CE->getDirectCallee();
@@ -117,21 +138,9 @@ std::optional<ThreadCopy> threadCopy(const CallExpr *CE) {
     return ThreadCopy{CE, CE->getArg(0), 2};
   if (F->getName() != "memcpy_async" || (CE->getNumArgs() != 4 && CE->getNumArgs() != 5))
     return std::nullopt;
-  QualType Sync = CE->getArg(CE->getNumArgs() - 1)->getType().getNonReferenceType().getCanonicalType();
-  const auto *S = dyn_cast_or_null<ClassTemplateSpecializationDecl>(Sync->getAsCXXRecordDecl());
-  if (!S || S->getName() != "pipeline" || S->getTemplateArgs().size() != 1)
+  if (!threadScope(CE->getArg(CE->getNumArgs() - 1)->getType()))
     return std::nullopt;
-  const TemplateArgument &A = S->getTemplateArgs()[0];
-  if (A.getKind() != TemplateArgument::Integral)
-    return std::nullopt;
-  const auto *ET = A.getIntegralType()->getAs<EnumType>();
-  if (!ET)
-    return std::nullopt;
-  for (const EnumConstantDecl *E : ET->getDecl()->enumerators())
-    if (E->getInitVal() == A.getAsIntegral())
-      if (E->getName() == "thread_scope_thread")
-        return ThreadCopy{CE, CE->getArg(CE->getNumArgs() - 4), CE->getNumArgs() - 2};
-  return std::nullopt;
+  return ThreadCopy{CE, CE->getArg(CE->getNumArgs() - 4), CE->getNumArgs() - 2};
 }
 
 /// The array a destination or a read lies in and its outermost subscript, where the array is a
@@ -167,6 +176,21 @@ StageRef stageRef(const ASTContext &Ctx, const Expr *E) {
   return R;
 }
 
+/// A copy and the tile it fills, t + Tile in iteration t; its statement's place in the body.
+struct Scheduled {
+  ThreadCopy TC;
+  StageRef Dst;
+  size_t Pos;
+  int64_t Tile;
+};
+
+/// A read of a stage buffer and the tile it reads, t + Tile.
+struct ScheduledRead {
+  StageRef Use;
+  size_t Pos;
+  int64_t Tile;
+};
+
 class Checker {
 public:
   Checker(ASTContext &Ctx, StringRef MainName, const FunctionDecl *F)
@@ -179,6 +203,10 @@ public:
 private:
   bool schedule(const ForStmt *Outer, const CompoundStmt *Body, const ForStmt *&Producer,
                 std::optional<int64_t> &AheadOfOuter);
+  void stageOverrun(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
+                    const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out);
+  void readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, const std::vector<Scheduled> &Sched,
+                      const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out);
   bool unchanged(const VarDecl *V) const {
     return !V->getType()->isReferenceType() && !V->getType().isVolatileQualified() &&
            (V->hasLocalStorage() || isa<ParmVarDecl>(V)) && !W.Of.count(V);
@@ -439,6 +467,71 @@ public:
   std::vector<ThreadCopy> Copies;
 };
 
+/// The commit of a copy group: `pipe.producer_commit()` on a pipeline of thread scope, or
+/// __pipeline_commit().
+bool isCommit(const Stmt *S) {
+  const auto *CE = dyn_cast_or_null<CallExpr>(S ? bareExpr(S) : nullptr);
+  const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
+  if (!F || !F->getIdentifier())
+    return false;
+  if (F->getName() == "__pipeline_commit")
+    return true;
+  const auto *MC = dyn_cast<CXXMemberCallExpr>(CE);
+  return MC && F->getName() == "producer_commit" && threadScope(MC->getImplicitObjectArgument()->getType());
+}
+
+/// A wait for all but the newest K groups: cuda::pipeline_consumer_wait_prior<K>(pipe) or
+/// __pipeline_wait_prior(K), with K and the expression that spells it.
+std::optional<std::pair<int64_t, const Expr *>> waitPrior(const Stmt *S, const ASTContext &Ctx) {
+  const auto *CE = dyn_cast_or_null<CallExpr>(S ? bareExpr(S) : nullptr);
+  const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
+  if (!F || !F->getIdentifier())
+    return std::nullopt;
+  const Expr *K = nullptr;
+  if (F->getName() == "__pipeline_wait_prior" && CE->getNumArgs() == 1) {
+    K = CE->getArg(0);
+  } else if (F->getName() == "pipeline_consumer_wait_prior" && CE->getNumArgs() == 1 &&
+             threadScope(CE->getArg(0)->getType())) {
+    const auto *DR = dyn_cast<DeclRefExpr>(CE->getCallee()->IgnoreParenImpCasts());
+    if (!DR || DR->getNumTemplateArgs() != 1)
+      return std::nullopt;
+    const TemplateArgumentLoc &A = DR->getTemplateArgs()[0];
+    if (A.getArgument().getKind() != TemplateArgument::Expression)
+      return std::nullopt;
+    K = A.getSourceExpression();
+  }
+  Expr::EvalResult R;
+  if (!K || K->isValueDependent() || !K->EvaluateAsInt(R, Ctx) || !R.Val.getInt().isRepresentableByInt64())
+    return std::nullopt;
+  return std::make_pair(R.Val.getInt().getExtValue(), K);
+}
+
+/// Whether S calls something that may wait for copies other than a wait waitPrior reads: a
+/// pipeline's consumer_wait or wait, a barrier's wait (any library function named so), inline
+/// assembly, or a function of the user's (whose body may wait).
+bool mayWaitOtherwise(const Stmt *S, const ASTContext &Ctx) {
+  if (!S)
+    return false;
+  if (isa<AsmStmt>(S))
+    return true;
+  if (const auto *CE = dyn_cast<CallExpr>(S)) {
+    const FunctionDecl *F = CE->getDirectCallee();
+    if (!F)
+      return true;
+    StringRef Name = F->getIdentifier() ? F->getName() : "";
+    bool Known = waitPrior(CE, Ctx) || isCommit(CE) || threadCopy(CE);
+    const SourceManager &SM = Ctx.getSourceManager();
+    bool Library = F->getBuiltinID() || SM.isInSystemHeader(SM.getExpansionLoc(F->getLocation()));
+    if (!Known && (Name.contains_insensitive("wait") || !Library))
+      if (!(Name == "__syncthreads" || isBlockBarrier(CE)))
+        return true;
+  }
+  for (const Stmt *C : S->children())
+    if (mayWaitOtherwise(C, Ctx))
+      return true;
+  return false;
+}
+
 std::string tileText(int64_t Off) {
   return Off == 0 ? std::string("t") : Off > 0 ? "t + " + std::to_string(Off) : "t - " + std::to_string(-Off);
 }
@@ -588,59 +681,104 @@ bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const For
   return true;
 }
 
-void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
-  const auto *Body = dyn_cast_or_null<CompoundStmt>(Outer->getBody());
-  if (!Body)
+/// A read of a tile whose copy group the last wait before it may leave in flight. The model: one
+/// commit per iteration, after the iteration's copies, which all fill one tile (t + Tile); or one
+/// commit per tile in the producer loop. At a wait for all but the newest K groups, the newest
+/// group holds tile t + Newest, so the group of tile t + r is complete only where
+/// Newest - r >= K. Loops that wait in any other way as well are not read.
+void Checker::readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, const std::vector<Scheduled> &Sched,
+                             const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out) {
+  if (Sched.empty() || Reads.empty())
     return;
-  CopyFinder CF;
-  CF.TraverseStmt(const_cast<CompoundStmt *>(Body));
-  if (CF.Copies.empty())
+  int64_t Tile = Sched.front().Tile;
+  if (!llvm::all_of(Sched, [&](const Scheduled &S) { return S.Tile == Tile; }))
     return;
-  const ForStmt *Producer = nullptr;
-  std::optional<int64_t> AheadOfOuter; // the newest Inner within the producer loop is Outer + this
-  if (!schedule(Outer, Body, Producer, AheadOfOuter))
+  // Where the newest group is committed: the body's one commit, after every copy; or the
+  // producer loop, whose body commits once, where every copy is.
+  std::vector<size_t> Commits;
+  std::vector<std::pair<size_t, std::pair<int64_t, const Expr *>>> Waits;
+  for (size_t I = 0; I < Body->size(); ++I) {
+    const Stmt *S = Body->body_begin()[I];
+    if (isCommit(S))
+      Commits.push_back(I);
+    else if (auto W = waitPrior(S, Ctx))
+      Waits.push_back({I, *W});
+    else if (S != Producer && mayWaitOtherwise(S, Ctx))
+      return;
+  }
+  size_t CommitPos;
+  if (Producer && Sched.front().Pos == llvm::find(Body->body(), Producer) - Body->body_begin()) {
+    const auto *PB = dyn_cast<CompoundStmt>(Producer->getBody());
+    if (!Commits.empty() || !PB || llvm::count_if(PB->body(), [](const Stmt *S) { return isCommit(S); }) != 1 ||
+        !llvm::all_of(Sched, [&](const Scheduled &S) { return S.Pos == Sched.front().Pos; }) ||
+        llvm::any_of(PB->body(), [&](const Stmt *S) { return !isCommit(S) && mayWaitOtherwise(S, Ctx); }))
+      return;
+    CommitPos = Sched.front().Pos;
+  } else {
+    if (Commits.size() != 1 || !llvm::all_of(Sched, [&](const Scheduled &S) { return S.Pos < Commits.front(); }))
+      return;
+    CommitPos = Commits.front();
+  }
+  if (Waits.empty())
     return;
-  // Every copy's newest tile, against every read of its buffer.
-  std::set<const Expr *> Dsts;
-  for (const ThreadCopy &TC : CF.Copies)
-    Dsts.insert(TC.Dst);
-  BufferUses BU(Ctx, Dsts);
-  BU.TraverseStmt(const_cast<CompoundStmt *>(Body));
+  std::set<const VarDecl *> Reported;
+  for (const ScheduledRead &R : Reads) {
+    if (Reported.count(R.Use.Array) || !llvm::any_of(Sched, [&](const Scheduled &S) { return S.Dst.Array == R.Use.Array; }))
+      continue;
+    // The last wait before the read: in this iteration, or the body's last in the one before.
+    auto Before = llvm::find_if(llvm::reverse(Waits), [&](const auto &W) { return W.first < R.Pos; });
+    bool Previous = Before == Waits.rend();
+    const auto &[WaitPos, Wait] = Previous ? Waits.back() : *Before;
+    int64_t Newest = Tile - (CommitPos < WaitPos ? 0 : 1) - (Previous ? 1 : 0);
+    int64_t Newer = Newest - R.Tile; // groups committed after the read tile's
+    if (Wait.first <= Newer)
+      continue;
+    AuditFinding F;
+    F.Code = Reason::AsyncReadBeforeWait;
+    F.At = place(R.Use.Outer->getBeginLoc());
+    unsigned WaitLine = SM.getExpansionLineNumber(Wait.second->getBeginLoc());
+    F.Detail = "this reads tile " + tileText(R.Tile) + " of '" + R.Use.Array->getName().str() + "', but the wait at line " +
+               std::to_string(WaitLine) + " leaves the newest " + std::to_string(Wait.first) + " copy groups in flight" +
+               (Previous ? " (in the iteration before)" : "") + ", and the newest committed there holds tile " +
+               tileText(Newest) + (Newer >= 0 ? ", only " + std::to_string(Newer) + " after this one: its copy may not have landed; wait for all but " +
+                                                      std::to_string(Newer) + " groups"
+                                              : ": this tile's copy is not even committed yet");
+    F.Notes.push_back({place(Wait.second->getBeginLoc()), "the wait leaves " + std::to_string(Wait.first) +
+                                                               " groups in flight"});
+    F.Notes.push_back({place(Sched.front().TC.Call->getBeginLoc()), "each group holds the copies of one tile, t + " +
+                                                                         std::to_string(Tile) + " in iteration t"});
+    // The count, where it is spelled in the file: the newest groups that may stay in flight.
+    CharSourceRange KR = CharSourceRange::getTokenRange(Wait.second->getSourceRange());
+    if (Newer >= 0 && !KR.getBegin().isMacroID() && !KR.getEnd().isMacroID() && inUserFile(SM, KR.getBegin()) &&
+        !Previous)
+      F.Fixes.push_back(tooling::Replacement(SM, KR, std::to_string(Newer), Ctx.getLangOpts()));
+    Out.push_back(std::move(F));
+    Reported.insert(R.Use.Array);
+  }
+}
+
+/// Each copy against each read of its buffer: a block barrier between the read of the tile a copy
+/// replaces and the copy (see the file's comment).
+void Checker::stageOverrun(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
+                           const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out) {
   std::vector<size_t> Barriers;
-  auto Pos = [&](const Stmt *S) -> std::optional<size_t> {
-    const Stmt *Top = topOf(Body, S);
-    for (size_t I = 0; Top && I < Body->size(); ++I)
-      if (Body->body_begin()[I] == Top)
-        return I;
-    return std::nullopt;
-  };
   for (size_t I = 0; I < Body->size(); ++I)
     if (isBlockBarrier(Body->body_begin()[I]))
       Barriers.push_back(I);
   std::set<const VarDecl *> Reported;
-  for (const ThreadCopy &TC : CF.Copies) {
-    StageRef Dst = stageRef(Ctx, TC.Dst);
-    std::optional<size_t> P = Pos(TC.Call);
-    if (!Dst.Array || !P || Reported.count(Dst.Array))
-      continue;
+  for (const Scheduled &S : Sched) {
+    const ThreadCopy &TC = S.TC;
+    const StageRef &Dst = S.Dst;
+    std::optional<size_t> P = S.Pos;
     uint64_t N = Dst.Buffers;
-    std::optional<Lin> Tc = tileOf(Dst.Stage, N);
-    if (!Tc || !Tc->countersOnly())
+    if (Reported.count(Dst.Array))
       continue;
-    if (int64_t In = Tc->coef(&InnerKey)) {
-      if (In != 1 || !AheadOfOuter || Producer != topOf(Body, TC.Call))
-        continue;
-      Tc->Terms.erase(&InnerKey);
-      Tc->add(Lin::atom(&OuterKey)).C += *AheadOfOuter;
-    }
-    if (Tc->coef(&OuterKey) != 1 || Tc->Terms.size() != 1)
-      continue;
-    for (const StageRef &Use : BU.Uses) {
-      if (Use.Array != Dst.Array)
-        continue;
-      std::optional<size_t> R = Pos(Use.Outer);
-      std::optional<Lin> Tr = tileOf(Use.Stage, N);
-      if (!R || *R == *P || !Tr || !Tr->countersOnly() || Tr->coef(&OuterKey) != 1 || Tr->Terms.size() != 1)
+    std::optional<Lin> Tc = Lin::constant(S.Tile);
+    for (const ScheduledRead &SR : Reads) {
+      const StageRef &Use = SR.Use;
+      std::optional<size_t> R = SR.Pos;
+      std::optional<Lin> Tr = Lin::constant(SR.Tile);
+      if (Use.Array != Dst.Array || *R == *P)
         continue;
       int64_t D = Tc->C - Tr->C; // the copy runs D tiles ahead of the read
       if (D < 0)
@@ -679,6 +817,66 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
   }
 }
 
+void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(Outer->getBody());
+  if (!Body)
+    return;
+  CopyFinder CF;
+  CF.TraverseStmt(const_cast<CompoundStmt *>(Body));
+  if (CF.Copies.empty())
+    return;
+  const ForStmt *Producer = nullptr;
+  std::optional<int64_t> AheadOfOuter; // the newest Inner within the producer loop is Outer + this
+  if (!schedule(Outer, Body, Producer, AheadOfOuter))
+    return;
+  // Every copy's newest tile, against every read of its buffer.
+  std::set<const Expr *> Dsts;
+  for (const ThreadCopy &TC : CF.Copies)
+    Dsts.insert(TC.Dst);
+  BufferUses BU(Ctx, Dsts);
+  BU.TraverseStmt(const_cast<CompoundStmt *>(Body));
+  auto Pos = [&](const Stmt *S) -> std::optional<size_t> {
+    const Stmt *Top = topOf(Body, S);
+    for (size_t I = 0; Top && I < Body->size(); ++I)
+      if (Body->body_begin()[I] == Top)
+        return I;
+    return std::nullopt;
+  };
+  // Each copy with the tile it fills, t + Tile (the newest, in a producer loop).
+  std::vector<Scheduled> Sched;
+  bool AllRead = true; // every copy's tile is read so
+  for (const ThreadCopy &TC : CF.Copies) {
+    StageRef Dst = stageRef(Ctx, TC.Dst);
+    std::optional<size_t> P = Pos(TC.Call);
+    std::optional<Lin> Tc = Dst.Array && P ? tileOf(Dst.Stage, Dst.Buffers) : std::nullopt;
+    if (Tc && Tc->countersOnly())
+      if (int64_t In = Tc->coef(&InnerKey)) {
+        if (In == 1 && AheadOfOuter && Producer == topOf(Body, TC.Call)) {
+          Tc->Terms.erase(&InnerKey);
+          Tc->add(Lin::atom(&OuterKey)).C += *AheadOfOuter;
+        } else {
+          Tc.reset();
+        }
+      }
+    if (!Tc || !Tc->countersOnly() || Tc->coef(&OuterKey) != 1 || Tc->Terms.size() != 1) {
+      AllRead = false;
+      continue;
+    }
+    Sched.push_back({TC, Dst, *P, Tc->C});
+  }
+  // Each read of a stage buffer with the tile it reads.
+  std::vector<ScheduledRead> Reads;
+  for (const StageRef &Use : BU.Uses) {
+    std::optional<size_t> R = Pos(Use.Outer);
+    std::optional<Lin> Tr = R ? tileOf(Use.Stage, Use.Buffers) : std::nullopt;
+    if (Tr && Tr->countersOnly() && Tr->coef(&OuterKey) == 1 && Tr->Terms.size() == 1)
+      Reads.push_back({Use, *R, Tr->C});
+  }
+  if (AllRead)
+    readBeforeWait(Body, Producer, Sched, Reads, Out);
+  stageOverrun(Body, Sched, Reads, Out);
+}
+
 class Loops : public RecursiveASTVisitor<Loops> {
 public:
   Loops(ASTContext &Ctx, StringRef MainName, std::vector<AuditFinding> &Out)
@@ -712,7 +910,7 @@ private:
 
 } // namespace
 
-std::vector<AuditFinding> stageOverruns(ASTContext &Ctx, StringRef MainName) {
+std::vector<AuditFinding> scheduleFindings(ASTContext &Ctx, StringRef MainName) {
   std::vector<AuditFinding> Out;
   Loops L(Ctx, MainName, Out);
   L.TraverseDecl(Ctx.getTranslationUnitDecl());

@@ -1,0 +1,168 @@
+// read_before_wait.cu: reads of a stage buffer whose copy group the wait before them may leave in
+// flight (tilepipe audit, async-read-before-wait), beside waits that cover them. A wait for all but
+// the newest K groups covers the tile read only where K groups or more were committed after the
+// read tile's. A finding is expected on the line after each `EXPECT-AUDIT:` comment, and nowhere
+// else.
+#include <cuda/pipeline>
+#include <cuda_pipeline.h>
+
+constexpr int N = 4;
+
+// Three tiles ahead, committed before the wait: all but the newest 3 groups cover tile t; the
+// wait leaves 4 in flight.
+__global__ void one_group_too_many(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<N>(pipe);
+    __syncthreads();
+    // EXPECT-AUDIT: async-read-before-wait
+    acc += s[t % N][255 - tid];
+    __syncthreads();
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
+// The same with the count that covers it.
+__global__ void counted(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<N - 1>(pipe);
+    __syncthreads();
+    acc += s[t % N][255 - tid];
+    __syncthreads();
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
+// The wait before the iteration's commit: the newest group there is the previous iteration's,
+// tile t + 2, so only all but 2 cover tile t.
+__global__ void wait_before_commit(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    cuda::pipeline_consumer_wait_prior<N - 1>(pipe);
+    __syncthreads();
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+    // EXPECT-AUDIT: async-read-before-wait
+    acc += s[t % N][255 - tid];
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
+// Correct: the same order, all but 2.
+__global__ void wait_before_commit_counted(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    cuda::pipeline_consumer_wait_prior<N - 2>(pipe);
+    __syncthreads();
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+    acc += s[t % N][255 - tid];
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
+// The primitives: two tiles ahead, and a wait that leaves three groups in flight.
+__global__ void primitives(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[N][256];
+  const int tid = threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    __pipeline_memcpy_async(&s[(t + 2) % N][tid], &A[(t + 2) * 256 + tid], sizeof(float));
+    __pipeline_commit();
+    __pipeline_wait_prior(3);
+    __syncthreads();
+    // EXPECT-AUDIT: async-read-before-wait
+    acc += s[t % N][(tid + 1) % 256];
+    __syncthreads();
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
+// A read of the next tile as well: it needs one group fewer in flight than tile t does.
+__global__ void reads_ahead(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<N - 1>(pipe);
+    __syncthreads();
+    acc += s[t % N][255 - tid];
+    // EXPECT-AUDIT: async-read-before-wait
+    acc += s[(t + 1) % N][255 - tid];
+    __syncthreads();
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
+// A producer loop running three tiles ahead of the loop (`aStage < a + aStep * N`), one commit per
+// tile, and a wait that leaves all four groups in flight.
+template <int BLOCK>
+__global__ void producer_loop(float *C, const float *A, int wA) {
+  alignas(16) __shared__ float As[N][BLOCK][BLOCK];
+  float Csub = 0;
+  const int aBegin = wA * BLOCK * blockIdx.y;
+  const int aEnd = aBegin + wA - 1;
+  cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+  for (int a = aBegin, i = 0, aStage = aBegin, iStage = 0; a <= aEnd; a += BLOCK, ++i) {
+    for (; aStage < a + BLOCK * N; aStage += BLOCK, ++iStage) {
+      pipe.producer_acquire();
+      if (aStage <= aEnd)
+        cuda::memcpy_async(&As[iStage % N][threadIdx.y][threadIdx.x], &A[aStage + wA * threadIdx.y + threadIdx.x],
+                           cuda::aligned_size_t<4>(sizeof(float)), pipe);
+      pipe.producer_commit();
+    }
+    cuda::pipeline_consumer_wait_prior<N>(pipe);
+    __syncthreads();
+    for (int k = 0; k < BLOCK; ++k)
+      // EXPECT-AUDIT: async-read-before-wait
+      Csub += As[i % N][threadIdx.y][k];
+    __syncthreads();
+  }
+  C[blockIdx.x * BLOCK + threadIdx.x] = Csub;
+}
+template __global__ void producer_loop<16>(float *, const float *, int);
+
+// Waited for another way as well (the pipeline's consumer_wait): not read, no finding.
+__global__ void also_consumer_wait(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<N>(pipe);
+    pipe.consumer_wait();
+    __syncthreads();
+    acc += s[t % N][255 - tid];
+    pipe.consumer_release();
+    __syncthreads();
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
