@@ -166,3 +166,45 @@ __global__ void also_consumer_wait(const float *A, float *C, int n) {
   }
   C[blockIdx.x * 256 + tid] = acc;
 }
+
+// The copy and its commit under the tile's bound: in the last N - 1 iterations nothing is
+// committed, and the wait leaves the group of the tile read in flight.
+__global__ void commit_under_bound(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    if (t + N - 1 < n) {
+      pipe.producer_acquire();
+      cuda::memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+      // EXPECT-AUDIT: async-read-before-wait
+      pipe.producer_commit();
+    }
+    cuda::pipeline_consumer_wait_prior<N - 1>(pipe);
+    __syncthreads();
+    acc += s[t % N][255 - tid];
+    __syncthreads();
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
+// Correct: the commit stands outside the bound, an empty group at the tail.
+__global__ void commit_every_iteration(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    if (t + N - 1 < n) {
+      pipe.producer_acquire();
+      cuda::memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+    }
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<N - 1>(pipe);
+    __syncthreads();
+    acc += s[t % N][255 - tid];
+    __syncthreads();
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}

@@ -27,6 +27,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/Support/MathExtras.h"
+#include <functional>
 #include <map>
 
 using namespace clang;
@@ -205,6 +206,9 @@ private:
                 std::optional<int64_t> &AheadOfOuter);
   void stageOverrun(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
                     const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out);
+  void commitUnderCondition(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
+                            const std::vector<std::pair<size_t, std::pair<int64_t, const Expr *>>> &Waits,
+                            std::vector<AuditFinding> &Out);
   void readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, const std::vector<Scheduled> &Sched,
                       const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out);
   bool unchanged(const VarDecl *V) const {
@@ -681,6 +685,74 @@ bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const For
   return true;
 }
 
+/// The copies and their one commit under a condition on the loop's tile (`if (t + 3 < n) { copy;
+/// commit; }`): in an iteration where it does not hold, the loop's last ones, no group is committed,
+/// and a wait that leaves K >= 1 groups in flight no longer covers the tile read. The fix-it moves
+/// the commit after the condition (an empty group is committed, as CUDA's guide advises).
+void Checker::commitUnderCondition(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
+                                   const std::vector<std::pair<size_t, std::pair<int64_t, const Expr *>>> &Waits,
+                                   std::vector<AuditFinding> &Out) {
+  const auto *If = dyn_cast<IfStmt>(Body->body_begin()[Sched.front().Pos]);
+  if (!If || If->getElse() || If->getConditionVariable() || If->getInit())
+    return;
+  std::function<bool(const Stmt *)> OnTile = [&](const Stmt *S) {
+    if (const auto *DR = dyn_cast_or_null<DeclRefExpr>(S))
+      if (const auto *V = dyn_cast<VarDecl>(DR->getDecl()))
+        if (auto It = Inds.find(V); It != Inds.end() && It->second.Counter == &OuterKey)
+          return true;
+    return S && llvm::any_of(S->children(), OnTile);
+  };
+  const auto *Then = dyn_cast<CompoundStmt>(If->getThen());
+  llvm::SmallVector<const Stmt *, 4> Commits;
+  if (Then) {
+    for (const Stmt *S : Then->body())
+      if (isCommit(S))
+        Commits.push_back(S);
+  } else if (isCommit(If->getThen())) {
+    Commits.push_back(If->getThen());
+  }
+  auto Covering = llvm::find_if(Waits, [](const auto &W) { return W.second.first >= 1; });
+  if (Commits.size() != 1 || !OnTile(If->getCond()) || Covering == Waits.end())
+    return;
+  const Stmt *Commit = Commits.front();
+  AuditFinding F;
+  F.Code = Reason::AsyncReadBeforeWait;
+  F.At = place(Commit->getBeginLoc());
+  const Expr *K = Covering->second.second;
+  F.Detail = "this commit runs only where '" + sourceText(Ctx, SM.getExpansionRange(If->getCond()->getSourceRange()).getAsRange()) +
+             "' holds; in an iteration where it does not (the loop's last ones), no group is committed, so the wait at line " +
+             std::to_string(SM.getExpansionLineNumber(K->getBeginLoc())) + ", which leaves the newest " +
+             std::to_string(Covering->second.first) +
+             " groups in flight, no longer covers the tile the iteration reads: commit every iteration, an empty "
+             "group where there is nothing to copy";
+  F.Notes.push_back({place(K->getBeginLoc()), "the wait leaves " + std::to_string(Covering->second.first) + " groups in flight"});
+  // Moved after the if: the commit's text, from its line where it stands alone on it.
+  SourceLocation B = Commit->getBeginLoc(), E = Commit->getEndLoc(), IfEnd = If->getEndLoc();
+  const LangOptions &LO = Ctx.getLangOpts();
+  SourceLocation Semi = E.isMacroID() ? SourceLocation() : Lexer::findLocationAfterToken(E, tok::semi, SM, LO, false);
+  if (Then && !B.isMacroID() && Semi.isValid() && !IfEnd.isMacroID() && !If->getBeginLoc().isMacroID() &&
+      inUserFile(SM, B)) {
+    bool Invalid = false;
+    StringRef Buf = SM.getBufferData(SM.getFileID(B), &Invalid);
+    unsigned Begin = SM.getFileOffset(B), End = SM.getFileOffset(Semi);
+    size_t LineStart = Buf.rfind('\n', Begin) + 1, LineEnd = Buf.find('\n', End);
+    size_t IfBegin = SM.getFileOffset(If->getBeginLoc()), IfLine = Buf.rfind('\n', IfBegin) + 1;
+    StringRef Text = Buf.slice(Begin, End), Indent = Buf.slice(IfLine, IfBegin);
+    if (!Invalid && LineEnd != StringRef::npos && Indent.trim().empty()) {
+      bool Alone = Buf.slice(LineStart, Begin).trim().empty() && Buf.slice(End, LineEnd).trim().empty();
+      // The line break before it goes with it, so that no whitespace of the next line is touched.
+      unsigned DelBegin = Alone && LineStart > 0 ? LineStart - 1 : Begin, DelEnd = Alone ? LineEnd : End;
+      SourceLocation After = Lexer::getLocForEndOfToken(IfEnd, 0, SM, LO);
+      FileID FID = SM.getFileID(B);
+      if (After.isValid() && SM.getFileID(After) == FID) {
+        F.Fixes.push_back(tooling::Replacement(SM, SM.getComposedLoc(FID, DelBegin), DelEnd - DelBegin, ""));
+        F.Fixes.push_back(tooling::Replacement(SM, After, 0, "\n" + Indent.str() + Text.str()));
+      }
+    }
+  }
+  Out.push_back(std::move(F));
+}
+
 /// A read of a tile whose copy group the last wait before it may leave in flight. The model: one
 /// commit per iteration, after the iteration's copies, which all fill one tile (t + Tile); or one
 /// commit per tile in the producer loop. At a wait for all but the newest K groups, the newest
@@ -714,6 +786,10 @@ void Checker::readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, 
         llvm::any_of(PB->body(), [&](const Stmt *S) { return !isCommit(S) && mayWaitOtherwise(S, Ctx); }))
       return;
     CommitPos = Sched.front().Pos;
+  } else if (Commits.empty()) {
+    if (!Waits.empty() && llvm::all_of(Sched, [&](const Scheduled &S) { return S.Pos == Sched.front().Pos; }))
+      commitUnderCondition(Body, Sched, Waits, Out);
+    return;
   } else {
     if (Commits.size() != 1 || !llvm::all_of(Sched, [&](const Scheduled &S) { return S.Pos < Commits.front(); }))
       return;
