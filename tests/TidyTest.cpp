@@ -277,7 +277,8 @@ TEST(Tidy, AuditChecksAsTheProgram) {
     return runProgram(Tidy, Args);
   };
   std::string Dir = tempDir();
-  for (const char *Name : {"slow_path.cu", "stage_count.cu", "stage_overrun.cu", "read_before_wait.cu"}) {
+  for (const char *Name :
+       {"slow_path.cu", "stage_count.cu", "stage_overrun.cu", "read_before_wait.cu", "inline_cp_async.cu"}) {
     std::string Src = Dir + "/" + Name, Original = readFile(sourceDir() + "/testdata/audit/" + Name);
     writeFile(Src, Original);
     ProcessResult R = Run(Src, "tilepipe-async-*");

@@ -10,15 +10,16 @@
 //  - async-read-before-wait: a read of a tile whose group the last wait before it
 //    (wait_prior<K>) may leave in flight: the groups committed after the read tile's, counted on
 //    the same schedule, must be at least K.
-// Only copies that order nothing across threads are read (cuda::pipeline of thread scope,
-// __pipeline_memcpy_async); a block-scope pipeline's producer_acquire waits for every consumer's
-// release, and is left to async-stage-count. Whatever is not read as such a schedule gives no
-// finding.
+// Only copies that order nothing across threads are read (AuditOps.h: cuda::pipeline of thread
+// scope, __pipeline_memcpy_async, cp.async in inline assembly and its helpers); a block-scope
+// pipeline's producer_acquire waits for every consumer's release, and is left to
+// async-stage-count. Whatever is not read as such a schedule gives no finding.
 // About 900 lines in one file: the affine reading of the schedule (Lin, Induction, value, the
 // producer loop's bound) serves these two checks alone, and split off it would export its types for
 // no other reader; the rewrite's own index algebra (IndexAlgebra.cpp) answers another question
 // (which element a thread copies), over other terms (thread indices, not loop counters).
 #include "AuditSchedule.h"
+#include "AuditOps.h"
 #include "tilepipe/Find.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
@@ -107,42 +108,6 @@ private:
   ASTContext &Ctx;
 };
 
-/// A copy that orders nothing across threads: its destination and the line it is on.
-struct ThreadCopy {
-  const CallExpr *Call;
-  const Expr *Dst;
-  unsigned SizeArg; ///< the argument that holds the byte count (or the shape)
-};
-
-/// Whether T is cuda::pipeline<cuda::thread_scope_thread> (through references and typedefs).
-bool threadScope(QualType T) {
-  T = T.getNonReferenceType().getCanonicalType();
-  const auto *S = dyn_cast_or_null<ClassTemplateSpecializationDecl>(T->getAsCXXRecordDecl());
-  if (!S || S->getName() != "pipeline" || S->getTemplateArgs().size() != 1)
-    return false;
-  const TemplateArgument &A = S->getTemplateArgs()[0];
-  const auto *ET = A.getKind() == TemplateArgument::Integral ? A.getIntegralType()->getAs<EnumType>() : nullptr;
-  if (!ET)
-    return false;
-  for (const EnumConstantDecl *E : ET->getDecl()->enumerators())
-    if (E->getInitVal() == A.getAsIntegral())
-      return E->getName() == "thread_scope_thread";
-  return false;
-}
-
-/// Whether the call is cuda::memcpy_async on a pipeline of thread scope, or __pipeline_memcpy_async.
-std::optional<ThreadCopy> threadCopy(const CallExpr *CE) {
-  const FunctionDecl *F = CE->getDirectCallee();
-  if (!F || !F->getIdentifier())
-    return std::nullopt;
-  if (F->getName() == "__pipeline_memcpy_async" && CE->getNumArgs() >= 3)
-    return ThreadCopy{CE, CE->getArg(0), 2};
-  if (F->getName() != "memcpy_async" || (CE->getNumArgs() != 4 && CE->getNumArgs() != 5))
-    return std::nullopt;
-  if (!threadScope(CE->getArg(CE->getNumArgs() - 1)->getType()))
-    return std::nullopt;
-  return ThreadCopy{CE, CE->getArg(CE->getNumArgs() - 4), CE->getNumArgs() - 2};
-}
 
 /// The array a destination or a read lies in and its outermost subscript, where the array is a
 /// __shared__ one of two or more dimensions (its outer extent the buffer count).
@@ -207,7 +172,7 @@ private:
   void stageOverrun(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
                     const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out);
   void commitUnderCondition(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
-                            const std::vector<std::pair<size_t, std::pair<int64_t, const Expr *>>> &Waits,
+                            const std::vector<std::pair<size_t, WaitPrior>> &Waits,
                             std::vector<AuditFinding> &Out);
   void readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, const std::vector<Scheduled> &Sched,
                       const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out);
@@ -386,14 +351,18 @@ private:
   /// The copy moves one element, and the read names the same element in every subscript but the
   /// stage's.
   bool ownElement(const ThreadCopy &TC, const StageRef &Dst, const StageRef &Use) const {
-    const Expr *Size = TC.Call->getArg(TC.SizeArg)->IgnoreImplicit();
-    if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(Size))
-      Size = FC->getSubExpr()->IgnoreImplicit();
-    if (const auto *CC = dyn_cast<CXXConstructExpr>(Size); CC && CC->getNumArgs() == 1)
-      Size = CC->getArg(0)->IgnoreImplicit();
-    Expr::EvalResult R;
-    if (Size->isValueDependent() || !Size->EvaluateAsInt(R, Ctx) || !Use.Outer || !Dst.Outer ||
-        R.Val.getInt().getZExtValue() != uint64_t(Ctx.getTypeSizeInChars(Use.Outer->getType()).getQuantity()))
+    std::optional<uint64_t> Bytes = TC.Bytes;
+    if (const Expr *Size = TC.Size ? TC.Size->IgnoreImplicit() : nullptr) {
+      if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(Size))
+        Size = FC->getSubExpr()->IgnoreImplicit();
+      if (const auto *CC = dyn_cast<CXXConstructExpr>(Size); CC && CC->getNumArgs() == 1)
+        Size = CC->getArg(0)->IgnoreImplicit();
+      Expr::EvalResult R;
+      if (!Size->isValueDependent() && Size->EvaluateAsInt(R, Ctx))
+        Bytes = R.Val.getInt().getZExtValue();
+    }
+    if (!Bytes || !Use.Outer || !Dst.Outer ||
+        *Bytes != uint64_t(Ctx.getTypeSizeInChars(Use.Outer->getType()).getQuantity()))
       return false;
     auto Indices = [](const ArraySubscriptExpr *E) {
       std::vector<const Expr *> Out;
@@ -431,13 +400,17 @@ public:
   BufferUses(ASTContext &Ctx, const std::set<const Expr *> &CopyDsts) : Ctx(Ctx), CopyDsts(CopyDsts) {}
   bool shouldVisitLambdaBody() const { return true; }
   bool TraverseCallExpr(CallExpr *CE) {
-    if (threadCopy(CE)) {
+    if (threadCopy(CE, Ctx.getSourceManager())) {
       // The copy's own source and size are reads of global memory, not of the buffer.
       for (Expr *A : CE->arguments())
-        if (!CopyDsts.count(A))
+        if (!CopyDsts.count(A) && !CopyDsts.count(A->IgnoreParenImpCasts()))
           TraverseStmt(A);
       return true;
     }
+    // A shared address made for inline assembly reads nothing.
+    if (const FunctionDecl *F = CE->getDirectCallee();
+        F && F->getIdentifier() && F->getName() == "__cvta_generic_to_shared")
+      return true;
     return RecursiveASTVisitor::TraverseCallExpr(CE);
   }
   bool TraverseArraySubscriptExpr(ArraySubscriptExpr *E) {
@@ -462,79 +435,24 @@ private:
 /// The copies of a loop body and of its nested statements.
 class CopyFinder : public RecursiveASTVisitor<CopyFinder> {
 public:
+  explicit CopyFinder(const SourceManager &SM) : SM(SM) {}
   bool shouldVisitLambdaBody() const { return false; }
   bool VisitCallExpr(CallExpr *CE) {
-    if (auto C = threadCopy(CE))
+    if (auto C = threadCopy(CE, SM))
+      Copies.push_back(*C);
+    return true;
+  }
+  bool VisitGCCAsmStmt(GCCAsmStmt *A) {
+    if (auto C = threadCopy(A, SM))
       Copies.push_back(*C);
     return true;
   }
   std::vector<ThreadCopy> Copies;
+
+private:
+  const SourceManager &SM;
 };
 
-/// The commit of a copy group: `pipe.producer_commit()` on a pipeline of thread scope, or
-/// __pipeline_commit().
-bool isCommit(const Stmt *S) {
-  const auto *CE = dyn_cast_or_null<CallExpr>(S ? bareExpr(S) : nullptr);
-  const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
-  if (!F || !F->getIdentifier())
-    return false;
-  if (F->getName() == "__pipeline_commit")
-    return true;
-  const auto *MC = dyn_cast<CXXMemberCallExpr>(CE);
-  return MC && F->getName() == "producer_commit" && threadScope(MC->getImplicitObjectArgument()->getType());
-}
-
-/// A wait for all but the newest K groups: cuda::pipeline_consumer_wait_prior<K>(pipe) or
-/// __pipeline_wait_prior(K), with K and the expression that spells it.
-std::optional<std::pair<int64_t, const Expr *>> waitPrior(const Stmt *S, const ASTContext &Ctx) {
-  const auto *CE = dyn_cast_or_null<CallExpr>(S ? bareExpr(S) : nullptr);
-  const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
-  if (!F || !F->getIdentifier())
-    return std::nullopt;
-  const Expr *K = nullptr;
-  if (F->getName() == "__pipeline_wait_prior" && CE->getNumArgs() == 1) {
-    K = CE->getArg(0);
-  } else if (F->getName() == "pipeline_consumer_wait_prior" && CE->getNumArgs() == 1 &&
-             threadScope(CE->getArg(0)->getType())) {
-    const auto *DR = dyn_cast<DeclRefExpr>(CE->getCallee()->IgnoreParenImpCasts());
-    if (!DR || DR->getNumTemplateArgs() != 1)
-      return std::nullopt;
-    const TemplateArgumentLoc &A = DR->getTemplateArgs()[0];
-    if (A.getArgument().getKind() != TemplateArgument::Expression)
-      return std::nullopt;
-    K = A.getSourceExpression();
-  }
-  Expr::EvalResult R;
-  if (!K || K->isValueDependent() || !K->EvaluateAsInt(R, Ctx) || !R.Val.getInt().isRepresentableByInt64())
-    return std::nullopt;
-  return std::make_pair(R.Val.getInt().getExtValue(), K);
-}
-
-/// Whether S calls something that may wait for copies other than a wait waitPrior reads: a
-/// pipeline's consumer_wait or wait, a barrier's wait (any library function named so), inline
-/// assembly, or a function of the user's (whose body may wait).
-bool mayWaitOtherwise(const Stmt *S, const ASTContext &Ctx) {
-  if (!S)
-    return false;
-  if (isa<AsmStmt>(S))
-    return true;
-  if (const auto *CE = dyn_cast<CallExpr>(S)) {
-    const FunctionDecl *F = CE->getDirectCallee();
-    if (!F)
-      return true;
-    StringRef Name = F->getIdentifier() ? F->getName() : "";
-    bool Known = waitPrior(CE, Ctx) || isCommit(CE) || threadCopy(CE);
-    const SourceManager &SM = Ctx.getSourceManager();
-    bool Library = F->getBuiltinID() || SM.isInSystemHeader(SM.getExpansionLoc(F->getLocation()));
-    if (!Known && (Name.contains_insensitive("wait") || !Library))
-      if (!(Name == "__syncthreads" || isBlockBarrier(CE)))
-        return true;
-  }
-  for (const Stmt *C : S->children())
-    if (mayWaitOtherwise(C, Ctx))
-      return true;
-  return false;
-}
 
 std::string tileText(int64_t Off) {
   return Off == 0 ? std::string("t") : Off > 0 ? "t + " + std::to_string(Off) : "t - " + std::to_string(-Off);
@@ -690,7 +608,7 @@ bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const For
 /// and a wait that leaves K >= 1 groups in flight no longer covers the tile read. The fix-it moves
 /// the commit after the condition (an empty group is committed, as CUDA's guide advises).
 void Checker::commitUnderCondition(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
-                                   const std::vector<std::pair<size_t, std::pair<int64_t, const Expr *>>> &Waits,
+                                   const std::vector<std::pair<size_t, WaitPrior>> &Waits,
                                    std::vector<AuditFinding> &Out) {
   const auto *If = dyn_cast<IfStmt>(Body->body_begin()[Sched.front().Pos]);
   if (!If || If->getElse() || If->getConditionVariable() || If->getInit())
@@ -706,26 +624,26 @@ void Checker::commitUnderCondition(const CompoundStmt *Body, const std::vector<S
   llvm::SmallVector<const Stmt *, 4> Commits;
   if (Then) {
     for (const Stmt *S : Then->body())
-      if (isCommit(S))
+      if (isCommit(S, SM))
         Commits.push_back(S);
-  } else if (isCommit(If->getThen())) {
+  } else if (isCommit(If->getThen(), SM)) {
     Commits.push_back(If->getThen());
   }
-  auto Covering = llvm::find_if(Waits, [](const auto &W) { return W.second.first >= 1; });
+  auto Covering = llvm::find_if(Waits, [](const auto &W) { return W.second.K >= 1; });
   if (Commits.size() != 1 || !OnTile(If->getCond()) || Covering == Waits.end())
     return;
   const Stmt *Commit = Commits.front();
   AuditFinding F;
   F.Code = Reason::AsyncReadBeforeWait;
   F.At = place(Commit->getBeginLoc());
-  const Expr *K = Covering->second.second;
+  const Stmt *K = Covering->second.At;
   F.Detail = "this commit runs only where '" + sourceText(Ctx, SM.getExpansionRange(If->getCond()->getSourceRange()).getAsRange()) +
              "' holds; in an iteration where it does not (the loop's last ones), no group is committed, so the wait at line " +
              std::to_string(SM.getExpansionLineNumber(K->getBeginLoc())) + ", which leaves the newest " +
-             std::to_string(Covering->second.first) +
+             std::to_string(Covering->second.K) +
              " groups in flight, no longer covers the tile the iteration reads: commit every iteration, an empty "
              "group where there is nothing to copy";
-  F.Notes.push_back({place(K->getBeginLoc()), "the wait leaves " + std::to_string(Covering->second.first) + " groups in flight"});
+  F.Notes.push_back({place(K->getBeginLoc()), "the wait leaves " + std::to_string(Covering->second.K) + " groups in flight"});
   // Moved after the if: the commit's text, from its line where it stands alone on it.
   SourceLocation B = Commit->getBeginLoc(), E = Commit->getEndLoc(), IfEnd = If->getEndLoc();
   const LangOptions &LO = Ctx.getLangOpts();
@@ -768,10 +686,10 @@ void Checker::readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, 
   // Where the newest group is committed: the body's one commit, after every copy; or the
   // producer loop, whose body commits once, where every copy is.
   std::vector<size_t> Commits;
-  std::vector<std::pair<size_t, std::pair<int64_t, const Expr *>>> Waits;
+  std::vector<std::pair<size_t, WaitPrior>> Waits;
   for (size_t I = 0; I < Body->size(); ++I) {
     const Stmt *S = Body->body_begin()[I];
-    if (isCommit(S))
+    if (isCommit(S, SM))
       Commits.push_back(I);
     else if (auto W = waitPrior(S, Ctx))
       Waits.push_back({I, *W});
@@ -781,9 +699,9 @@ void Checker::readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, 
   size_t CommitPos;
   if (Producer && Sched.front().Pos == llvm::find(Body->body(), Producer) - Body->body_begin()) {
     const auto *PB = dyn_cast<CompoundStmt>(Producer->getBody());
-    if (!Commits.empty() || !PB || llvm::count_if(PB->body(), [](const Stmt *S) { return isCommit(S); }) != 1 ||
+    if (!Commits.empty() || !PB || llvm::count_if(PB->body(), [&](const Stmt *S) { return isCommit(S, SM); }) != 1 ||
         !llvm::all_of(Sched, [&](const Scheduled &S) { return S.Pos == Sched.front().Pos; }) ||
-        llvm::any_of(PB->body(), [&](const Stmt *S) { return !isCommit(S) && mayWaitOtherwise(S, Ctx); }))
+        llvm::any_of(PB->body(), [&](const Stmt *S) { return !isCommit(S, SM) && mayWaitOtherwise(S, Ctx); }))
       return;
     CommitPos = Sched.front().Pos;
   } else if (Commits.empty()) {
@@ -807,25 +725,25 @@ void Checker::readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, 
     const auto &[WaitPos, Wait] = Previous ? Waits.back() : *Before;
     int64_t Newest = Tile - (CommitPos < WaitPos ? 0 : 1) - (Previous ? 1 : 0);
     int64_t Newer = Newest - R.Tile; // groups committed after the read tile's
-    if (Wait.first <= Newer)
+    if (Wait.K <= Newer)
       continue;
     AuditFinding F;
     F.Code = Reason::AsyncReadBeforeWait;
     F.At = place(R.Use.Outer->getBeginLoc());
-    unsigned WaitLine = SM.getExpansionLineNumber(Wait.second->getBeginLoc());
+    unsigned WaitLine = SM.getExpansionLineNumber(Wait.At->getBeginLoc());
     F.Detail = "this reads tile " + tileText(R.Tile) + " of '" + R.Use.Array->getName().str() + "', but the wait at line " +
-               std::to_string(WaitLine) + " leaves the newest " + std::to_string(Wait.first) + " copy groups in flight" +
+               std::to_string(WaitLine) + " leaves the newest " + std::to_string(Wait.K) + " copy groups in flight" +
                (Previous ? " (in the iteration before)" : "") + ", and the newest committed there holds tile " +
                tileText(Newest) + (Newer >= 0 ? ", only " + std::to_string(Newer) + " after this one: its copy may not have landed; wait for all but " +
                                                       std::to_string(Newer) + " groups"
                                               : ": this tile's copy is not even committed yet");
-    F.Notes.push_back({place(Wait.second->getBeginLoc()), "the wait leaves " + std::to_string(Wait.first) +
+    F.Notes.push_back({place(Wait.At->getBeginLoc()), "the wait leaves " + std::to_string(Wait.K) +
                                                                " groups in flight"});
-    F.Notes.push_back({place(Sched.front().TC.Call->getBeginLoc()), "each group holds the copies of one tile, t + " +
+    F.Notes.push_back({place(Sched.front().TC.At->getBeginLoc()), "each group holds the copies of one tile, t + " +
                                                                          std::to_string(Tile) + " in iteration t"});
     // The count, where it is spelled in the file: the newest groups that may stay in flight.
-    CharSourceRange KR = CharSourceRange::getTokenRange(Wait.second->getSourceRange());
-    if (Newer >= 0 && !KR.getBegin().isMacroID() && !KR.getEnd().isMacroID() && inUserFile(SM, KR.getBegin()) &&
+    CharSourceRange KR = CharSourceRange::getTokenRange(Wait.Spelled ? Wait.Spelled->getSourceRange() : SourceRange());
+    if (Newer >= 0 && Wait.Spelled && !KR.getBegin().isMacroID() && !KR.getEnd().isMacroID() && inUserFile(SM, KR.getBegin()) &&
         !Previous)
       F.Fixes.push_back(tooling::Replacement(SM, KR, std::to_string(Newer), Ctx.getLangOpts()));
     Out.push_back(std::move(F));
@@ -877,7 +795,7 @@ void Checker::stageOverrun(const CompoundStmt *Body, const std::vector<Scheduled
         continue;
       AuditFinding F;
       F.Code = Reason::AsyncStageOverrun;
-      F.At = place(TC.Call->getBeginLoc());
+      F.At = place(TC.At->getBeginLoc());
       F.Detail = overrunDetail(Dst.Array->getName(), N, Tc->C, Tr->C,
                                SM.getExpansionLineNumber(Use.Outer->getBeginLoc()));
       F.Notes.push_back({place(Use.Outer->getBeginLoc()), "tile " + tileText(Tr->C) + " is read from buffer " +
@@ -897,7 +815,7 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
   const auto *Body = dyn_cast_or_null<CompoundStmt>(Outer->getBody());
   if (!Body)
     return;
-  CopyFinder CF;
+  CopyFinder CF(SM);
   CF.TraverseStmt(const_cast<CompoundStmt *>(Body));
   if (CF.Copies.empty())
     return;
@@ -923,11 +841,11 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
   bool AllRead = true; // every copy's tile is read so
   for (const ThreadCopy &TC : CF.Copies) {
     StageRef Dst = stageRef(Ctx, TC.Dst);
-    std::optional<size_t> P = Pos(TC.Call);
+    std::optional<size_t> P = Pos(TC.At);
     std::optional<Lin> Tc = Dst.Array && P ? tileOf(Dst.Stage, Dst.Buffers) : std::nullopt;
     if (Tc && Tc->countersOnly())
       if (int64_t In = Tc->coef(&InnerKey)) {
-        if (In == 1 && AheadOfOuter && Producer == topOf(Body, TC.Call)) {
+        if (In == 1 && AheadOfOuter && Producer == topOf(Body, TC.At)) {
           Tc->Terms.erase(&InnerKey);
           Tc->add(Lin::atom(&OuterKey)).C += *AheadOfOuter;
         } else {

@@ -1,0 +1,58 @@
+// AuditOps: what a statement does with the asynchronous copy units, as the audit's schedule
+// checks read it (AuditSchedule.cpp): a copy that orders nothing across threads, the commit of a
+// copy group, a wait for all but the newest K groups, or something else that may wait. Each is
+// read in every spelling the checks know: CCCL's cuda::pipeline of thread scope, the
+// __pipeline_* primitives, cp.async in inline assembly, and the helpers of the user's whose body
+// is one such asm statement (cp_async16(dst, src), commit(), wait<K>()).
+#ifndef TILEPIPE_AUDIT_OPS_H
+#define TILEPIPE_AUDIT_OPS_H
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Stmt.h"
+#include <optional>
+
+namespace tilepipe {
+
+/// A copy that orders nothing across threads: the statement or call that issues it, its
+/// destination, and its byte count (an expression, or a constant where the instruction spells it).
+struct ThreadCopy {
+  const clang::Stmt *At;
+  const clang::Expr *Dst;
+  const clang::Expr *Size = nullptr;
+  std::optional<uint64_t> Bytes;
+};
+
+/// A wait for all but the newest K groups, where it is, and K as the user spelled it where it can
+/// be rewritten in place (null where it is not: a default, or inside a helper's body).
+struct WaitPrior {
+  int64_t K;
+  const clang::Stmt *At;
+  const clang::Expr *Spelled;
+};
+
+/// Whether T is cuda::pipeline<cuda::thread_scope_thread> (through references and typedefs).
+bool threadScope(clang::QualType T);
+
+/// Whether S issues a copy that orders nothing across threads: cuda::memcpy_async on a pipeline of
+/// thread scope, __pipeline_memcpy_async, inline cp.async into a shared address, or a helper of
+/// the user's that is one of these into its pointer parameter.
+std::optional<ThreadCopy> threadCopy(const clang::Stmt *S, const clang::SourceManager &SM);
+
+/// The commit of a copy group: `pipe.producer_commit()` on a pipeline of thread scope,
+/// __pipeline_commit(), cp.async.commit_group in inline assembly or a helper of the user's.
+bool isCommit(const clang::Stmt *S, const clang::SourceManager &SM);
+
+/// A wait for all but the newest K groups: cuda::pipeline_consumer_wait_prior<K>(pipe),
+/// __pipeline_wait_prior(K), cp.async.wait_group K (or wait_all) in inline assembly or in a helper
+/// of the user's (`wait<K>()`).
+std::optional<WaitPrior> waitPrior(const clang::Stmt *S, const clang::ASTContext &Ctx);
+
+/// Whether S calls something that may wait for copies other than a wait waitPrior reads: a
+/// pipeline's consumer_wait or wait, a barrier's wait (any library function named so), inline
+/// assembly of the async units that is none of the above, or a function of the user's that is
+/// not a helper read as one (its body may wait).
+bool mayWaitOtherwise(const clang::Stmt *S, const clang::ASTContext &Ctx);
+
+} // namespace tilepipe
+
+#endif
