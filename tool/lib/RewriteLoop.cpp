@@ -135,31 +135,35 @@ static void refuseAsInstantiation(ASTContext &Ctx, const std::vector<LoopResult>
     Rec.Detail += " (in " + instantiationName(Ctx, Refused) + ")";
 }
 
-/// Emit: every instantiation must ask for the same text. Where they differ, the block-wide copies
-/// may be what differs: one more try with per-element copies only (Plan becomes that plan). Fails
-/// with an EmitError: Emit's own, or InstantiationsDisagree.
+/// Emit: the edits of Plan, which every instantiation must ask for alike; an EmitError where they
+/// do not (InstantiationsDisagree), or Emit's own. Plan is read, never changed.
 static llvm::Expected<std::vector<tooling::Replacement>>
-emitAgreed(ASTContext &Ctx, const std::vector<LoopResult> &Results, LoopPlan &Plan) {
-  for (int Attempt = 0;; ++Attempt) {
-    std::optional<std::vector<tooling::Replacement>> First;
-    bool Disagree = false;
-    for (const LoopResult &LR : Results) {
-      auto Edits = emitPipeline(Ctx, LR.Model, Plan);
-      if (!Edits)
-        return Edits.takeError();
-      if (!First)
-        First = std::move(*Edits);
-      else if (*First != *Edits) {
-        Disagree = true;
-        break;
-      }
-    }
-    if (!Disagree)
-      return std::move(*First);
-    if (Attempt == 1)
+emitAgreed(ASTContext &Ctx, const std::vector<LoopResult> &Results, const LoopPlan &Plan) {
+  std::optional<std::vector<tooling::Replacement>> First;
+  for (const LoopResult &LR : Results) {
+    auto Edits = emitPipeline(Ctx, LR.Model, Plan);
+    if (!Edits)
+      return Edits.takeError();
+    if (!First)
+      First = std::move(*Edits);
+    else if (*First != *Edits)
       return llvm::make_error<EmitError>(Reason::InstantiationsDisagree, "");
-    Plan = Plan.perElementOnly();
   }
+  return std::move(*First);
+}
+
+/// Whether E is Emit's answer that the instantiations disagree (consumed then; otherwise E is
+/// given back).
+static bool disagree(llvm::Error &E) {
+  bool Disagree = false;
+  E = llvm::handleErrors(std::move(E), [&](std::unique_ptr<EmitError> EE) -> llvm::Error {
+    if (EE->Code == Reason::InstantiationsDisagree) {
+      Disagree = true;
+      return llvm::Error::success();
+    }
+    return llvm::Error(std::move(EE));
+  });
+  return Disagree;
 }
 
 /// The compute-only variant of the loop, which verify times as the floor of perfect overlap, into
@@ -248,6 +252,17 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
     return Rec;
   }
   auto Edits = emitAgreed(Ctx, Results, Plan);
+  if (!Edits) {
+    // The block-wide copies may be what the instantiations disagree on: the plan's fallback,
+    // per-element copies only, emitted once more.
+    llvm::Error E = Edits.takeError();
+    if (disagree(E)) {
+      Plan = Plan.perElementOnly();
+      Edits = emitAgreed(Ctx, Results, Plan);
+    } else {
+      Edits = std::move(E);
+    }
+  }
   if (!Edits) {
     // Emit says why: its text cannot be cut safely (source-text), or another reason.
     llvm::handleAllErrors(
