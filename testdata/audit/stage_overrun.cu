@@ -4,8 +4,13 @@
 // barrier must lie between that read and the copy, since a pipeline of thread scope orders only
 // the thread's own copies. A finding is expected on the line after each `EXPECT-AUDIT:` comment,
 // and nowhere else.
+#include <cooperative_groups.h>
+#include <cuda/barrier>
 #include <cuda/pipeline>
 #include <cuda_pipeline.h>
+
+namespace cg = cooperative_groups;
+using block_barrier = cuda::barrier<cuda::thread_scope_block>;
 
 constexpr int N = 4;
 
@@ -227,4 +232,42 @@ __global__ void rotating_counter(const float *A, float *C, int n) {
     use = use + 1 == N ? 0 : use + 1;
   }
   C[blockIdx.x * 256 + tid] = acc;
+}
+
+// Per-stage block barriers: a barrier counts the copies' completion, not their issue. The copy of
+// tile t + 1 into the buffer of tile t - 1 is issued before this iteration's arrive_and_wait, while
+// a slower thread may still read tile t - 1.
+__global__ void barrier_stages(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[2][256];
+  __shared__ block_barrier bar[2];
+  auto block = cg::this_thread_block();
+  if (block.thread_rank() == 0)
+    for (int i = 0; i < 2; ++i)
+      init(&bar[i], block.size());
+  block.sync();
+  cuda::memcpy_async(block, s[0], A, cuda::aligned_size_t<16>(1024), bar[0]);
+  for (int t = 0; t < n; ++t) {
+    // EXPECT-AUDIT: async-stage-overrun
+    cuda::memcpy_async(block, s[(t + 1) % 2], A + (t + 1) * 256, cuda::aligned_size_t<16>(1024), bar[(t + 1) % 2]);
+    bar[t % 2].arrive_and_wait();
+    C[t * 256 + threadIdx.x] = s[t % 2][255 - threadIdx.x];
+  }
+}
+
+// The same with the block's barrier after the read: safe.
+__global__ void barrier_stages_synced(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[2][256];
+  __shared__ block_barrier bar[2];
+  auto block = cg::this_thread_block();
+  if (block.thread_rank() == 0)
+    for (int i = 0; i < 2; ++i)
+      init(&bar[i], block.size());
+  block.sync();
+  cuda::memcpy_async(block, s[0], A, cuda::aligned_size_t<16>(1024), bar[0]);
+  for (int t = 0; t < n; ++t) {
+    cuda::memcpy_async(block, s[(t + 1) % 2], A + (t + 1) * 256, cuda::aligned_size_t<16>(1024), bar[(t + 1) % 2]);
+    bar[t % 2].arrive_and_wait();
+    C[t * 256 + threadIdx.x] = s[t % 2][255 - threadIdx.x];
+    block.sync();
+  }
 }

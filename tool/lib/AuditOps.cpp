@@ -175,7 +175,30 @@ std::optional<int64_t> asmCount(const GCCAsmStmt *A, const AsmFact &F, const AST
   return R.Val.getInt().getExtValue();
 }
 
+/// Whether T is cuda::barrier<cuda::thread_scope_block> (through references and typedefs).
+bool blockBarrierType(QualType T) {
+  T = T.getNonReferenceType().getCanonicalType();
+  const auto *S = dyn_cast_or_null<ClassTemplateSpecializationDecl>(T->getAsCXXRecordDecl());
+  if (!S || S->getName() != "barrier" || S->getTemplateArgs().size() < 1)
+    return false;
+  const TemplateArgument &A = S->getTemplateArgs()[0];
+  const auto *ET = A.getKind() == TemplateArgument::Integral ? A.getIntegralType()->getAs<EnumType>() : nullptr;
+  if (!ET)
+    return false;
+  for (const EnumConstantDecl *E : ET->getDecl()->enumerators())
+    if (E->getInitVal() == A.getAsIntegral())
+      return E->getName() == "thread_scope_block";
+  return false;
+}
+
 } // namespace
+
+bool isBlockArriveAndWait(const Stmt *S) {
+  const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(S ? bareExpr(S) : nullptr);
+  const FunctionDecl *F = MC ? MC->getDirectCallee() : nullptr;
+  return F && F->getIdentifier() && F->getName() == "arrive_and_wait" &&
+         blockBarrierType(MC->getImplicitObjectArgument()->getType());
+}
 
 /// Whether T is cuda::pipeline<cuda::thread_scope_thread> (through references and typedefs).
 bool threadScope(QualType T) {
@@ -213,7 +236,9 @@ std::optional<ThreadCopy> threadCopy(const Stmt *S, const SourceManager &SM) {
   if (F->getName() == "__pipeline_memcpy_async" && CE->getNumArgs() >= 3)
     return ThreadCopy{CE, CE->getArg(0), CE->getArg(2)};
   if (F->getName() == "memcpy_async" && (CE->getNumArgs() == 4 || CE->getNumArgs() == 5)) {
-    if (!threadScope(CE->getArg(CE->getNumArgs() - 1)->getType()))
+    // On a barrier the copy's completion is counted, not its issue: it orders nothing either.
+    QualType Sync = CE->getArg(CE->getNumArgs() - 1)->getType();
+    if (!threadScope(Sync) && !blockBarrierType(Sync))
       return std::nullopt;
     return ThreadCopy{CE, CE->getArg(CE->getNumArgs() - 4), CE->getArg(CE->getNumArgs() - 2)};
   }

@@ -34,7 +34,7 @@ struct WaitPrior {
 bool threadScope(clang::QualType T);
 
 /// Whether S issues a copy that orders nothing across threads: cuda::memcpy_async on a pipeline of
-/// thread scope, __pipeline_memcpy_async, inline cp.async into a shared address, or a helper of
+/// thread scope or completing on a block-scope cuda::barrier, __pipeline_memcpy_async, inline cp.async into a shared address, or a helper of
 /// the user's that is one of these into its pointer parameter.
 std::optional<ThreadCopy> threadCopy(const clang::Stmt *S, const clang::SourceManager &SM);
 
@@ -46,6 +46,12 @@ bool isCommit(const clang::Stmt *S, const clang::SourceManager &SM);
 /// __pipeline_wait_prior(K), cp.async.wait_group K (or wait_all) in inline assembly or in a helper
 /// of the user's (`wait<K>()`).
 std::optional<WaitPrior> waitPrior(const clang::Stmt *S, const clang::ASTContext &Ctx);
+
+/// `bar.arrive_and_wait()` on a cuda::barrier of block scope: every thread of the block has
+/// arrived, so what each did before it is done (initialized for the block, as per-stage barriers
+/// are; a barrier counted for fewer threads is read as one all the same, which can only hide a
+/// finding, never make one).
+bool isBlockArriveAndWait(const clang::Stmt *S);
 
 /// Whether S calls something that may wait for copies other than a wait waitPrior reads: a
 /// pipeline's consumer_wait or wait, a barrier's wait (any library function named so), inline

@@ -757,7 +757,7 @@ void Checker::stageOverrun(const CompoundStmt *Body, const std::vector<Scheduled
                            const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out) {
   std::vector<size_t> Barriers;
   for (size_t I = 0; I < Body->size(); ++I)
-    if (isBlockBarrier(Body->body_begin()[I]))
+    if (isBlockBarrier(Body->body_begin()[I]) || isBlockArriveAndWait(Body->body_begin()[I]))
       Barriers.push_back(I);
   std::set<const VarDecl *> Reported;
   for (const Scheduled &S : Sched) {
