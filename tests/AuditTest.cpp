@@ -131,6 +131,17 @@ TEST(Audit, StagesAreReadAsASchedule) {
       {0, "COPY(t + 3); __syncthreads(); READ(t); int *p = &t; (void)p;", Thread},
       {0, "COPY(2 * t + 3); __syncthreads(); READ(2 * t);", Thread},
       {0, "COPY(t + 3); __syncthreads(); READ(n);", Thread},
+      // Stage counters of their own, read modulo the buffers: the distance is what separates them.
+      {1, "COPY2(w); __syncthreads(); READ2(r); w = (w + 1) % 4; r = (r + 1) % 4;", Thread},
+      {0, "COPY2(w); __syncthreads(); READ2(r); __syncthreads(); w = (w + 1) % 4; r = (r + 1) % 4;", Thread},
+      {1, "COPY2(w); __syncthreads(); READ2(r); if (++w == 4) w = 0; r = r + 1 == 4 ? 0 : r + 1;", Thread},
+      {0, "__syncthreads(); COPY2(w); READ2(r); w = (w + 1) & 3; r = (r + 1) & 3;", Thread},
+      // ... counted where they are read: w steps before the copy here, so the copy fills the buffer
+      // this iteration reads, which a counter cannot tell from a copy of the tile read: not read.
+      {0, "w = (w + 1) % 4; COPY2(w); __syncthreads(); READ2(r); r = (r + 1) % 4;", Thread},
+      // ... and not read where a counter is reset elsewhere, or steps by another modulus.
+      {0, "COPY2(w); __syncthreads(); READ2(r); w = (w + 1) % 4; r = (r + 1) % 4; if (n > 8) w = 0;", Thread},
+      {0, "COPY2(w); __syncthreads(); READ2(r); w = (w + 1) % 3; r = (r + 1) % 3;", Thread},
       // A barrier inside a branch does not separate anything for every thread.
       {1, "COPY(t + 3); __syncthreads(); READ(t); if (n > 4) __syncthreads();", Thread},
       // The pipeline's scope decides: a copy on a block-scope pipeline waits for the consumers'
@@ -166,13 +177,15 @@ TEST(Audit, StagesAreReadAsASchedule) {
                      "#define COPY(X) cuda::memcpy_async(&s[(X) % 4][threadIdx.x], &A[(X) * 256 + threadIdx.x], "
                      "sizeof(float), pipe)\n"
                      "#define READ(X) acc += s[(X) % 4][255 - threadIdx.x]\n"
+                     "#define COPY2(S) cuda::memcpy_async(&s[S][threadIdx.x], &A[threadIdx.x], sizeof(float), pipe)\n"
+                     "#define READ2(S) acc += s[S][255 - threadIdx.x]\n"
                      "#define COMMIT pipe.producer_commit()\n"
                      "#define WAIT(K) cuda::pipeline_consumer_wait_prior<K>(pipe)\n"
                      "__device__ void g();\n";
-  const unsigned First = 8;
+  const unsigned First = 10;
   for (size_t I = 0; I < Cases.size(); ++I)
     Code += "__global__ void k" + std::to_string(I) + "(const float *A, float *C, int n) { "
-            "alignas(16) __shared__ float s[4][256]; " + Cases[I].Pipe + " float acc = 0; "
+            "alignas(16) __shared__ float s[4][256]; " + Cases[I].Pipe + " float acc = 0; int w = 3, r = 0; "
             "for (int t = 0; t < n; ++t) { " + Cases[I].Body + " } C[threadIdx.x] = acc; }\n";
   FileResult R = runOnCode(Code, auditOptions());
   ASSERT_TRUE(R.Ok) << R.Error;
@@ -193,7 +206,7 @@ TEST(Audit, StagesAreReadAsASchedule) {
 // ahead as there are buffers) get none.
 TEST(Audit, ScheduleFixesMakeTheirLoopsClean) {
   auto Schedule = [](Reason C) { return C == Reason::AsyncStageOverrun || C == Reason::AsyncReadBeforeWait; };
-  for (auto [Name, Fixable, Unfixable] : {std::make_tuple("stage_overrun.cu", 3u, 2u),
+  for (auto [Name, Fixable, Unfixable] : {std::make_tuple("stage_overrun.cu", 4u, 2u),
                                           std::make_tuple("read_before_wait.cu", 6u, 0u),
                                           std::make_tuple("inline_cp_async.cu", 2u, 1u)}) {
     const std::string File = sourceDir() + "/testdata/audit/" + Name;

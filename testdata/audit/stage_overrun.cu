@@ -213,7 +213,8 @@ __global__ void as_many_as_buffers(const float *A, float *C, int n) {
   C[blockIdx.x * 256 + tid] = acc;
 }
 
-// The stage moves in a counter of its own: not read as a schedule, no finding either way.
+// The stages move in counters of their own, a barrier after the read: safe. A counter tells the
+// tile modulo the buffers only: the copy refills the buffer read (0 - 3) mod 4 = 1 iteration before.
 __global__ void rotating_counter(const float *A, float *C, int n) {
   alignas(16) __shared__ float s[N][256];
   auto pipe = cuda::make_pipeline();
@@ -270,4 +271,26 @@ __global__ void barrier_stages_synced(const float *A, float *C, int n) {
     C[t * 256 + threadIdx.x] = s[t % 2][255 - threadIdx.x];
     block.sync();
   }
+}
+
+// The same counters without the barrier after the read.
+__global__ void rotating_counter_racy(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  float acc = 0;
+  int fill = N - 1, use = 0;
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    // EXPECT-AUDIT: async-stage-overrun
+    cuda::memcpy_async(&s[fill][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<N - 1>(pipe);
+    __syncthreads();
+    acc += s[use][255 - tid];
+    if (++fill == N)
+      fill = 0;
+    use = (use + 1) % N;
+  }
+  C[blockIdx.x * 256 + tid] = acc;
 }

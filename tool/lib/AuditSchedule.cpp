@@ -2,7 +2,8 @@
 // index (the value a buffer's stage subscript takes before `% N`) is an affine function of the
 // loop's iteration count, through the loop's induction variables, the unchanged locals that hold
 // them, and an inner producer loop whose own inductions run ahead up to its bound (NVIDIA's
-// `for (; aStage <= a + aStep * N; aStage += aStep, ++iStage)`).
+// `for (; aStage <= a + aStep * N; aStage += aStep, ++iStage)`); or the stage is a counter of its
+// own, stepped once an iteration modulo N, which tells the tile modulo N only (RotatingCounter).
 //  - async-stage-overrun: a copy that refills a stage buffer while another thread may still read
 //    what it held. The distance D from the tile an iteration reads to the newest tile it copies,
 //    the N buffers, and where the block barriers stand decide: the tile read k = N - D iterations
@@ -69,6 +70,14 @@ struct Lin {
   bool countersOnly() const {
     return llvm::all_of(Terms, [](const auto &T) { return T.first == &OuterKey || T.first == &InnerKey; });
   }
+};
+
+/// A stage counter of its own: Start at the loop's start, one step modulo Mod an iteration, taken
+/// by the statement at Update of the body (none: in the loop's increment).
+struct RotatingCounter {
+  int64_t Start = 0;
+  uint64_t Mod = 0;
+  std::optional<size_t> Update;
 };
 
 /// A variable whose value is Start plus Step per step of Counter (Step unknown: a step that is
@@ -148,6 +157,7 @@ struct Scheduled {
   StageRef Dst;
   size_t Pos;
   int64_t Tile;
+  bool Modular = false; ///< the tile is known modulo the buffers only (a stage counter of its own)
 };
 
 /// A read of a stage buffer and the tile it reads, t + Tile.
@@ -155,6 +165,7 @@ struct ScheduledRead {
   StageRef Use;
   size_t Pos;
   int64_t Tile;
+  bool Modular = false;
 };
 
 class Checker {
@@ -248,14 +259,23 @@ private:
 
   /// The tile a stage subscript selects: X in `X % N` (or `X & (N - 1)`), read through the
   /// unchanged locals that hold it, where N is the buffer count.
-  std::optional<Lin> tileOf(const Expr *E, uint64_t N, unsigned Depth = 0) const {
+  /// At: the place in the body of the statement that reads it, for a stage counter of its own,
+  /// whose value tells the tile modulo N only (Modular is set then).
+  std::optional<Lin> tileOf(const Expr *E, uint64_t N, std::optional<size_t> At = std::nullopt,
+                            bool *Modular = nullptr, unsigned Depth = 0) const {
     if (!E || Depth > 8)
       return std::nullopt;
     E = E->IgnoreParenImpCasts();
     if (const auto *DR = dyn_cast<DeclRefExpr>(E)) {
       const auto *V = dyn_cast<VarDecl>(DR->getDecl());
-      if (V && !Inds.count(V) && unchanged(V) && V->getInit())
-        return tileOf(V->getInit(), N, Depth + 1);
+      if (auto It = V && Depth == 0 && At && Modular ? Counters.find(V) : Counters.end();
+          It != Counters.end() && It->second.Mod == N) {
+        *Modular = true;
+        const RotatingCounter &C = It->second;
+        return Lin::atom(&OuterKey).add(Lin::constant(C.Start + (C.Update && *At > *C.Update ? 1 : 0)));
+      }
+      if (V && !Inds.count(V) && !Counters.count(V) && unchanged(V) && V->getInit())
+        return tileOf(V->getInit(), N, std::nullopt, nullptr, Depth + 1);
       return std::nullopt;
     }
     const auto *B = dyn_cast<BinaryOperator>(E);
@@ -392,6 +412,7 @@ private:
   StringRef MainName;
   Writes W;
   std::map<const VarDecl *, Induction> Inds;
+  std::map<const VarDecl *, RotatingCounter> Counters;
 };
 
 /// Every use of a stage buffer in S other than as a copy's destination, with its subscript chain.
@@ -531,6 +552,58 @@ std::optional<tooling::Replacement> Checker::barrierAfter(const CompoundStmt *Bo
                               "\n" + Indent.str() + "__syncthreads();");
 }
 
+/// The modulus of a stage counter's step, where S (or the loop's increment) is one of
+/// `c = (c + 1) % M`, `c = (c + 1) & (M - 1)`, `c = c + 1 == M ? 0 : c + 1`, `if (++c == M) c = 0`.
+static std::optional<uint64_t> rotation(const Stmt *S, const VarDecl *V, const ASTContext &Ctx) {
+  auto Is = [&](const Expr *E) {
+    const auto *DR = dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
+    return DR && DR->getDecl() == V;
+  };
+  auto Const = [&](const Expr *E) -> std::optional<int64_t> {
+    Expr::EvalResult R;
+    if (!E || E->isValueDependent() || !E->EvaluateAsInt(R, Ctx) || !R.Val.getInt().isRepresentableByInt64())
+      return std::nullopt;
+    return R.Val.getInt().getExtValue();
+  };
+  auto PlusOne = [&](const Expr *E) {
+    const auto *B = dyn_cast_or_null<BinaryOperator>(E ? E->IgnoreParenImpCasts() : nullptr);
+    return B && B->getOpcode() == BO_Add &&
+           ((Is(B->getLHS()) && Const(B->getRHS()) == 1) || (Is(B->getRHS()) && Const(B->getLHS()) == 1));
+  };
+  auto Ok = [](std::optional<int64_t> M) -> std::optional<uint64_t> {
+    return M && *M >= 2 ? std::optional<uint64_t>(uint64_t(*M)) : std::nullopt;
+  };
+  if (const auto *If = dyn_cast<IfStmt>(S)) {
+    // if (++c == M) c = 0;
+    const auto *C = dyn_cast<BinaryOperator>(If->getCond()->IgnoreParenImpCasts());
+    const auto *Inc = C && C->getOpcode() == BO_EQ ? dyn_cast<UnaryOperator>(C->getLHS()->IgnoreParenImpCasts()) : nullptr;
+    const auto *Then = dyn_cast_or_null<BinaryOperator>(If->getThen() ? bareExpr(If->getThen()) : nullptr);
+    if (!Inc || Inc->getOpcode() != UO_PreInc || !Is(Inc->getSubExpr()) || If->getElse() || !Then ||
+        Then->getOpcode() != BO_Assign || !Is(Then->getLHS()) || Const(Then->getRHS()) != 0)
+      return std::nullopt;
+    return Ok(Const(C->getRHS()));
+  }
+  const auto *A = dyn_cast_or_null<BinaryOperator>(bareExpr(S));
+  if (!A || A->getOpcode() != BO_Assign || !Is(A->getLHS()))
+    return std::nullopt;
+  const Expr *R = A->getRHS()->IgnoreParenImpCasts();
+  if (const auto *B = dyn_cast<BinaryOperator>(R); B && PlusOne(B->getLHS())) {
+    if (B->getOpcode() == BO_Rem)
+      return Ok(Const(B->getRHS()));
+    if (B->getOpcode() == BO_And)
+      if (std::optional<int64_t> Mask = Const(B->getRHS()); Mask && *Mask >= 1 && ((*Mask + 1) & *Mask) == 0)
+        return Ok(*Mask + 1);
+    return std::nullopt;
+  }
+  // c = c + 1 == M ? 0 : c + 1
+  const auto *CO = dyn_cast<ConditionalOperator>(R);
+  const auto *Cmp = CO ? dyn_cast<BinaryOperator>(CO->getCond()->IgnoreParenImpCasts()) : nullptr;
+  if (!Cmp || Cmp->getOpcode() != BO_EQ || !PlusOne(Cmp->getLHS()) || Const(CO->getTrueExpr()) != 0 ||
+      !PlusOne(CO->getFalseExpr()))
+    return std::nullopt;
+  return Ok(Const(Cmp->getRHS()));
+}
+
 /// The loop's inductions, counted by its iterations, and the variables its init declares that an
 /// inner producer loop (a statement of Body, without an init) steps, counted by that loop's
 /// iterations; with a producer loop, how far its counter runs past the loop's (AheadOfOuter).
@@ -599,6 +672,55 @@ bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const For
     if (!D.countersOnly() || A <= 0 || B % A != 0 || -B / A != 1)
       return false;
     AheadOfOuter = floorDiv(-D.C, A);
+  }
+  // Stage counters of their own: every write in one statement of the body (or the loop's
+  // increment) that steps them once modulo M, a constant start, read nowhere else as written to.
+  Counters.clear();
+  for (const auto &[V, Uses] : W.Of) {
+    if (Inds.count(V) || !V->getType()->isIntegerType() || V->getType()->isReferenceType() || !V->getInit())
+      continue;
+    std::optional<size_t> At;
+    bool InInc = false, Mixed = false;
+    for (const DeclRefExpr *DR : Uses) {
+      std::optional<size_t> Here;
+      for (size_t I = 0; I < Body->size(); ++I)
+        if (const Stmt *S = Body->body_begin()[I]; S->getSourceRange().fullyContains(DR->getSourceRange()) &&
+                                                   topOf(Body, DR) == S)
+          Here = I;
+      bool Inc = Outer->getInc() && Outer->getInc()->getSourceRange().fullyContains(DR->getSourceRange());
+      if ((!Here && !Inc) || (Here && At && *Here != *At) || (Inc && At) || (Here && InInc))
+        Mixed = true;
+      if (Here)
+        At = Here;
+      InInc |= Inc;
+    }
+    if (Mixed || (!At && !InInc))
+      continue;
+    std::optional<Lin> Start = value(V->getInit());
+    std::optional<uint64_t> Mod = At ? rotation(Body->body_begin()[*At], V, Ctx) : std::nullopt;
+    if (InInc) {
+      const auto *Comma = dyn_cast<BinaryOperator>(Outer->getInc()->IgnoreParens());
+      for (const Expr *E = Outer->getInc(); E && !Mod;) {
+        Comma = dyn_cast<BinaryOperator>(E->IgnoreParens());
+        const Expr *Part = Comma && Comma->getOpcode() == BO_Comma ? Comma->getRHS() : E;
+        Mod = rotation(Part, V, Ctx);
+        E = Comma && Comma->getOpcode() == BO_Comma ? Comma->getLHS() : nullptr;
+      }
+    }
+    if (!Start || !Start->Terms.empty() || !Mod)
+      continue;
+    // Declared before the loop in the block that holds it: its start is its initializer's each
+    // time the loop begins (a loop around both declares it again).
+    auto ParentOf = [&](const DynTypedNode &N) -> const Stmt * {
+      DynTypedNodeList P = Ctx.getParents(N);
+      return P.empty() ? nullptr : P[0].get<Stmt>();
+    };
+    const Stmt *DeclStmtOfV = ParentOf(DynTypedNode::create(*V));
+    const Stmt *Block = DeclStmtOfV ? ParentOf(DynTypedNode::create(*DeclStmtOfV)) : nullptr;
+    if (!Block || !isa<CompoundStmt>(Block) || Block != ParentOf(DynTypedNode::create(*static_cast<const Stmt *>(Outer))) ||
+        !SM.isBeforeInTranslationUnit(V->getLocation(), Outer->getBeginLoc()))
+      continue;
+    Counters[V] = RotatingCounter{Start->C, *Mod, At};
   }
   return true;
 }
@@ -767,14 +889,24 @@ void Checker::stageOverrun(const CompoundStmt *Body, const std::vector<Scheduled
     uint64_t N = Dst.Buffers;
     if (Reported.count(Dst.Array))
       continue;
-    std::optional<Lin> Tc = Lin::constant(S.Tile);
     for (const ScheduledRead &SR : Reads) {
+      std::optional<Lin> Tc = Lin::constant(S.Tile);
       const StageRef &Use = SR.Use;
       std::optional<size_t> R = SR.Pos;
       std::optional<Lin> Tr = Lin::constant(SR.Tile);
       if (Use.Array != Dst.Array || *R == *P)
         continue;
       int64_t D = Tc->C - Tr->C; // the copy runs D tiles ahead of the read
+      if (S.Modular || SR.Modular) {
+        // Only the buffers are known: the copy refills the buffer read K = (Tr - Tc) mod N
+        // iterations before; 0 is a copy of the tile this iteration reads, or of one N ahead,
+        // which a counter cannot tell apart, and is not read.
+        int64_t K = ((Tr->C - Tc->C) % int64_t(N) + int64_t(N)) % int64_t(N);
+        if (K == 0)
+          continue;
+        D = int64_t(N) - K;
+        Tc = Lin::constant(Tr->C + D);
+      }
       if (D < 0)
         continue;
       int64_t K = int64_t(N) - D; // the read of the tile the copy replaces, K iterations earlier
@@ -842,7 +974,8 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
   for (const ThreadCopy &TC : CF.Copies) {
     StageRef Dst = stageRef(Ctx, TC.Dst);
     std::optional<size_t> P = Pos(TC.At);
-    std::optional<Lin> Tc = Dst.Array && P ? tileOf(Dst.Stage, Dst.Buffers) : std::nullopt;
+    bool Modular = false;
+    std::optional<Lin> Tc = Dst.Array && P ? tileOf(Dst.Stage, Dst.Buffers, P, &Modular) : std::nullopt;
     if (Tc && Tc->countersOnly())
       if (int64_t In = Tc->coef(&InnerKey)) {
         if (In == 1 && AheadOfOuter && Producer == topOf(Body, TC.At)) {
@@ -856,15 +989,19 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
       AllRead = false;
       continue;
     }
-    Sched.push_back({TC, Dst, *P, Tc->C});
+    AllRead &= !Modular; // groups are counted in tiles, which a counter tells modulo N only
+    Sched.push_back({TC, Dst, *P, Tc->C, Modular});
   }
   // Each read of a stage buffer with the tile it reads.
   std::vector<ScheduledRead> Reads;
   for (const StageRef &Use : BU.Uses) {
     std::optional<size_t> R = Pos(Use.Outer);
-    std::optional<Lin> Tr = R ? tileOf(Use.Stage, Use.Buffers) : std::nullopt;
-    if (Tr && Tr->countersOnly() && Tr->coef(&OuterKey) == 1 && Tr->Terms.size() == 1)
-      Reads.push_back({Use, *R, Tr->C});
+    bool Modular = false;
+    std::optional<Lin> Tr = R ? tileOf(Use.Stage, Use.Buffers, R, &Modular) : std::nullopt;
+    if (Tr && Tr->countersOnly() && Tr->coef(&OuterKey) == 1 && Tr->Terms.size() == 1) {
+      AllRead &= !Modular;
+      Reads.push_back({Use, *R, Tr->C, Modular});
+    }
   }
   if (AllRead)
     readBeforeWait(Body, Producer, Sched, Reads, Out);
