@@ -137,8 +137,11 @@ TEST(Audit, StagesAreReadAsASchedule) {
       {1, "COPY2(w); __syncthreads(); READ2(r); if (++w == 4) w = 0; r = r + 1 == 4 ? 0 : r + 1;", Thread},
       {0, "__syncthreads(); COPY2(w); READ2(r); w = (w + 1) & 3; r = (r + 1) & 3;", Thread},
       // ... counted where they are read: w steps before the copy here, so the copy fills the buffer
-      // this iteration reads, which a counter cannot tell from a copy of the tile read: not read.
+      // this iteration reads, before the read (the tile it reads): the old content was read 4
+      // iterations back, and any barrier separates that. After the read, it would be 4 ahead.
       {0, "w = (w + 1) % 4; COPY2(w); __syncthreads(); READ2(r); r = (r + 1) % 4;", Thread},
+      {1, "READ2(r); w = (w + 1) % 4; COPY2(w); __syncthreads(); r = (r + 1) % 4;", Thread},
+      {0, "READ2(r); __syncthreads(); w = (w + 1) % 4; COPY2(w); r = (r + 1) % 4;", Thread},
       // ... and not read where a counter is reset elsewhere, or steps by another modulus.
       {0, "COPY2(w); __syncthreads(); READ2(r); w = (w + 1) % 4; r = (r + 1) % 4; if (n > 8) w = 0;", Thread},
       {0, "COPY2(w); __syncthreads(); READ2(r); w = (w + 1) % 3; r = (r + 1) % 3;", Thread},
@@ -156,6 +159,11 @@ TEST(Audit, StagesAreReadAsASchedule) {
       {1, "WAIT(3); __syncthreads(); COPY(t + 3); COMMIT; READ(t);", Thread, Wait},
       {0, "COPY(t + 3); COMMIT; WAIT(0); __syncthreads(); READ(t + 3); __syncthreads();", Thread, Wait},
       {1, "COPY(t + 3); COMMIT; WAIT(1); __syncthreads(); READ(t + 3); __syncthreads();", Thread, Wait},
+      // Through stage counters: the buffer read was filled 3 iterations before.
+      {0, "COPY2(w); COMMIT; WAIT(3); __syncthreads(); READ2(r); __syncthreads(); w = (w + 1) % 4; r = (r + 1) % 4;",
+       Thread, Wait},
+      {1, "COPY2(w); COMMIT; WAIT(4); __syncthreads(); READ2(r); __syncthreads(); w = (w + 1) % 4; r = (r + 1) % 4;",
+       Thread, Wait},
       // The wait at the end of the iteration before.
       {0, "__syncthreads(); READ(t); __syncthreads(); COPY(t + 4); COMMIT; WAIT(3);", Thread, Wait},
       {1, "__syncthreads(); READ(t); __syncthreads(); COPY(t + 4); COMMIT; WAIT(4);", Thread, Wait},

@@ -3,7 +3,8 @@
 // loop's iteration count, through the loop's induction variables, the unchanged locals that hold
 // them, and an inner producer loop whose own inductions run ahead up to its bound (NVIDIA's
 // `for (; aStage <= a + aStep * N; aStage += aStep, ++iStage)`); or the stage is a counter of its
-// own, stepped once an iteration modulo N, which tells the tile modulo N only (RotatingCounter).
+// own, stepped once an iteration modulo N (RotatingCounter), which tells the tile modulo N only,
+// and exactly relative to the copy that fills the buffer read.
 //  - async-stage-overrun: a copy that refills a stage buffer while another thread may still read
 //    what it held. The distance D from the tile an iteration reads to the newest tile it copies,
 //    the N buffers, and where the block barriers stand decide: the tile read k = N - D iterations
@@ -897,16 +898,6 @@ void Checker::stageOverrun(const CompoundStmt *Body, const std::vector<Scheduled
       if (Use.Array != Dst.Array || *R == *P)
         continue;
       int64_t D = Tc->C - Tr->C; // the copy runs D tiles ahead of the read
-      if (S.Modular || SR.Modular) {
-        // Only the buffers are known: the copy refills the buffer read K = (Tr - Tc) mod N
-        // iterations before; 0 is a copy of the tile this iteration reads, or of one N ahead,
-        // which a counter cannot tell apart, and is not read.
-        int64_t K = ((Tr->C - Tc->C) % int64_t(N) + int64_t(N)) % int64_t(N);
-        if (K == 0)
-          continue;
-        D = int64_t(N) - K;
-        Tc = Lin::constant(Tr->C + D);
-      }
       if (D < 0)
         continue;
       int64_t K = int64_t(N) - D; // the read of the tile the copy replaces, K iterations earlier
@@ -989,7 +980,6 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
       AllRead = false;
       continue;
     }
-    AllRead &= !Modular; // groups are counted in tiles, which a counter tells modulo N only
     Sched.push_back({TC, Dst, *P, Tc->C, Modular});
   }
   // Each read of a stage buffer with the tile it reads.
@@ -998,10 +988,23 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
     std::optional<size_t> R = Pos(Use.Outer);
     bool Modular = false;
     std::optional<Lin> Tr = R ? tileOf(Use.Stage, Use.Buffers, R, &Modular) : std::nullopt;
-    if (Tr && Tr->countersOnly() && Tr->coef(&OuterKey) == 1 && Tr->Terms.size() == 1) {
-      AllRead &= !Modular;
+    if (Tr && Tr->countersOnly() && Tr->coef(&OuterKey) == 1 && Tr->Terms.size() == 1)
       Reads.push_back({Use, *R, Tr->C, Modular});
-    }
+  }
+  // A tile known modulo N only (a stage counter) is known exactly relative to the copy that fills
+  // its buffer: one copy an iteration into the N buffers in turn, so the buffer read was filled
+  // D = (copy - read) mod N iterations before, or, where that is 0, in this iteration if the copy
+  // comes first and N iterations before if it comes after the read.
+  for (ScheduledRead &R : Reads) {
+    auto C = llvm::find_if(Sched, [&](const Scheduled &S) { return S.Dst.Array == R.Use.Array; });
+    if (C == Sched.end() || (!C->Modular && !R.Modular))
+      continue;
+    int64_t N = int64_t(R.Use.Buffers);
+    int64_t D = ((C->Tile - R.Tile) % N + N) % N;
+    if (D == 0 && C->Pos > R.Pos)
+      D = N;
+    R.Tile = C->Tile - D;
+    R.Modular = false;
   }
   if (AllRead)
     readBeforeWait(Body, Producer, Sched, Reads, Out);
