@@ -142,6 +142,11 @@ TEST(Audit, StagesAreReadAsASchedule) {
       {0, "w = (w + 1) % 4; COPY2(w); __syncthreads(); READ2(r); r = (r + 1) % 4;", Thread},
       {1, "READ2(r); w = (w + 1) % 4; COPY2(w); __syncthreads(); r = (r + 1) % 4;", Thread},
       {0, "READ2(r); __syncthreads(); w = (w + 1) % 4; COPY2(w); r = (r + 1) % 4;", Thread},
+      // ... which a thread that reads back only its own element may do: its order is program
+      // order. Four ahead into the buffer it reads next is wrong in one thread too.
+      {0, "READ3(r); w = (w + 1) % 4; COPY2(w); r = (r + 1) % 4;", Thread},
+      {0, "READ4(t); COPY(t + 4);", Thread},
+      {1, "COPY(t + 4); READ4(t);", Thread},
       // ... and not read where a counter is reset elsewhere, or steps by another modulus.
       {0, "COPY2(w); __syncthreads(); READ2(r); w = (w + 1) % 4; r = (r + 1) % 4; if (n > 8) w = 0;", Thread},
       {0, "COPY2(w); __syncthreads(); READ2(r); w = (w + 1) % 3; r = (r + 1) % 3;", Thread},
@@ -187,10 +192,12 @@ TEST(Audit, StagesAreReadAsASchedule) {
                      "#define READ(X) acc += s[(X) % 4][255 - threadIdx.x]\n"
                      "#define COPY2(S) cuda::memcpy_async(&s[S][threadIdx.x], &A[threadIdx.x], sizeof(float), pipe)\n"
                      "#define READ2(S) acc += s[S][255 - threadIdx.x]\n"
+                     "#define READ3(S) acc += s[S][threadIdx.x]\n"
+                     "#define READ4(X) acc += s[(X) % 4][threadIdx.x]\n"
                      "#define COMMIT pipe.producer_commit()\n"
                      "#define WAIT(K) cuda::pipeline_consumer_wait_prior<K>(pipe)\n"
                      "__device__ void g();\n";
-  const unsigned First = 10;
+  const unsigned First = 12;
   for (size_t I = 0; I < Cases.size(); ++I)
     Code += "__global__ void k" + std::to_string(I) + "(const float *A, float *C, int n) { "
             "alignas(16) __shared__ float s[4][256]; " + Cases[I].Pipe + " float acc = 0; int w = 3, r = 0; "

@@ -913,8 +913,8 @@ void Checker::stageOverrun(const CompoundStmt *Body, const std::vector<Scheduled
       if (Safe)
         continue;
       // A thread that reads only the one element it copied itself needs no barrier, only its
-      // own order.
-      if (K >= 1 && ownElement(TC, Dst, Use))
+      // own order: a read before the refill in program order, or an iteration or more before.
+      if ((K >= 1 || (K == 0 && *R < *P)) && ownElement(TC, Dst, Use))
         continue;
       AuditFinding F;
       F.Code = Reason::AsyncStageOverrun;
