@@ -3,6 +3,7 @@
 // slow-path check reads each call alone, the stage-count check reads the calls that complete on
 // one pipeline state or one array of barriers together.
 #include "tilepipe/Audit.h"
+#include "AuditOps.h"
 #include "AuditSchedule.h"
 #include "tilepipe/AstUtil.h"
 #include "tilepipe/Effects.h"
@@ -21,22 +22,6 @@ using namespace clang;
 namespace tilepipe {
 
 namespace {
-
-/// D is declared in namespace `cuda` (CCCL's), directly or through inline namespaces.
-bool inCuda(const Decl *D) {
-  const NamespaceDecl *Outer = nullptr; // the outermost namespace that is not inline
-  for (const DeclContext *C = D->getDeclContext(); C; C = C->getParent())
-    if (const auto *NS = dyn_cast<NamespaceDecl>(C); NS && !NS->isInline())
-      Outer = NS;
-  return Outer && Outer->getName() == "cuda";
-}
-
-/// The specialization of CCCL class template Name that T is (through typedefs), or null.
-const ClassTemplateSpecializationDecl *cudaSpecialization(QualType T, StringRef Name) {
-  const auto *RD = T.getCanonicalType()->getAsCXXRecordDecl();
-  const auto *S = dyn_cast_or_null<ClassTemplateSpecializationDecl>(RD);
-  return S && S->getName() == Name && inCuda(S) ? S : nullptr;
-}
 
 /// The integral template argument I of S, or 0.
 uint64_t integralArg(const ClassTemplateSpecializationDecl *S, unsigned I) {

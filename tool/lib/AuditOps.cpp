@@ -36,10 +36,7 @@ AsmFact asmFact(const AsmStmt *A) {
     if (Tok.consume_front("%")) {
       if (Tok.getAsInteger(10, V) || V < G->getNumOutputs())
         return false;
-      if (IsOperand)
-        F.Operand = V - G->getNumOutputs();
-      else
-        F.Operand = V - G->getNumOutputs(), F.Value.reset();
+      F.Operand = V - G->getNumOutputs();
       return true;
     }
     if (IsOperand || Tok.getAsInteger(10, V))
@@ -175,11 +172,11 @@ std::optional<int64_t> asmCount(const GCCAsmStmt *A, const AsmFact &F, const AST
   return R.Val.getInt().getExtValue();
 }
 
-/// Whether T is cuda::barrier<cuda::thread_scope_block> (through references and typedefs).
-bool blockBarrierType(QualType T) {
-  T = T.getNonReferenceType().getCanonicalType();
-  const auto *S = dyn_cast_or_null<ClassTemplateSpecializationDecl>(T->getAsCXXRecordDecl());
-  if (!S || S->getName() != "barrier" || S->getTemplateArgs().size() < 1)
+/// Whether T is the CCCL class template Template whose first argument, a cuda::thread_scope, is
+/// Scope (through references and typedefs).
+bool ofScope(QualType T, StringRef Template, StringRef Scope) {
+  const auto *S = cudaSpecialization(T.getNonReferenceType(), Template);
+  if (!S || S->getTemplateArgs().size() < 1)
     return false;
   const TemplateArgument &A = S->getTemplateArgs()[0];
   const auto *ET = A.getKind() == TemplateArgument::Integral ? A.getIntegralType()->getAs<EnumType>() : nullptr;
@@ -187,9 +184,12 @@ bool blockBarrierType(QualType T) {
     return false;
   for (const EnumConstantDecl *E : ET->getDecl()->enumerators())
     if (E->getInitVal() == A.getAsIntegral())
-      return E->getName() == "thread_scope_block";
+      return E->getName() == Scope;
   return false;
 }
+
+/// Whether T is cuda::barrier<cuda::thread_scope_block> (through references and typedefs).
+bool blockBarrierType(QualType T) { return ofScope(T, "barrier", "thread_scope_block"); }
 
 } // namespace
 
@@ -200,21 +200,23 @@ bool isBlockArriveAndWait(const Stmt *S) {
          blockBarrierType(MC->getImplicitObjectArgument()->getType());
 }
 
-/// Whether T is cuda::pipeline<cuda::thread_scope_thread> (through references and typedefs).
-bool threadScope(QualType T) {
-  T = T.getNonReferenceType().getCanonicalType();
-  const auto *S = dyn_cast_or_null<ClassTemplateSpecializationDecl>(T->getAsCXXRecordDecl());
-  if (!S || S->getName() != "pipeline" || S->getTemplateArgs().size() != 1)
-    return false;
-  const TemplateArgument &A = S->getTemplateArgs()[0];
-  const auto *ET = A.getKind() == TemplateArgument::Integral ? A.getIntegralType()->getAs<EnumType>() : nullptr;
-  if (!ET)
-    return false;
-  for (const EnumConstantDecl *E : ET->getDecl()->enumerators())
-    if (E->getInitVal() == A.getAsIntegral())
-      return E->getName() == "thread_scope_thread";
-  return false;
+/// D is declared in namespace `cuda` (CCCL's), directly or through inline namespaces.
+bool inCuda(const Decl *D) {
+  const NamespaceDecl *Outer = nullptr; // the outermost namespace that is not inline
+  for (const DeclContext *C = D->getDeclContext(); C; C = C->getParent())
+    if (const auto *NS = dyn_cast<NamespaceDecl>(C); NS && !NS->isInline())
+      Outer = NS;
+  return Outer && Outer->getName() == "cuda";
 }
+
+/// The specialization of CCCL class template Name that T is (through typedefs), or null.
+const ClassTemplateSpecializationDecl *cudaSpecialization(QualType T, StringRef Name) {
+  const auto *RD = T.getCanonicalType()->getAsCXXRecordDecl();
+  const auto *S = dyn_cast_or_null<ClassTemplateSpecializationDecl>(RD);
+  return S && S->getName() == Name && inCuda(S) ? S : nullptr;
+}
+
+bool threadScope(QualType T) { return ofScope(T, "pipeline", "thread_scope_thread"); }
 
 /// Whether S issues a copy that orders nothing across threads: cuda::memcpy_async on a pipeline of
 /// thread scope, __pipeline_memcpy_async, inline cp.async into a shared address, or a helper of

@@ -8,6 +8,7 @@
 #define TILEPIPE_AUDIT_OPS_H
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Stmt.h"
 #include <optional>
 
@@ -29,6 +30,12 @@ struct WaitPrior {
   const clang::Stmt *At;
   const clang::Expr *Spelled;
 };
+
+/// D is declared in namespace `cuda` (CCCL's), directly or through inline namespaces.
+bool inCuda(const clang::Decl *D);
+
+/// The specialization of CCCL class template Name that T is (through typedefs), or null.
+const clang::ClassTemplateSpecializationDecl *cudaSpecialization(clang::QualType T, llvm::StringRef Name);
 
 /// Whether T is cuda::pipeline<cuda::thread_scope_thread> (through references and typedefs).
 bool threadScope(clang::QualType T);
