@@ -169,6 +169,16 @@ struct ScheduledRead {
   bool Modular = false;
 };
 
+/// The expressions of a comma list (`++i, a += s`), in order; E itself where it is not one.
+std::vector<const Expr *> commaList(const Expr *E) {
+  if (const auto *B = dyn_cast_or_null<BinaryOperator>(E ? E->IgnoreParens() : nullptr); B && B->getOpcode() == BO_Comma) {
+    std::vector<const Expr *> L = commaList(B->getLHS()), R = commaList(B->getRHS());
+    L.insert(L.end(), R.begin(), R.end());
+    return L;
+  }
+  return {E};
+}
+
 class Checker {
 public:
   Checker(ASTContext &Ctx, StringRef MainName, const FunctionDecl *F)
@@ -321,17 +331,9 @@ private:
   /// one is not a step, or its variable is written elsewhere too.
   std::optional<std::map<const VarDecl *, std::optional<int64_t>>> stepsOf(const ForStmt *F) const {
     std::map<const VarDecl *, std::optional<int64_t>> Out;
-    std::vector<const Expr *> Work{F->getInc()};
-    while (!Work.empty()) {
-      const Expr *E = Work.back();
-      Work.pop_back();
+    for (const Expr *E : commaList(F->getInc())) {
       if (!E)
         return std::nullopt;
-      if (const auto *B = dyn_cast<BinaryOperator>(E->IgnoreParens()); B && B->getOpcode() == BO_Comma) {
-        Work.push_back(B->getLHS());
-        Work.push_back(B->getRHS());
-        continue;
-      }
       auto S = stepOf(E);
       if (!S)
         return std::nullopt;
@@ -365,6 +367,26 @@ private:
       S = Up;
     }
     return nullptr;
+  }
+
+  /// The place in Body of the statement that holds S.
+  std::optional<size_t> indexIn(const CompoundStmt *Body, const Stmt *S) const {
+    const Stmt *Top = topOf(Body, S);
+    for (size_t I = 0; Top && I < Body->size(); ++I)
+      if (Body->body_begin()[I] == Top)
+        return I;
+    return std::nullopt;
+  }
+
+  /// Whether S lies within Ancestor.
+  bool within(const Stmt *S, const Stmt *Ancestor) const {
+    for (unsigned I = 0; I < 64 && S; ++I) {
+      if (S == Ancestor)
+        return true;
+      DynTypedNodeList P = Ctx.getParents(*S);
+      S = P.empty() ? nullptr : P[0].get<Stmt>();
+    }
+    return false;
   }
 
   Place place(SourceLocation L) const { return placeOf(SM, MainName, L); }
@@ -683,12 +705,8 @@ bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const For
     std::optional<size_t> At;
     bool InInc = false, Mixed = false;
     for (const DeclRefExpr *DR : Uses) {
-      std::optional<size_t> Here;
-      for (size_t I = 0; I < Body->size(); ++I)
-        if (const Stmt *S = Body->body_begin()[I]; S->getSourceRange().fullyContains(DR->getSourceRange()) &&
-                                                   topOf(Body, DR) == S)
-          Here = I;
-      bool Inc = Outer->getInc() && Outer->getInc()->getSourceRange().fullyContains(DR->getSourceRange());
+      std::optional<size_t> Here = indexIn(Body, DR);
+      bool Inc = Outer->getInc() && within(DR, Outer->getInc());
       if ((!Here && !Inc) || (Here && At && *Here != *At) || (Inc && At) || (Here && InInc))
         Mixed = true;
       if (Here)
@@ -699,15 +717,10 @@ bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const For
       continue;
     std::optional<Lin> Start = value(V->getInit());
     std::optional<uint64_t> Mod = At ? rotation(Body->body_begin()[*At], V, Ctx) : std::nullopt;
-    if (InInc) {
-      const auto *Comma = dyn_cast<BinaryOperator>(Outer->getInc()->IgnoreParens());
-      for (const Expr *E = Outer->getInc(); E && !Mod;) {
-        Comma = dyn_cast<BinaryOperator>(E->IgnoreParens());
-        const Expr *Part = Comma && Comma->getOpcode() == BO_Comma ? Comma->getRHS() : E;
-        Mod = rotation(Part, V, Ctx);
-        E = Comma && Comma->getOpcode() == BO_Comma ? Comma->getLHS() : nullptr;
-      }
-    }
+    if (InInc)
+      for (const Expr *Part : commaList(Outer->getInc()))
+        if (!Mod)
+          Mod = rotation(Part, V, Ctx);
     if (!Start || !Start->Terms.empty() || !Mod)
       continue;
     // Declared before the loop in the block that holds it: its start is its initializer's each
@@ -718,7 +731,7 @@ bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const For
     };
     const Stmt *DeclStmtOfV = ParentOf(DynTypedNode::create(*V));
     const Stmt *Block = DeclStmtOfV ? ParentOf(DynTypedNode::create(*DeclStmtOfV)) : nullptr;
-    if (!Block || !isa<CompoundStmt>(Block) || Block != ParentOf(DynTypedNode::create(*static_cast<const Stmt *>(Outer))) ||
+    if (!Block || !isa<CompoundStmt>(Block) || Block != ParentOf(DynTypedNode::create(*Outer)) ||
         !SM.isBeforeInTranslationUnit(V->getLocation(), Outer->getBeginLoc()))
       continue;
     Counters[V] = RotatingCounter{Start->C, *Mod, At};
@@ -882,51 +895,43 @@ void Checker::stageOverrun(const CompoundStmt *Body, const std::vector<Scheduled
   for (size_t I = 0; I < Body->size(); ++I)
     if (isBlockBarrier(Body->body_begin()[I]) || isBlockArriveAndWait(Body->body_begin()[I]))
       Barriers.push_back(I);
+  auto Any = [&](auto Where) { return llvm::any_of(Barriers, Where); };
   std::set<const VarDecl *> Reported;
   for (const Scheduled &S : Sched) {
-    const ThreadCopy &TC = S.TC;
     const StageRef &Dst = S.Dst;
-    std::optional<size_t> P = S.Pos;
     uint64_t N = Dst.Buffers;
+    size_t P = S.Pos;
     if (Reported.count(Dst.Array))
       continue;
     for (const ScheduledRead &SR : Reads) {
-      std::optional<Lin> Tc = Lin::constant(S.Tile);
       const StageRef &Use = SR.Use;
-      std::optional<size_t> R = SR.Pos;
-      std::optional<Lin> Tr = Lin::constant(SR.Tile);
-      if (Use.Array != Dst.Array || *R == *P)
+      size_t R = SR.Pos;
+      if (Use.Array != Dst.Array || R == P)
         continue;
-      int64_t D = Tc->C - Tr->C; // the copy runs D tiles ahead of the read
+      int64_t D = S.Tile - SR.Tile; // the copy runs D tiles ahead of the read
       if (D < 0)
         continue;
       int64_t K = int64_t(N) - D; // the read of the tile the copy replaces, K iterations earlier
-      auto Between = [&](size_t From, size_t To) {
-        return llvm::any_of(Barriers, [&](size_t B) { return From < B && B < To; });
-      };
-      bool AfterRead = llvm::any_of(Barriers, [&](size_t B) { return B > *R; });
-      bool BeforeCopy = llvm::any_of(Barriers, [&](size_t B) { return B < *P; });
-      bool Safe = K >= 2 ? !Barriers.empty()
-                  : K == 1 ? AfterRead || BeforeCopy
-                  : K == 0 ? *R < *P && Between(*R, *P)
+      bool Safe = K >= 2   ? !Barriers.empty()
+                  : K == 1 ? Any([&](size_t B) { return B > R || B < P; })
+                  : K == 0 ? R < P && Any([&](size_t B) { return R < B && B < P; })
                            : false;
       if (Safe)
         continue;
       // A thread that reads only the one element it copied itself needs no barrier, only its
       // own order: a read before the refill in program order, or an iteration or more before.
-      if ((K >= 1 || (K == 0 && *R < *P)) && ownElement(TC, Dst, Use))
+      if ((K >= 1 || (K == 0 && R < P)) && ownElement(S.TC, Dst, Use))
         continue;
       AuditFinding F;
       F.Code = Reason::AsyncStageOverrun;
-      F.At = place(TC.At->getBeginLoc());
-      F.Detail = overrunDetail(Dst.Array->getName(), N, Tc->C, Tr->C,
+      F.At = place(S.TC.At->getBeginLoc());
+      F.Detail = overrunDetail(Dst.Array->getName(), N, S.Tile, SR.Tile,
                                SM.getExpansionLineNumber(Use.Outer->getBeginLoc()));
-      F.Notes.push_back({place(Use.Outer->getBeginLoc()), "tile " + tileText(Tr->C) + " is read from buffer " +
-                                                              bufferText(Tr->C, N) + " here"});
+      F.Notes.push_back({place(Use.Outer->getBeginLoc()), "tile " + tileText(SR.Tile) + " is read from buffer " +
+                                                              bufferText(SR.Tile, N) + " here"});
       if (K == 1 && !Barriers.empty())
-        if (const Stmt *Top = topOf(Body, Use.Outer))
-          if (auto Fix = barrierAfter(Body, Top))
-            F.Fixes.push_back(*Fix);
+        if (auto Fix = barrierAfter(Body, Body->body_begin()[R]))
+          F.Fixes.push_back(*Fix);
       Out.push_back(std::move(F));
       Reported.insert(Dst.Array);
       break;
@@ -952,13 +957,7 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
     Dsts.insert(TC.Dst);
   BufferUses BU(Ctx, Dsts);
   BU.TraverseStmt(const_cast<CompoundStmt *>(Body));
-  auto Pos = [&](const Stmt *S) -> std::optional<size_t> {
-    const Stmt *Top = topOf(Body, S);
-    for (size_t I = 0; Top && I < Body->size(); ++I)
-      if (Body->body_begin()[I] == Top)
-        return I;
-    return std::nullopt;
-  };
+  auto Pos = [&](const Stmt *S) { return indexIn(Body, S); };
   // Each copy with the tile it fills, t + Tile (the newest, in a producer loop).
   std::vector<Scheduled> Sched;
   bool AllRead = true; // every copy's tile is read so
