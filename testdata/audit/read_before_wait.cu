@@ -208,3 +208,54 @@ __global__ void commit_every_iteration(const float *A, float *C, int n) {
   }
   C[blockIdx.x * 256 + tid] = acc;
 }
+
+// The tile handed to a function of the user's that reads it: the function waits for nothing, so
+// the wait before the call is the one that must cover the tile.
+__device__ float rowSum(const float *row, int tid) {
+  float acc = 0;
+  for (int k = 0; k < 32; ++k)
+    acc += row[(tid + k) & 255];
+  return acc;
+}
+__global__ void handed_to_function(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<N>(pipe);
+    __syncthreads();
+    // EXPECT-AUDIT: async-read-before-wait
+    acc += rowSum(s[t % N], tid);
+    __syncthreads();
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
+// A function of the user's that waits another way (through another that calls consumer_wait): the
+// wait count alone does not tell what is in flight, no finding.
+__device__ void settle(cuda::pipeline<cuda::thread_scope_thread> &pipe) { pipe.consumer_wait(); }
+__device__ float settledSum(cuda::pipeline<cuda::thread_scope_thread> &pipe, const float *row, int tid) {
+  settle(pipe);
+  return rowSum(row, tid);
+}
+__global__ void function_waits(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<N>(pipe);
+    __syncthreads();
+    acc += settledSum(pipe, s[t % N], tid);
+    pipe.consumer_release();
+    __syncthreads();
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}

@@ -6,6 +6,7 @@
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include <cstring>
 
 using namespace clang;
@@ -316,9 +317,9 @@ std::optional<WaitPrior> waitPrior(const Stmt *S, const ASTContext &Ctx) {
 
 /// Whether S calls something that may wait for copies other than a wait waitPrior reads: a
 /// pipeline's consumer_wait or wait, a barrier's wait (any library function named so), inline
-/// assembly of the async units that is none of the above, or a function of the user's that is
-/// not a helper read as one (its body may wait).
-bool mayWaitOtherwise(const Stmt *S, const ASTContext &Ctx) {
+/// assembly of the async units that is none of the above, or a function of the user's whose body
+/// may (read through, calls within it too; one without a body, or called indirectly, may).
+static bool mayWaitOtherwise(const Stmt *S, const ASTContext &Ctx, llvm::SmallPtrSetImpl<const FunctionDecl *> &Seen) {
   if (!S)
     return false;
   const SourceManager &SM = Ctx.getSourceManager();
@@ -336,14 +337,29 @@ bool mayWaitOtherwise(const Stmt *S, const ASTContext &Ctx) {
     bool Library = F->getBuiltinID() || SM.isInSystemHeader(SM.getExpansionLoc(F->getLocation()));
     if (auto H = helperCalled(CE, SM); H && H->Fact.K == AsmFact::None)
       Library = true; // inline assembly of its own that touches no async unit
+    if (!Known && !Library && !Name.contains_insensitive("wait")) {
+      // The user's function: what its body does (a call already being read waits for nothing more).
+      const FunctionDecl *Def = nullptr;
+      const Stmt *FBody = F->getBody(Def);
+      if (!FBody || F->isVirtualAsWritten())
+        return true;
+      if (Seen.insert(Def).second && mayWaitOtherwise(FBody, Ctx, Seen))
+        return true;
+      Library = true;
+    }
     if (!Known && (Name.contains_insensitive("wait") || !Library))
       if (!(Name == "__syncthreads" || isBlockBarrier(CE)))
         return true;
   }
   for (const Stmt *C : S->children())
-    if (mayWaitOtherwise(C, Ctx))
+    if (mayWaitOtherwise(C, Ctx, Seen))
       return true;
   return false;
+}
+
+bool mayWaitOtherwise(const Stmt *S, const ASTContext &Ctx) {
+  llvm::SmallPtrSet<const FunctionDecl *, 8> Seen;
+  return mayWaitOtherwise(S, Ctx, Seen);
 }
 
 } // namespace tilepipe
