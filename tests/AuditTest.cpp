@@ -222,7 +222,7 @@ TEST(Audit, StagesAreReadAsASchedule) {
 TEST(Audit, ScheduleFixesMakeTheirLoopsClean) {
   auto Schedule = [](Reason C) { return C == Reason::AsyncStageOverrun || C == Reason::AsyncReadBeforeWait; };
   for (auto [Name, Fixable, Unfixable] : {std::make_tuple("stage_overrun.cu", 4u, 2u),
-                                          std::make_tuple("read_before_wait.cu", 7u, 0u),
+                                          std::make_tuple("read_before_wait.cu", 7u, 2u),
                                           std::make_tuple("inline_cp_async.cu", 2u, 1u)}) {
     const std::string File = sourceDir() + "/testdata/audit/" + Name;
     FileResult R = runOnFile(File, auditOptions());

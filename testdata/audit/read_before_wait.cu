@@ -3,8 +3,13 @@
 // the newest K groups covers the tile read only where K groups or more were committed after the
 // read tile's. A finding is expected on the line after each `EXPECT-AUDIT:` comment, and nowhere
 // else.
+#include <cooperative_groups.h>
+#include <cuda/barrier>
 #include <cuda/pipeline>
 #include <cuda_pipeline.h>
+
+namespace cg = cooperative_groups;
+using block_barrier = cuda::barrier<cuda::thread_scope_block>;
 
 constexpr int N = 4;
 
@@ -258,4 +263,81 @@ __global__ void function_waits(const float *A, float *C, int n) {
     __syncthreads();
   }
   C[blockIdx.x * 256 + tid] = acc;
+}
+
+// Copies of the whole block on a barrier per stage: the loop waits on the barrier of the tile it is
+// about to copy (t + 1), before the copy, and never on tile t's after its copy was issued.
+__global__ void barrier_wrong_stage(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[2][256];
+  __shared__ block_barrier bar[2];
+  auto block = cg::this_thread_block();
+  if (block.thread_rank() == 0)
+    for (int i = 0; i < 2; ++i)
+      init(&bar[i], block.size());
+  block.sync();
+  cuda::memcpy_async(block, s[0], A, cuda::aligned_size_t<16>(1024), bar[0]);
+  for (int t = 0; t < n; ++t) {
+    bar[(t + 1) % 2].arrive_and_wait();
+    cuda::memcpy_async(block, s[(t + 1) % 2], A + (t + 1) * 256, cuda::aligned_size_t<16>(1024), bar[(t + 1) % 2]);
+    // EXPECT-AUDIT: async-read-before-wait
+    C[t * 256 + threadIdx.x] = s[t % 2][255 - threadIdx.x];
+    block.sync();
+  }
+}
+
+// No wait at all on the barriers the copies complete on: the block's sync does not wait for them.
+__global__ void barrier_never_waited(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[2][256];
+  __shared__ block_barrier bar[2];
+  auto block = cg::this_thread_block();
+  if (block.thread_rank() == 0)
+    for (int i = 0; i < 2; ++i)
+      init(&bar[i], block.size());
+  block.sync();
+  cuda::memcpy_async(block, s[0], A, cuda::aligned_size_t<16>(1024), bar[0]);
+  for (int t = 0; t < n; ++t) {
+    cuda::memcpy_async(block, s[(t + 1) % 2], A + (t + 1) * 256, cuda::aligned_size_t<16>(1024), bar[(t + 1) % 2]);
+    block.sync();
+    // EXPECT-AUDIT: async-read-before-wait
+    C[t * 256 + threadIdx.x] = s[t % 2][255 - threadIdx.x];
+    block.sync();
+  }
+}
+
+// Correct: the wait on the next tile's barrier at the end of the iteration covers the next read
+// (tile t + 1's copy was issued before it in this iteration).
+__global__ void barrier_waited_ahead(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[2][256];
+  __shared__ block_barrier bar[2];
+  auto block = cg::this_thread_block();
+  if (block.thread_rank() == 0)
+    for (int i = 0; i < 2; ++i)
+      init(&bar[i], block.size());
+  block.sync();
+  cuda::memcpy_async(block, s[0], A, cuda::aligned_size_t<16>(1024), bar[0]);
+  bar[0].arrive_and_wait();
+  for (int t = 0; t < n; ++t) {
+    cuda::memcpy_async(block, s[(t + 1) % 2], A + (t + 1) * 256, cuda::aligned_size_t<16>(1024), bar[(t + 1) % 2]);
+    C[t * 256 + threadIdx.x] = s[t % 2][255 - threadIdx.x];
+    block.sync();
+    bar[(t + 1) % 2].arrive_and_wait();
+  }
+}
+
+// Correct: the barrier of the tile read, after its copy (issued in the iteration before).
+__global__ void barrier_right_stage(const float *A, float *C, int n) {
+  alignas(16) __shared__ float s[2][256];
+  __shared__ block_barrier bar[2];
+  auto block = cg::this_thread_block();
+  if (block.thread_rank() == 0)
+    for (int i = 0; i < 2; ++i)
+      init(&bar[i], block.size());
+  block.sync();
+  cuda::memcpy_async(block, s[0], A, cuda::aligned_size_t<16>(1024), bar[0]);
+  for (int t = 0; t < n; ++t) {
+    bar[t % 2].arrive_and_wait();
+    cuda::memcpy_async(block, s[(t + 1) % 2], A + (t + 1) * 256, cuda::aligned_size_t<16>(1024), bar[(t + 1) % 2]);
+    C[t * 256 + threadIdx.x] = s[t % 2][255 - threadIdx.x];
+    block.sync();
+  }
 }

@@ -194,12 +194,16 @@ bool blockBarrierType(QualType T) { return ofScope(T, "barrier", "thread_scope_b
 
 } // namespace
 
-bool isBlockArriveAndWait(const Stmt *S) {
+const Expr *arriveAndWaitBarrier(const Stmt *S) {
   const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(S ? bareExpr(S) : nullptr);
   const FunctionDecl *F = MC ? MC->getDirectCallee() : nullptr;
   return F && F->getIdentifier() && F->getName() == "arrive_and_wait" &&
-         blockBarrierType(MC->getImplicitObjectArgument()->getType());
+                 blockBarrierType(MC->getImplicitObjectArgument()->getType())
+             ? MC->getImplicitObjectArgument()->IgnoreParenImpCasts()
+             : nullptr;
 }
+
+bool isBlockArriveAndWait(const Stmt *S) { return arriveAndWaitBarrier(S) != nullptr; }
 
 /// D is declared in namespace `cuda` (CCCL's), directly or through inline namespaces.
 bool inCuda(const Decl *D) {
@@ -243,7 +247,8 @@ std::optional<ThreadCopy> threadCopy(const Stmt *S, const SourceManager &SM) {
     QualType Sync = CE->getArg(CE->getNumArgs() - 1)->getType();
     if (!threadScope(Sync) && !blockBarrierType(Sync))
       return std::nullopt;
-    return ThreadCopy{CE, CE->getArg(CE->getNumArgs() - 4), CE->getArg(CE->getNumArgs() - 2)};
+    return ThreadCopy{CE, CE->getArg(CE->getNumArgs() - 4), CE->getArg(CE->getNumArgs() - 2), std::nullopt,
+                      blockBarrierType(Sync) ? CE->getArg(CE->getNumArgs() - 1)->IgnoreParenImpCasts() : nullptr};
   }
   if (auto H = helperCalled(CE, SM); H && H->Fact.K == AsmFact::Copy && *H->DstParam < CE->getNumArgs())
     return ThreadCopy{CE, CE->getArg(*H->DstParam)->IgnoreParenImpCasts(), nullptr, H->Fact.Value};

@@ -21,6 +21,7 @@ struct ThreadCopy {
   const clang::Expr *Dst;
   const clang::Expr *Size = nullptr;
   std::optional<uint64_t> Bytes;
+  const clang::Expr *Barrier = nullptr; ///< the block-scope cuda::barrier it completes on, if it does
 };
 
 /// A wait for all but the newest K groups, where it is, and K as the user spelled it where it can
@@ -59,6 +60,10 @@ std::optional<WaitPrior> waitPrior(const clang::Stmt *S, const clang::ASTContext
 /// are; a barrier counted for fewer threads is read as one all the same, which can only hide a
 /// finding, never make one).
 bool isBlockArriveAndWait(const clang::Stmt *S);
+
+/// The barrier of `bar.arrive_and_wait()` on a cuda::barrier of block scope (isBlockArriveAndWait),
+/// as written (`bar[(t + 1) % 2]`), or null.
+const clang::Expr *arriveAndWaitBarrier(const clang::Stmt *S);
 
 /// Whether S calls something that may wait for copies other than a wait waitPrior reads: a
 /// pipeline's consumer_wait or wait, a barrier's wait (any library function named so), inline

@@ -152,6 +152,22 @@ StageRef stageRef(const ASTContext &Ctx, const Expr *E) {
   return R;
 }
 
+/// `bar[i]` of a __shared__ array of barriers, one per stage: the array, i and the barriers.
+struct BarrierRef {
+  const VarDecl *Array = nullptr;
+  const Expr *Stage = nullptr;
+  uint64_t Count = 0;
+};
+
+BarrierRef barrierRef(const ASTContext &Ctx, const Expr *E) {
+  const auto *ASE = dyn_cast_or_null<ArraySubscriptExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
+  const VarDecl *V = ASE ? varOf(ASE->getBase()->IgnoreParenImpCasts()) : nullptr;
+  const auto *CAT = V && isSharedVar(V) ? Ctx.getAsConstantArrayType(V->getType()) : nullptr;
+  if (!CAT || isa<ArrayType>(CAT->getElementType().getCanonicalType()))
+    return {};
+  return {V, ASE->getIdx(), CAT->getSize().getZExtValue()};
+}
+
 /// A copy and the tile it fills, t + Tile in iteration t; its statement's place in the body.
 struct Scheduled {
   ThreadCopy TC;
@@ -198,6 +214,8 @@ private:
                             std::vector<AuditFinding> &Out);
   void readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, const std::vector<Scheduled> &Sched,
                       const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out);
+  void barrierReadBeforeWait(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
+                             const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out);
   bool unchanged(const VarDecl *V) const {
     return !V->getType()->isReferenceType() && !V->getType().isVolatileQualified() &&
            (V->hasLocalStorage() || isa<ParmVarDecl>(V)) && !W.Of.count(V);
@@ -887,6 +905,94 @@ void Checker::readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, 
   }
 }
 
+/// Copies that complete on a barrier per stage (`memcpy_async(block, s[(t + 1) % 2], ..., bar[(t + 1) % 2])`):
+/// the read of tile r must come after an arrive_and_wait on the barrier of tile r that comes after
+/// r's copy was issued. Read where every copy's barrier index selects the tile its buffer index
+/// does, and every wait on those barriers is an arrive_and_wait at the top of the body whose tile
+/// is known; anything else that may wait leaves the loop unread.
+void Checker::barrierReadBeforeWait(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
+                                    const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out) {
+  std::map<const VarDecl *, const VarDecl *> BarOf; // buffer array -> the barrier array its copies complete on
+  std::map<const VarDecl *, const Scheduled *> Last; // buffer array -> its last copy in the body
+  for (const Scheduled &S : Sched) {
+    if (!S.TC.Barrier)
+      continue;
+    BarrierRef B = barrierRef(Ctx, S.TC.Barrier);
+    std::optional<Lin> T = B.Array ? tileOf(B.Stage, B.Count, S.Pos) : std::nullopt;
+    if (!T || S.Modular || !T->countersOnly() || T->coef(&OuterKey) != 1 || T->Terms.size() != 1 || T->C != S.Tile)
+      return;
+    auto [It, New] = BarOf.insert({S.Dst.Array, B.Array});
+    const Scheduled *&L = Last[S.Dst.Array];
+    if (It->second != B.Array || (L && L->Tile != S.Tile))
+      return;
+    if (!L || L->Pos < S.Pos)
+      L = &S;
+  }
+  if (BarOf.empty())
+    return;
+  struct Wait {
+    size_t Pos;
+    int64_t Tile;
+    const Stmt *At;
+    const VarDecl *Bar;
+  };
+  std::vector<Wait> Waits;
+  for (size_t I = 0; I < Body->size(); ++I) {
+    const Stmt *St = Body->body_begin()[I];
+    if (const Expr *BE = arriveAndWaitBarrier(St)) {
+      BarrierRef B = barrierRef(Ctx, BE);
+      if (!llvm::any_of(BarOf, [&](const auto &P) { return P.second == B.Array; }))
+        continue;
+      std::optional<Lin> T = tileOf(B.Stage, B.Count, I);
+      if (!T || !T->countersOnly() || T->coef(&OuterKey) != 1 || T->Terms.size() != 1 ||
+          llvm::any_of(Waits, [&](const Wait &W) { return W.Bar == B.Array && W.Tile == T->C; }))
+        return;
+      Waits.push_back({I, T->C, St, B.Array});
+    } else if (mayWaitOtherwise(St, Ctx)) {
+      return;
+    }
+  }
+  std::set<const VarDecl *> Reported;
+  for (const ScheduledRead &R : Reads) {
+    auto B = BarOf.find(R.Use.Array);
+    if (R.Modular || B == BarOf.end() || Reported.count(R.Use.Array))
+      continue;
+    const Scheduled &C = *Last[R.Use.Array];
+    int64_t Issued = C.Tile - R.Tile; // the copy of the tile read was issued this many iterations before
+    if (Issued < 0)
+      continue;
+    // A wait on the barrier of tile R.Tile, j iterations before, between the copy and the read.
+    bool Covered = llvm::any_of(Waits, [&](const Wait &W) {
+      int64_t J = W.Tile - R.Tile;
+      return W.Bar == B->second && J >= 0 && (J < Issued || (J == Issued && W.Pos > C.Pos)) &&
+             (J > 0 || W.Pos < R.Pos);
+    });
+    if (Covered)
+      continue;
+    std::string Others;
+    for (const Wait &W : Waits)
+      if (W.Bar == B->second)
+        Others += (Others.empty() ? "" : ", ") + tileText(W.Tile);
+    AuditFinding F;
+    F.Code = Reason::AsyncReadBeforeWait;
+    F.At = place(R.Use.Outer->getBeginLoc());
+    F.Detail = "this reads tile " + tileText(R.Tile) + " of '" + R.Use.Array->getName().str() +
+               "', whose copies complete on the barrier of their tile in '" + B->second->getName().str() +
+               "', but no arrive_and_wait on the barrier of tile " + tileText(R.Tile) +
+               " lies between its copy and this read" +
+               (Others.empty() ? "" : " (the loop waits on the barriers of tile " + Others + ")") +
+               ": a thread reads the buffer before its copy has landed; wait on the barrier the read tile's copy "
+               "completes on";
+    F.Notes.push_back({place(C.TC.At->getBeginLoc()), "the copy of tile t + " + std::to_string(C.Tile) +
+                                                          " completes on the barrier of that tile"});
+    for (const Wait &W : Waits)
+      if (W.Bar == B->second)
+        F.Notes.push_back({place(W.At->getBeginLoc()), "this waits on the barrier of tile " + tileText(W.Tile)});
+    Out.push_back(std::move(F));
+    Reported.insert(R.Use.Array);
+  }
+}
+
 /// Each copy against each read of its buffer: a block barrier between the read of the tile a copy
 /// replaces and the copy (see the file's comment).
 void Checker::stageOverrun(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
@@ -1005,8 +1111,10 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
     R.Tile = C->Tile - D;
     R.Modular = false;
   }
-  if (AllRead)
+  if (AllRead) {
     readBeforeWait(Body, Producer, Sched, Reads, Out);
+    barrierReadBeforeWait(Body, Sched, Reads, Out);
+  }
   stageOverrun(Body, Sched, Reads, Out);
 }
 
