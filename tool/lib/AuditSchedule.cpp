@@ -11,12 +11,13 @@
 //    before a copy shares its buffer, and a block barrier must lie between that read and the copy.
 //  - async-read-before-wait: a read of a tile whose group the last wait before it
 //    (wait_prior<K>) may leave in flight: the groups committed after the read tile's, counted on
-//    the same schedule, must be at least K.
+//    the same schedule, must be at least K. For copies that complete on a barrier per stage: an
+//    arrive_and_wait on the read tile's own barrier, after its copy was issued, before the read.
 // Only copies that order nothing across threads are read (AuditOps.h: cuda::pipeline of thread
 // scope, __pipeline_memcpy_async, cp.async in inline assembly and its helpers); a block-scope
 // pipeline's producer_acquire waits for every consumer's release, and is left to
 // async-stage-count. Whatever is not read as such a schedule gives no finding.
-// About 900 lines in one file: the affine reading of the schedule (Lin, Induction, value, the
+// About 1,100 lines in one file: the affine reading of the schedule (Lin, Induction, value, the
 // producer loop's bound) serves these two checks alone, and split off it would export its types for
 // no other reader; the rewrite's own index algebra (IndexAlgebra.cpp) answers another question
 // (which element a thread copies), over other terms (thread indices, not loop counters).
