@@ -136,6 +136,9 @@ TEST_F(FakeGpu, RecordsBothFloorsAndReportsADifferenceAsABug) {
   // Built once each, with the kernels named for their resources.
   std::string Nvcc = readFile(Log);
   EXPECT_NE(Nvcc.find("-DTPV_RESOURCES -DTP_SOURCE=\"original.cu\""), std::string::npos) << Nvcc;
+  // The census: the compute-only source, counting what its loops copy into shared memory.
+  EXPECT_NE(Nvcc.find("-DTPV_RESOURCES -DTPV_CENSUS -DTP_SOURCE=\"compute_only.cu\" -o census"), std::string::npos)
+      << Nvcc;
   llvm::json::Value Rec = readJson(Out + "/benchmark.json");
   const llvm::json::Object &O = *Rec.getAsObject();
   for (const char *Key : {"schema", "date", "started", "ran", "complete", "gpu", "nvidia_driver", "cuda_driver_api",
@@ -156,6 +159,9 @@ TEST_F(FakeGpu, RecordsBothFloorsAndReportsADifferenceAsABug) {
   EXPECT_EQ("compute-only", K16->getObject("floors")->getString("bound").value_or(""));
   EXPECT_EQ("memory", K32->getObject("floors")->getString("bound").value_or(""));
   EXPECT_DOUBLE_EQ(0.75, K32->getObject("floors")->getNumber("floor_ms").value_or(0));
+  // The census: 2 GB into shared memory at the 8000 GB/s of L2 the runs measured, 0.25 ms.
+  EXPECT_EQ(2e9, K16->getNumber("census_bytes").value_or(0));
+  EXPECT_DOUBLE_EQ(0.25, K16->getObject("floors")->getNumber("l2_ms").value_or(0));
   for (const char *V : {"original", "default", "always", "compute_only"}) {
     EXPECT_EQ("ok", status(K16, V)) << V;
     const llvm::json::Object *Var = K16->getObject("variants")->getObject(V);
@@ -164,11 +170,13 @@ TEST_F(FakeGpu, RecordsBothFloorsAndReportsADifferenceAsABug) {
     EXPECT_EQ(64, Var->getInteger("warps_per_sm").value_or(0)) << V;
   }
   std::string Md = readFile(Out + "/benchmark.md");
-  EXPECT_NE(Md.find("| matmul_classic: matmul<32> | 4096 cube, 128 tiles x 16384 blocks | 0.5050 | 0.7500 | memory | "
+  EXPECT_NE(Md.find("| matmul_classic: matmul<32> | 4096 cube, 128 tiles x 16384 blocks | 0.5050 | 0.7500 | 0.2500 | memory | "
                     "1.0100 | 1.35 | 0.9090 | 1.11x | 1.21 | 0.8080 | 1.25x | 1.08 |"),
             std::string::npos)
       << Md;
   EXPECT_NE(Md.find("geomean speedup, always: 1.250x over 2 kernel(s)\n"), std::string::npos) << Md;
+  EXPECT_NE(Md.find("Validated: no variant (the original included) runs below its kernel's floor."), std::string::npos)
+      << Md;
   EXPECT_NE(R.Out.find("geomean speedup, default: 1.111x"), std::string::npos) << R.Out;
 
   // A variant whose outputs differ: loud, in the record, and the exit status; the compute-only
@@ -187,7 +195,7 @@ TEST_F(FakeGpu, RecordsBothFloorsAndReportsADifferenceAsABug) {
   EXPECT_EQ("memory", D16->getObject("floors")->getString("bound").value_or(""));
   EXPECT_TRUE(D16->getObject("floors")->get("compute_only_ms")->getAsNull().has_value());
   EXPECT_EQ(0, Rec2.getAsObject()->getObject("geomean")->getObject("always")->getInteger("kernels").value_or(-1));
-  EXPECT_NE(readFile(Out2 + "/benchmark.md").find("| cannot launch | 0.2500 | memory |"), std::string::npos);
+  EXPECT_NE(readFile(Out2 + "/benchmark.md").find("| cannot launch | 0.2500 | 0.2500 | memory |"), std::string::npos);
 
   // A rewrite that does not build is a bug too.
   std::string Out3 = tempDir();
@@ -246,7 +254,7 @@ TEST(BenchmarkRealNvcc, BuildsEveryProgramAndNeverPassesWhatDidNotRun) {
   ASSERT_EQ(0, P.ExitCode) << P.Out << P.Err;
   std::string Out = tempDir();
   ProcessResult R = bench({"NVCC=" + Nvcc}, {"run", "--dir", Dir, "--out", Out, "--rounds", "1", "--jobs", "2"});
-  for (const char *B : {"_floor/mixed_tiles/original", "_floor/mixed_tiles/compute_only",
+  for (const char *B : {"_floor/mixed_tiles/original", "_floor/mixed_tiles/compute_only", "_floor/mixed_tiles/census",
                         "default/mixed_tiles/rewritten", "always/mixed_tiles/rewritten"})
     EXPECT_TRUE(llvm::sys::fs::can_execute(Dir + "/" + B)) << B << "\n" << R.Out << R.Err;
   // Built with the kernels named for their resources: the first build of each succeeded.

@@ -10,8 +10,9 @@ Needs only python3's standard library, so that it runs on the GPU machine and in
 Raw layout (written by benchmark.sh run under --out DIR/raw):
   meta.txt                   key=value: started, date, ran, complete, arch, rounds, nvcc, nvidia_driver
   <spec>/<key>.info.json     the driver's `info` output for one build (key: original, a variant name,
-                             compute_only): the device, and per timed case its moved bytes and resources
-  <spec>/<key>.r<N>.txt      the driver's notes of round N (`time`, `launches`, `copy_gbps` lines)
+                             compute_only, census): the device, and per timed case its moved bytes and
+                             resources; the census's also the bytes its loops copy into shared memory
+  <spec>/<key>.r<N>.txt      the driver's notes of round N (`time`, `launches`, `copy_gbps`, `l2_gbps`)
   <spec>/<key>.status        why a build or run failed: build failed, failed, cannot launch
   <spec>/<variant>.compare.json   the driver's comparison of round 1 against the original
 """
@@ -31,7 +32,8 @@ ORIGINAL, FLOOR = 'original', 'compute_only'
 # ----------------------------------------------------------------------------- reading raw notes
 
 def read_notes(path):
-    """{case index: {'ms': median, 'launches': [..], 'copy_gbps': [..]}} from one run's notes."""
+    """{case index: {'ms': median, 'launches': [..], 'copy_gbps': [..], 'l2_gbps': [..]}} from one
+    run's notes."""
     out = {}
     if not os.path.exists(path):
         return out
@@ -41,13 +43,13 @@ def read_notes(path):
             if len(w) < 3 or not w[1].isdigit():
                 continue
             ci = int(w[1])
-            e = out.setdefault(ci, {'ms': None, 'launches': [], 'copy_gbps': []})
+            e = out.setdefault(ci, {'ms': None, 'launches': [], 'copy_gbps': [], 'l2_gbps': []})
             if w[0] == 'time':
                 e['ms'] = float(w[2])
             elif w[0] == 'launches':
                 e['launches'] = [float(x) for x in w[2:]]
-            elif w[0] == 'copy_gbps' and float(w[2]) > 0:
-                e['copy_gbps'].append(float(w[2]))
+            elif w[0] in ('copy_gbps', 'l2_gbps') and float(w[2]) > 0:
+                e[w[0]].append(float(w[2]))
     return out
 
 
@@ -139,10 +141,20 @@ def derive(record):
         co = floor['median_ms'] if floor and floor['status'] == 'ok' else None
         mem = (k['moved_bytes'] / (k['copy_gbps'] * 1e9) * 1e3
                if k.get('moved_bytes') is not None and k['copy_gbps'] else None)
-        both = [x for x in (co, mem) if x is not None]
-        fl = max(both) if both else None
-        bound = None if fl is None else ('compute-only' if co is not None and co >= (mem or 0) else 'memory')
+        # The L2 floor (records since 2026-12-05, which have the census): the bytes the loops copy
+        # into shared memory, over all blocks and trips, at the best L2 read bandwidth measured.
+        l2 = None
+        if 'census_bytes' in k:
+            l2_measured = [g for v in vs.values() for g in v.get('l2_gbps_measured') or []]
+            k['l2_gbps'] = max(l2_measured) if l2_measured else None
+            l2 = (k['census_bytes'] / (k['l2_gbps'] * 1e9) * 1e3
+                  if k['census_bytes'] is not None and k['l2_gbps'] else None)
+        named = [(x, b) for x, b in ((co, 'compute-only'), (mem, 'memory'), (l2, 'l2')) if x is not None]
+        fl = max(x for x, _ in named) if named else None
+        bound = next((b for x, b in named if x == fl), None)
         k['floors'] = {'compute_only_ms': co, 'memory_ms': mem, 'floor_ms': fl, 'bound': bound}
+        if 'census_bytes' in k:
+            k['floors']['l2_ms'] = l2
         orig = vs.get(ORIGINAL, {}).get('median_ms')
         for v in vs.values():
             m = v.get('median_ms')
@@ -199,6 +211,7 @@ def record(bundle, raw):
                 gpu = info.get('device')
         notes = {key: [read_notes(os.path.join(raw, spec, '%s.r%d.txt' % (key, r)))
                        for r in range(1, rounds + 1)] for key in keys}
+        census = read_json(os.path.join(raw, spec, 'census.info.json'))
         driver = os.path.join(bundle, '_floor', spec, 'driver.cu')
         for index, kernel, case in (timed_cases(driver) if os.path.exists(driver) else []):
             k = {'spec': spec, 'kernel': kernel, 'case': case, 'index': index, 'moved_bytes': None,
@@ -218,8 +231,12 @@ def record(bundle, raw):
                           'local_bytes': res.get('local_bytes'), 'threads_per_block': threads,
                           'blocks_per_sm': blocks,
                           'warps_per_sm': blocks * threads // 32 if blocks is not None and threads else None,
-                          'copy_gbps_measured': [g for r in rs for g in r['copy_gbps']]})
+                          'copy_gbps_measured': [g for r in rs for g in r['copy_gbps']],
+                          'l2_gbps_measured': [g for r in rs for g in r['l2_gbps']]})
                 k['variants'][key] = v
+            if os.path.exists(os.path.join(raw, spec, 'census.info.json')):
+                k['census_bytes'] = next((c.get('census_bytes') for c in (census or {}).get('cases', [])
+                                          if c.get('index') == index), None)
             kernels.append(k)
     gpu = gpu or {}
     runtime = gpu.get('cuda_runtime')
@@ -264,6 +281,21 @@ def integer(x):
     return str(x) if x is not None else '-'
 
 
+def below_floor(rec):
+    """'spec: kernel, variant (ratio of bound)' for each variant, the original included, that ran
+    below its kernel's floor. The compute-only variant is not one: it copies the first tile only."""
+    out = []
+    for k in rec['kernels']:
+        fl = k.get('floors') or {}
+        for n, v in k['variants'].items():
+            if n == FLOOR or v.get('status') != 'ok' or v.get('median_ms') is None or not fl.get('floor_ms'):
+                continue
+            if v['median_ms'] < fl['floor_ms']:
+                out.append('%s: %s, %s (%.2f of %s)' % (k['spec'], k['kernel'], n, v['median_ms'] / fl['floor_ms'],
+                                                        fl.get('bound')))
+    return out
+
+
 def markdown(rec):
     names = [v['name'] for v in rec['variants']]
     out = []
@@ -284,9 +316,10 @@ def markdown(rec):
         p('Nothing ran: no usable GPU (the programs were built). nvcc %s, %s.'
           % (rec.get('nvcc') or '?', rec.get('arch') or '?'))
     p('')
-    head = ['kernel', 'timed case', 'compute-only ms', 'memory floor ms', 'floor', 'original ms',
-            'original / floor']
-    align = ['---', '---', '---:', '---:', '---', '---:', '---:']
+    has_l2 = any('l2_ms' in (k.get('floors') or {}) for k in rec['kernels'])
+    head = ['kernel', 'timed case', 'compute-only ms', 'memory floor ms'] + (['L2 floor ms'] if has_l2 else []) + \
+        ['floor', 'original ms', 'original / floor']
+    align = ['---', '---', '---:', '---:'] + (['---:'] if has_l2 else []) + ['---', '---:', '---:']
     for n in names:
         head += ['%s ms' % n, '%s speedup' % n, '%s / floor' % n]
         align += ['---:'] * 3
@@ -303,8 +336,9 @@ def markdown(rec):
         if co_cell == 'ok':
             co_cell = '-'
         o = vs.get(ORIGINAL, {})
-        row = ['%s: %s' % (k['spec'], k['kernel']), k['case'], co_cell, ms(fl.get('memory_ms')),
-               fl.get('bound') or '-', cell(o), num(o.get('floor_ratio')) if o.get('status') == 'ok' else '-']
+        row = ['%s: %s' % (k['spec'], k['kernel']), k['case'], co_cell, ms(fl.get('memory_ms'))] + \
+            ([ms(fl.get('l2_ms'))] if has_l2 else []) + \
+            [fl.get('bound') or '-', cell(o), num(o.get('floor_ratio')) if o.get('status') == 'ok' else '-']
         for n in names:
             v = vs.get(n, {'status': 'not prepared'})
             good = v.get('status') == 'ok' and o.get('status') == 'ok'
@@ -325,6 +359,11 @@ def markdown(rec):
     if bugs:
         p('')
         p('BUG: a rewrite that differs from its original or fails where it ran: ' + '; '.join(bugs))
+    if has_l2:
+        below = below_floor(rec)
+        p('')
+        p('The floor is not a floor where a variant runs below it: ' + '; '.join(below) if below else
+          'Validated: no variant (the original included) runs below its kernel\'s floor.')
     p('')
     keys = [ORIGINAL] + names + [FLOOR]
     head, align = ['kernel'], ['---']
@@ -340,9 +379,16 @@ def markdown(rec):
             row += [integer(v.get('regs')), integer(v.get('smem_bytes')), integer(v.get('blocks_per_sm'))]
         p('| ' + ' | '.join(row) + ' |')
     p('')
-    p("Floors: compute-only = the compute-only variant's median; memory = bytes moved (inputs read once, "
-      "outputs written once) / device-to-device copy bandwidth; floor = the larger. Times: medians of "
-      "every timed launch of every round. Spreads, quartiles and statuses are in benchmark.json.")
+    if has_l2:
+        p("Floors: compute-only = the compute-only variant's median; memory = bytes moved (inputs read once, "
+          "outputs written once) / device-to-device copy bandwidth; L2 = bytes the tiled loops copy into "
+          "shared memory (the census: every tile of every trip of every block) / L2 read bandwidth; "
+          "floor = the largest. Times: medians of every timed launch of every round. Spreads, quartiles, "
+          "bandwidths and statuses are in benchmark.json.")
+    else:
+        p("Floors: compute-only = the compute-only variant's median; memory = bytes moved (inputs read once, "
+          "outputs written once) / device-to-device copy bandwidth; floor = the larger. Times: medians of "
+          "every timed launch of every round. Spreads, quartiles and statuses are in benchmark.json.")
     return '\n'.join(out) + '\n'
 
 

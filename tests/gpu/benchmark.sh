@@ -247,7 +247,7 @@ run() {
   }
   bin_of() { # spec key -> the program
     case "$2" in
-      original|compute_only) echo "$dir/_floor/$1/$2" ;;
+      original|compute_only|census) echo "$dir/_floor/$1/$2" ;;
       *) echo "$dir/$2/$1/rewritten" ;;
     esac
   }
@@ -278,7 +278,7 @@ run() {
   local s k
   for s in $specs; do
     mkdir -p "$raw/$s"
-    builds+=("$s|original" "$s|compute_only")
+    builds+=("$s|original" "$s|compute_only" "$s|census")
     for k in "${variants[@]}"; do builds+=("$s|$k"); done
   done
   build_one() { # spec key
@@ -287,8 +287,8 @@ run() {
     limit=$(left)
     [ "$limit" -gt 0 ] || { echo "not run" > "$raw/$1/$2.status"; return 0; }
     local what=rewritten
-    case "$2" in original|compute_only) what=$2 ;; esac
-    if [ "$what" = compute_only ] && [ ! -f "$(dirname "$b")/compute_only.cu" ]; then
+    case "$2" in original|compute_only|census) what=$2 ;; esac
+    if { [ "$what" = compute_only ] || [ "$what" = census ]; } && [ ! -f "$(dirname "$b")/compute_only.cu" ]; then
       echo "no compute-only variant (no loop rewritten)" > "$log"
       echo "build failed" > "$raw/$1/$2.status"
       return 0
@@ -331,6 +331,10 @@ run() {
       esac
     done
   done
+  for s in $specs; do
+    [ "$(cat "$raw/$s/census.status" 2>/dev/null)" = "build failed" ] &&
+      [ -f "$dir/_floor/$s/compute_only.cu" ] && echo "note: the census of $s does not build (no L2 floor)"
+  done
   [ $complete = true ] || echo "the budget of $budget s ran out while building: the record is incomplete"
 
   # A GPU to run on?
@@ -345,7 +349,7 @@ run() {
   echo "device: $gpu"
   nvidia_driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)
   for s in $specs; do
-    for k in "${keys[@]}"; do
+    for k in "${keys[@]}" census; do
       [ -x "$(bin_of "$s" "$k")" ] && "$(bin_of "$s" "$k")" info > "$raw/$s/$k.info.json" 2> "$raw/$s/$k.info.log"
     done
   done

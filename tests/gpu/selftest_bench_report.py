@@ -239,6 +239,40 @@ class FromRawNotes(unittest.TestCase):
         rec = br.record(self.bundle, self.raw)
         self.assertEqual(['not compared', 'ok'], [k['variants']['v']['status'] for k in rec['kernels']])
 
+    def test_the_l2_floor(self):
+        # The census: case 1's loops copy 66 GB into shared memory; case 2's census is missing.
+        self.write('s/census.info.json', json.dumps({'device': {}, 'cases': [
+            {'index': 1, 'kernel': 'k', 'case': 'big "one"', 'moved_bytes': 4 * 10**9, 'census_bytes': 66 * 10**9}]}))
+        self.write('s/original.r1.txt', 'ran 0\n' + self.timed(1, 1.0) + 'l2_gbps 1 5000.0\n' +
+                   self.timed(2, 10.0, 3000.0) + 'l2_gbps 2 5500.0\n')
+        self.write('s/v.r1.txt', self.timed(1, 0.5) + 'l2_gbps 1 6000.0\n' + self.timed(2, 5.0))
+        rec = br.record(self.bundle, self.raw)
+        k1, k2 = rec['kernels']
+        # 66 GB at the best 6000 GB/s: 11 ms, above the memory floor (4 GB at 4100 GB/s).
+        self.assertEqual((66 * 10**9, 6000.0), (k1['census_bytes'], k1['l2_gbps']))
+        self.assertAlmostEqual(11.0, k1['floors']['l2_ms'])
+        self.assertEqual('l2', k1['floors']['bound'])
+        self.assertAlmostEqual(11.0, k1['floors']['floor_ms'])
+        self.assertIsNone(k2['floors']['l2_ms'])
+        self.assertEqual('memory', k2['floors']['bound'])
+        self.assertEqual(rec, br.derive(copy.deepcopy(rec)))
+        md = br.markdown(rec)
+        self.assertIn('| kernel | timed case | compute-only ms | memory floor ms | L2 floor ms | floor |', md)
+        self.assertIn('| s: k | big "one" | cannot launch | 0.9756 | 11.0000 | l2 | 11.5000 | 1.05 |', md)
+        # The variant runs at 10.5 ms, below the L2 floor: the record says so, naming it.
+        self.assertIn('The floor is not a floor where a variant runs below it: s: k, v (0.95 of l2)\n', md)
+
+    def test_a_record_within_its_floors_is_validated(self):
+        self.write('s/census.info.json', json.dumps({'device': {}, 'cases': [
+            {'index': 1, 'kernel': 'k', 'case': 'big "one"', 'census_bytes': 10**9},
+            {'index': 2, 'kernel': 'k2<1, 2>', 'case': 'huge', 'census_bytes': 10**9}]}))
+        self.write('s/original.r1.txt', 'ran 0\n' + self.timed(1, 1.0, 100.0) + 'l2_gbps 1 5000.0\n' +
+                   self.timed(2, 10.0, 300.0) + 'l2_gbps 2 5500.0\n')
+        self.write('s/original.r2.txt', '')
+        self.write('s/v.r1.txt', self.timed(1, 0.5, 1000.0) + self.timed(2, 5.0, 1000.0))
+        md = br.markdown(br.record(self.bundle, self.raw))
+        self.assertIn("Validated: no variant (the original included) runs below its kernel's floor.", md)
+
     def test_command_line(self):
         import subprocess
         out = os.path.join(self.tmp.name, 'benchmark.json')

@@ -210,7 +210,13 @@ Lines PipelineEmitter::views(const std::string &StageIndex) const {
 
 /// The template's inline values: the stage counts and the names.
 std::map<std::string, std::string> PipelineEmitter::inlineValues() const {
+  // What one trip of the loop copies into shared memory, for the benchmark's L2 floor (the
+  // compute-only variant built with -DTPV_CENSUS counts it): every tile, per instantiation.
+  std::string CensusBytes;
+  for (const Tile &T : M.Tiles)
+    CensusBytes += (CensusBytes.empty() ? "" : " + ") + ("sizeof(" + T.Var->getName().str() + ")");
   return {{"stages", std::to_string(Stages)},
+          {"census_bytes", CensusBytes},
           {"ahead", std::to_string(Stages - 1)},
           {"pending", std::to_string(Stages - 2)},
           {"pipe", Pipe},

@@ -237,10 +237,11 @@ llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const Launc
     return Driver.takeError();
   std::string Build = llvm::formatv(R"sh(#!/usr/bin/env bash
 # Builds the variants of {0} with nvcc (only the CUDA toolkit is needed).
-#   build.sh [original] [rewritten] [compute_only]     (default: all three)
+#   build.sh [original] [rewritten] [compute_only] [census]    (default: the first three)
 # TP_ARCH overrides the GPU architecture ({1}); NVCC the compiler; TP_NVCC_FLAGS adds flags (the
 # benchmark adds -DTPV_RESOURCES). The compute-only variant is only a floor: where it does not
-# build, the build still succeeds and the memory floor stands.
+# build, the build still succeeds and the memory floor stands. The census is the compute-only
+# source built with -DTPV_CENSUS: its `info` counts the bytes the loops copy into shared memory.
 set -eu
 cd "$(dirname "$0")"
 arch=${{TP_ARCH:-{1}}
@@ -254,9 +255,11 @@ cmd=({3})
 inc_src=(-Iinclude {2})
 inc_rsrc=(-Iinclude {4})
 build() {{
-  local inc=("${{inc_src[@]}")
+  local inc=("${{inc_src[@]}") src=$1 extra=()
   [ "$1" = rewritten ] && inc=("${{inc_rsrc[@]}")
-  "$nvcc" -O3 -std=c++17 -arch="$arch" "${{inc[@]}" "${{cmd[@]}" -w ${{TP_NVCC_FLAGS:-} -DTP_SOURCE="\"$1.cu\"" -o "$1" driver.cu
+  [ "$1" = census ] && {{ src=compute_only; extra=(-DTPV_CENSUS); }
+  "$nvcc" -O3 -std=c++17 -arch="$arch" "${{inc[@]}" "${{cmd[@]}" -w ${{TP_NVCC_FLAGS:-} "${{extra[@]}" \
+    -DTP_SOURCE="\"$src.cu\"" -o "$1" driver.cu
 }
 variants=("$@")
 [ $# -gt 0 ] || variants=(original rewritten compute_only)
@@ -264,13 +267,15 @@ pids=()
 built=()
 for v in "${{variants[@]}"; do
   case "$v" in
-    original|rewritten|compute_only) ;;
-    *) echo "build.sh: no variant '$v' (original, rewritten, compute_only)" >&2; exit 2 ;;
+    original|rewritten|compute_only|census) ;;
+    *) echo "build.sh: no variant '$v' (original, rewritten, compute_only, census)" >&2; exit 2 ;;
   esac
   rm -f "$v"
-  if [ ! -f "$v.cu" ]; then
-    [ "$v" = compute_only ] && continue # no loop rewritten: no compute-only variant
-    echo "build.sh: $v.cu is missing" >&2
+  src=$v
+  [ "$v" = census ] && src=compute_only
+  if [ ! -f "$src.cu" ]; then
+    [ "$src" = compute_only ] && continue # no loop rewritten: no compute-only variant nor census
+    echo "build.sh: $src.cu is missing" >&2
     exit 1
   fi
   build "$v" &
@@ -280,8 +285,8 @@ done
 status=0
 for i in "${{!pids[@]}"; do
   wait "${{pids[$i]}" && continue
-  if [ "${{built[$i]}" = compute_only ]; then
-    echo "the compute-only variant did not build: no compute-only floor (the memory floor stands)" >&2
+  if [ "${{built[$i]}" = compute_only ] || [ "${{built[$i]}" = census ]; then
+    echo "the ${{built[$i]} variant did not build: no floor of its own (the memory floor stands)" >&2
   else
     echo "the ${{built[$i]} variant did not build" >&2
     status=1
