@@ -1,0 +1,179 @@
+// racy.cu: hand-written asynchronous copies with the mistakes tilepipe audit reports, written as
+// whole programs that run: every stage is filled before it is read, every copy is guarded by the
+// tile count, and all kernels compute the same result, so one reference checks them all. Block b,
+// thread i: out[b * 256 + i] = sum over tiles t < n, k < K of A[t * 256 + (i + k) % 256] * (k + 1),
+// added in that order. K sets the length of the compute phase: the overruns need a long one (a
+// slow thread still reads when a fast one refills), the early reads a short one.
+// tests/gpu/audit_races/run.sh applies the audit's fix-its to this file (fixed.cu) and runs both.
+#include <cooperative_groups.h>
+#include <cuda/barrier>
+#include <cuda/pipeline>
+#include <cuda_pipeline.h>
+
+namespace cg = cooperative_groups;
+using block_barrier = cuda::barrier<cuda::thread_scope_block>;
+
+constexpr int N = 4;
+
+__device__ __forceinline__ float tileSum(const float *s, int tid, int K) {
+  float acc = 0;
+  for (int k = 0; k < K; ++k)
+    acc += s[(tid + k) & 255] * static_cast<float>(k + 1);
+  return acc;
+}
+
+// cuda::pipeline of thread scope, 3 tiles ahead into 4 buffers, issued before the barrier, no
+// barrier after the read.
+__global__ void pipeline_overrun(const float *A, float *C, int n, int K) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  for (int t = 0; t < N - 1; ++t) {
+    pipe.producer_acquire();
+    if (t < n)
+      cuda::memcpy_async(&s[t][tid], &A[t * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+  }
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    if (t + N - 1 < n)
+      cuda::memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<N - 1>(pipe);
+    __syncthreads();
+    acc += tileSum(s[t % N], tid, K);
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
+// The primitives of cuda_pipeline.h, the same schedule.
+__global__ void primitives_overrun(const float *A, float *C, int n, int K) {
+  alignas(16) __shared__ float s[N][256];
+  const int tid = threadIdx.x;
+  for (int t = 0; t < N - 1; ++t) {
+    if (t < n)
+      __pipeline_memcpy_async(&s[t][tid], &A[t * 256 + tid], sizeof(float));
+    __pipeline_commit();
+  }
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    if (t + N - 1 < n)
+      __pipeline_memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float));
+    __pipeline_commit();
+    __pipeline_wait_prior(N - 1);
+    __syncthreads();
+    acc += tileSum(s[t % N], tid, K);
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
+__device__ __forceinline__ unsigned smem_addr(const void *p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void cp_async4(void *smem, const void *gmem) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(smem)), "l"(gmem));
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int W> __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(W)); }
+
+// cp.async in inline assembly, wrapped in helpers, the same schedule.
+__global__ void asm_overrun(const float *A, float *C, int n, int K) {
+  alignas(16) __shared__ float s[N][256];
+  const int tid = threadIdx.x;
+  for (int t = 0; t < N - 1; ++t) {
+    if (t < n)
+      cp_async4(&s[t][tid], &A[t * 256 + tid]);
+    cp_commit();
+  }
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    if (t + N - 1 < n)
+      cp_async4(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid]);
+    cp_commit();
+    cp_wait<N - 1>();
+    __syncthreads();
+    acc += tileSum(s[t % N], tid, K);
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
+// Three tiles ahead, but the wait leaves the newest 4 groups in flight: tile t's among them.
+__global__ void wait_count(const float *A, float *C, int n, int K) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  for (int t = 0; t < N - 1; ++t) {
+    pipe.producer_acquire();
+    if (t < n)
+      cuda::memcpy_async(&s[t][tid], &A[t * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+  }
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    if (t + N - 1 < n)
+      cuda::memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<N>(pipe);
+    __syncthreads();
+    acc += tileSum(s[t % N], tid, K);
+    __syncthreads();
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
+// The commit under the tile's bound: the last iterations commit nothing, so the wait for all but
+// the newest 3 groups leaves the tile read in flight.
+__global__ void commit_under_bound(const float *A, float *C, int n, int K) {
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  for (int t = 0; t < N - 1; ++t) {
+    pipe.producer_acquire();
+    if (t < n)
+      cuda::memcpy_async(&s[t][tid], &A[t * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+  }
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    if (t + N - 1 < n) {
+      pipe.producer_acquire();
+      cuda::memcpy_async(&s[(t + N - 1) % N][tid], &A[(t + N - 1) * 256 + tid], sizeof(float), pipe);
+      pipe.producer_commit();
+    }
+    cuda::pipeline_consumer_wait_prior<N - 1>(pipe);
+    __syncthreads();
+    acc += tileSum(s[t % N], tid, K);
+    __syncthreads();
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
+// Copies of the whole block completing on a cuda::barrier per stage, two stages: the copy of tile
+// t + 1 refills the buffer of tile t - 1 before this iteration's arrive_and_wait, while a slower
+// thread may still read tile t - 1.
+__global__ void barrier_overrun(const float *A, float *C, int n, int K) {
+  alignas(16) __shared__ float s[2][256];
+  __shared__ block_barrier bar[2];
+  auto block = cg::this_thread_block();
+  if (block.thread_rank() == 0)
+    for (int i = 0; i < 2; ++i)
+      init(&bar[i], block.size());
+  block.sync();
+  if (n > 0)
+    cuda::memcpy_async(block, s[0], A, cuda::aligned_size_t<16>(1024), bar[0]);
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    if (t + 1 < n)
+      cuda::memcpy_async(block, s[(t + 1) % 2], A + (t + 1) * 256, cuda::aligned_size_t<16>(1024), bar[(t + 1) % 2]);
+    bar[t % 2].arrive_and_wait();
+    acc += tileSum(s[t % 2], threadIdx.x, K);
+  }
+  C[blockIdx.x * 256 + threadIdx.x] = acc;
+}
+
+// What the harness runs, in order.
+#define TPV_AUDIT_KERNELS(X)                                                                         \
+  X(pipeline_overrun) X(primitives_overrun) X(asm_overrun) X(wait_count) X(commit_under_bound)      \
+  X(barrier_overrun)
