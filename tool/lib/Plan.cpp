@@ -124,7 +124,6 @@ std::string planEngine(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &I
   };
   std::string Blocker;
   std::vector<bool> Bulk(Tiles0.size(), true);
-  bool NeedsMaps = false;
   for (size_t T = 0; T < Tiles0.size() && Blocker.empty(); ++T) {
     const TilePlan &TP = P.Tiles[T];
     for (const LoopModel *M : Is) {
@@ -137,7 +136,6 @@ std::string planEngine(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &I
     }
     if (Bulk[T] || !Blocker.empty())
       continue;
-    NeedsMaps = true;
     for (const LoopModel *M : Is) {
       const TileBox &B = M->Tiles[T].Box;
       std::string Why = !TP.BlockWide ? (!B.Valid ? B.WhyNot : TP.WhyPerElement)
@@ -172,18 +170,13 @@ std::string planEngine(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &I
         Blocker = "'" + Tiles0[T].Var->getNameAsString() +
                   "' has three dimensions, whose tensor copies measured slower than the 16-byte "
                   "cp.async copies (--tma-3d-tiles takes them)";
-  if (Blocker.empty()) {
+  if (Blocker.empty())
     P.Engine = true;
-    if (NeedsMaps)
-      P.TmaFlag = In.Flag();
-  }
   for (size_t T = 0; T < Tiles0.size(); ++T) {
     TilePlan &TP = P.Tiles[T];
     const TileBox &B = Tiles0[T].Box;
     if (P.Engine) {
       TP.Kind = Bulk[T] ? CopyKind::Bulk : CopyKind::Tensor;
-      if (!Bulk[T])
-        TP.MapName = In.FreshName(Tiles0[T].Var->getNameAsString() + "_tmap");
     } else if (B.Tma || B.Bulk) {
       TP.WhyNoEngine = Blocker; // the tile itself could take one
     } else {
@@ -387,11 +380,7 @@ std::string choiceProblem(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs
   case PlanChoice::Engine: {
     if (In.Mode == CopyMode::Pipeline)
       return "copies of the copy engine need --mode=tma or --mode=auto";
-    // Names are only asked for where the loop gets the path: none are handed out here.
-    PlanInputs Probe = In;
-    Probe.Flag = [] { return std::string("flag"); };
-    Probe.FreshName = [](llvm::StringRef Base) { return Base.str(); };
-    std::string Blocker = planEngine(Is, Probe, P, /*CostBlockers=*/false);
+    std::string Blocker = planEngine(Is, In, P, /*CostBlockers=*/false);
     return P.Engine ? "" : Blocker;
   }
   }

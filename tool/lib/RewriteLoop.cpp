@@ -72,11 +72,10 @@ static TmaKernel &kernelNames(ASTContext &Ctx, std::map<const FunctionDecl *, Tm
 }
 
 /// What Plan reads about the loop: the options, its annotation, the stages its function shares
-/// out, whether its kernel can take tensor maps, and where fresh names come from (Kernels, which
-/// outlives the plan).
+/// out, and whether its kernel can take tensor maps.
 static PlanInputs planInputs(ASTContext &Ctx, const ToolOptions &Opts, const Annotation &A,
                              bool InMainFile, unsigned Stages, const std::string &StageNote,
-                             const FunctionDecl *FD, std::map<const FunctionDecl *, TmaKernel> &Kernels) {
+                             const FunctionDecl *FD) {
   PlanInputs In;
   In.Mode = Opts.Mode;
   In.Policy = A.Plan.value_or(Opts.Plan);
@@ -88,17 +87,22 @@ static PlanInputs planInputs(ASTContext &Ctx, const ToolOptions &Opts, const Ann
   In.InMainFile = InMainFile;
   if (Opts.Mode != CopyMode::Pipeline)
     In.KernelProblem = tmaKernelProblem(Ctx, FD);
-  const FunctionDecl *Kernel = patternOf(FD);
-  In.Flag = [&Ctx, &Kernels, Kernel] {
-    TmaKernel &K = kernelNames(Ctx, Kernels, Kernel);
-    if (K.Flag.empty())
-      K.Flag = K.Names->get("tilepipe_tma");
-    return K.Flag;
-  };
-  In.FreshName = [&Ctx, &Kernels, Kernel](StringRef Base) {
-    return kernelNames(Ctx, Kernels, Kernel).Names->get(Base);
-  };
   return In;
+}
+
+/// The names a plan with tensor copies adds to its kernel, which the kernel's text leaves free: the
+/// kernel's flag (one per kernel, the same for each of its loops), then a map per tensor tile.
+static void nameEngineCopies(ASTContext &Ctx, std::map<const FunctionDecl *, TmaKernel> &Kernels,
+                             const FunctionDecl *FD, llvm::ArrayRef<const LoopModel *> Is, LoopPlan &P) {
+  if (!P.Engine || llvm::none_of(P.Tiles, [](const TilePlan &T) { return T.Kind == CopyKind::Tensor; }))
+    return;
+  TmaKernel &K = kernelNames(Ctx, Kernels, patternOf(FD));
+  if (K.Flag.empty())
+    K.Flag = K.Names->get("tilepipe_tma");
+  P.TmaFlag = K.Flag;
+  for (size_t T = 0; T < P.Tiles.size(); ++T)
+    if (P.Tiles[T].Kind == CopyKind::Tensor)
+      P.Tiles[T].MapName = K.Names->get(Is.front()->Tiles[T].Var->getNameAsString() + "_tmap");
 }
 
 /// The first instantiation refused, if any; else the fewest stages any instantiation got, with
@@ -195,9 +199,9 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
     refuseAsInstantiation(Ctx, Results, *Refused, Rec);
     return Rec;
   }
-  // Plan: the stages, how each tile is copied, the names tensor copies add, or keep the loop.
+  // Plan: the stages, how each tile is copied, or keep the loop; then the names tensor copies add.
   const bool InMain = Key.first == SM.getMainFileID();
-  PlanInputs In = planInputs(Ctx, Opts, A, InMain, Stages, Note, Front.Function, F.TmaKernels);
+  PlanInputs In = planInputs(Ctx, Opts, A, InMain, Stages, Note, Front.Function);
   std::vector<const LoopModel *> Models;
   for (const LoopResult &LR : Results)
     Models.push_back(&LR.Model);
@@ -238,6 +242,8 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
     }
   }
   LoopPlan Plan = planLoop(Models, In);
+  if (!Plan.Keep)
+    nameEngineCopies(Ctx, F.TmaKernels, Front.Function, Models, Plan);
   auto WithNotes = [&](std::string Detail) {
     if (In.Forced && !Front.Measured.empty())
       Detail += (Detail.empty() ? "" : "; ") + Front.Measured;

@@ -74,7 +74,9 @@ struct TilePlan {
   CopyKind CpAsync = CopyKind::PerElement;
   /// The tile's box is known and the same in every instantiation: the block may copy it whole.
   bool BlockWide = false;
-  std::string MapName;       ///< Tensor: the kernel parameter that carries its map
+  /// Tensor: the kernel parameter that carries its map. Plan leaves it empty: names are the
+  /// kernel's text's to give, after the plan (RewriteLoop's nameEngineCopies).
+  std::string MapName;
   std::string WhyPerElement; ///< when CpAsync is PerElement: why
   std::string WhyNoEngine;   ///< when Kind is neither Tensor nor Bulk: why ("" where the kernel's problem says)
 };
@@ -126,7 +128,7 @@ struct LoopPlan {
   /// Every tile is Tensor or Bulk: the loop also has the copy engine's path, on compute
   /// capability 9.0, taken once per launch where the launch fits (TmaFlag, maps, block shape).
   bool Engine = false;
-  std::string TmaFlag; ///< the kernel's flag parameter, where some tile is Tensor
+  std::string TmaFlag; ///< the kernel's flag parameter, where some tile is Tensor (named as MapName is)
   std::string KernelProblem; ///< why the kernel cannot take tensor maps, or ""
   /// No stage buffers: each thread loads its elements of the tile Stages ahead into registers right
   /// after the copy barrier and stores them where the original's copy phase did, Stages trips
@@ -159,10 +161,6 @@ struct PlanInputs {
   /// main file gets).
   bool InMainFile = true;
   std::string KernelProblem; ///< why the loop's kernel cannot take tensor maps, or ""
-  /// Names the kernel's text leaves free: the kernel's flag (one per kernel: asked for each loop
-  /// that needs it, the same each time), and a fresh name for each map.
-  std::function<std::string()> Flag;
-  std::function<std::string(llvm::StringRef)> FreshName;
   /// A choice made by measuring (a tuning file, or a tune bundle's variant): the plan is this
   /// choice, where it is legal, and the cost model and its thresholds are not asked.
   std::optional<PlanChoice> Forced;
