@@ -285,8 +285,10 @@ done
 status=0
 for i in "${{!pids[@]}"; do
   wait "${{pids[$i]}" && continue
-  if [ "${{built[$i]}" = compute_only ] || [ "${{built[$i]}" = census ]; then
-    echo "the ${{built[$i]} variant did not build: no floor of its own (the memory floor stands)" >&2
+  if [ "${{built[$i]}" = compute_only ]; then
+    echo "the compute-only variant did not build: no compute-only floor (the memory floor stands)" >&2
+  elif [ "${{built[$i]}" = census ]; then
+    echo "the census did not build: no L2 floor (the memory floor stands)" >&2
   else
     echo "the ${{built[$i]} variant did not build" >&2
     status=1
