@@ -2,8 +2,10 @@
 // whole programs that run: every stage is filled before it is read, every copy is guarded by the
 // tile count, and all kernels compute the same result, so one reference checks them all. Block b,
 // thread i: out[b * 256 + i] = sum over tiles t < n, k < K of A[t * 256 + (i + k) % 256] * (k + 1),
-// added in that order. K sets the length of the compute phase: the overruns need a long one (a
-// slow thread still reads when a fast one refills), the early reads a short one.
+// added in that order, where A is the block's own slice of the input (slice b % S of S = 1024 slices of
+// n tiles, so that copies come from DRAM, not from a cache line another block brought in). K sets
+// the length of the compute phase: the overruns need a long one (a slow thread still reads when a
+// fast one refills), the early reads a short one.
 // tests/gpu/audit_races/run.sh applies the audit's fix-its to this file (fixed.cu) and runs both.
 #include <cooperative_groups.h>
 #include <cuda/barrier>
@@ -24,7 +26,8 @@ __device__ __forceinline__ float tileSum(const float *s, int tid, int K) {
 
 // cuda::pipeline of thread scope, 3 tiles ahead into 4 buffers, issued before the barrier, no
 // barrier after the read.
-__global__ void pipeline_overrun(const float *A, float *C, int n, int K) {
+__global__ void pipeline_overrun(const float *A, float *C, int n, int K, int slices) {
+  A += size_t(blockIdx.x % slices) * n * 256;
   alignas(16) __shared__ float s[N][256];
   auto pipe = cuda::make_pipeline();
   const int tid = threadIdx.x;
@@ -48,7 +51,8 @@ __global__ void pipeline_overrun(const float *A, float *C, int n, int K) {
 }
 
 // The primitives of cuda_pipeline.h, the same schedule.
-__global__ void primitives_overrun(const float *A, float *C, int n, int K) {
+__global__ void primitives_overrun(const float *A, float *C, int n, int K, int slices) {
+  A += size_t(blockIdx.x % slices) * n * 256;
   alignas(16) __shared__ float s[N][256];
   const int tid = threadIdx.x;
   for (int t = 0; t < N - 1; ++t) {
@@ -78,7 +82,8 @@ __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_grou
 template <int W> __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(W)); }
 
 // cp.async in inline assembly, wrapped in helpers, the same schedule.
-__global__ void asm_overrun(const float *A, float *C, int n, int K) {
+__global__ void asm_overrun(const float *A, float *C, int n, int K, int slices) {
+  A += size_t(blockIdx.x % slices) * n * 256;
   alignas(16) __shared__ float s[N][256];
   const int tid = threadIdx.x;
   for (int t = 0; t < N - 1; ++t) {
@@ -99,7 +104,8 @@ __global__ void asm_overrun(const float *A, float *C, int n, int K) {
 }
 
 // Three tiles ahead, but the wait leaves the newest 4 groups in flight: tile t's among them.
-__global__ void wait_count(const float *A, float *C, int n, int K) {
+__global__ void wait_count(const float *A, float *C, int n, int K, int slices) {
+  A += size_t(blockIdx.x % slices) * n * 256;
   alignas(16) __shared__ float s[N][256];
   auto pipe = cuda::make_pipeline();
   const int tid = threadIdx.x;
@@ -125,7 +131,8 @@ __global__ void wait_count(const float *A, float *C, int n, int K) {
 
 // The commit under the tile's bound: the last iterations commit nothing, so the wait for all but
 // the newest 3 groups leaves the tile read in flight.
-__global__ void commit_under_bound(const float *A, float *C, int n, int K) {
+__global__ void commit_under_bound(const float *A, float *C, int n, int K, int slices) {
+  A += size_t(blockIdx.x % slices) * n * 256;
   alignas(16) __shared__ float s[N][256];
   auto pipe = cuda::make_pipeline();
   const int tid = threadIdx.x;
@@ -153,7 +160,8 @@ __global__ void commit_under_bound(const float *A, float *C, int n, int K) {
 // Copies of the whole block completing on a cuda::barrier per stage, two stages: the copy of tile
 // t + 1 refills the buffer of tile t - 1 before this iteration's arrive_and_wait, while a slower
 // thread may still read tile t - 1.
-__global__ void barrier_overrun(const float *A, float *C, int n, int K) {
+__global__ void barrier_overrun(const float *A, float *C, int n, int K, int slices) {
+  A += size_t(blockIdx.x % slices) * n * 256;
   alignas(16) __shared__ float s[2][256];
   __shared__ block_barrier bar[2];
   auto block = cg::this_thread_block();
