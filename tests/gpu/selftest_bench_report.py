@@ -262,6 +262,19 @@ class FromRawNotes(unittest.TestCase):
         # The variant runs at 10.5 ms, below the L2 floor: the record says so, naming it.
         self.assertIn('The floor is not a floor where a variant runs below it: s: k, v (0.95 of l2)\n', md)
 
+    def test_the_memory_floor_takes_the_faster_of_copy_and_read(self):
+        # Case 1 moves 4 GB: 1 ms at the copy's 4000 GB/s (4100 in round 2), 0.8 ms at the
+        # 5000 GB/s of reading alone, measured beside the variant.
+        self.write('s/v.r1.txt', self.timed(1, 0.5) + 'read_gbps 1 5000.0\n' + self.timed(2, 5.0))
+        rec = br.record(self.bundle, self.raw)
+        k1, k2 = rec['kernels']
+        self.assertEqual((4100.0, 5000.0), (k1['copy_gbps'], k1['read_gbps']))
+        self.assertAlmostEqual(0.8, k1['floors']['memory_ms'])
+        # Case 2: no read measured, the copy's best bandwidth (4000 GB/s, the variant's) stands.
+        self.assertIsNone(k2['read_gbps'])
+        self.assertAlmostEqual(10**9 / (4000.0 * 1e9) * 1e3, k2['floors']['memory_ms'])
+        self.assertEqual(rec, br.derive(copy.deepcopy(rec)))
+
     def test_a_record_within_its_floors_is_validated(self):
         self.write('s/census.info.json', json.dumps({'device': {}, 'cases': [
             {'index': 1, 'kernel': 'k', 'case': 'big "one"', 'census_bytes': 10**9},
