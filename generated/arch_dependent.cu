@@ -15,6 +15,7 @@
 #include <vector>
 #include <cstdint>
 #include <algorithm>
+#include <cassert>
 
 #define CK(call)                                                            \
   do {                                                                      \
@@ -309,7 +310,7 @@ __global__ void host_device_helper(const float* A, float* C, int nt) {
     }
   }
 #endif
-#line 244
+#line 245
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -397,7 +398,92 @@ __global__ void beside_arch_code(const float* A, float* C, int nt) {
     }
   }
 #endif
-#line 265
+#line 266
+  C[blockIdx.x * T + threadIdx.x] = acc;
+}
+
+// Safe: the C library's assert. The toolkit's wrappers include <assert.h> under an #if on the
+// architecture, but assert evaluates its argument and traps where it is false on every one. (Inside
+// the loop, which the rewrite moves, assert's __LINE__ would change: source-text.)
+__global__ void asserts_in_loop(const float* A, float* C, int nt) {
+  alignas(16) __shared__ float s_stages[3][T];
+  float acc = 0.0f;
+  assert(blockDim.x == T);
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
+  {
+    int t = 0;
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
+    auto t_fetch = t;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto t = t_fetch;
+      if (t < nt) {
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using s_index = decltype(+((blockIdx.x * nt + t) * T + threadIdx.x));
+          const s_index s_base = (s_index)((blockIdx.x * nt + t) * T + threadIdx.x)
+              - (s_index)threadIdx.x;
+          if (sizeof(s) % 16 == 0 &&
+              blockDim.x == sizeof(s) / sizeof(s[0]) &&
+              reinterpret_cast<unsigned long long>(&A[s_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&s[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(s) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(s) / 16) * (16 / sizeof(s[0]));
+              ::cuda::memcpy_async(&s[col],
+                                   &A[s_base + (s_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&s[threadIdx.x], &A[(blockIdx.x * nt + t) * T + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
+          }
+        }
+        ++t;
+        t_fetch = t;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+    };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
+    // Prologue: the copies of the first 2 tiles.
+    for (int prologue = 0; prologue < 2; ++prologue)
+      issue_tile();
+    int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
+    for (; t < nt; ++t) {
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &s = s_stages[stage];
+      acc += s[(threadIdx.x + 5) % T];
+      pipe.consumer_release();
+      stage = stage + 1 == 3 ? 0 : stage + 1;
+    }
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
+  }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &s = s_stages[0];
+    for (int t = 0; t < nt; ++t) {
+      s[threadIdx.x] = A[(blockIdx.x * nt + t) * T + threadIdx.x];
+      __syncthreads();
+      acc += s[(threadIdx.x + 5) % T];
+      __syncthreads();
+    }
+  }
+#endif
+#line 284
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -418,7 +504,7 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
   }
   float* dA = toDevice(hA);
   using ConstKernel = void (*)(const float*, float*, int);
-  for (ConstKernel k : {exit_below_sm90, host_device_helper, beside_arch_code}) {
+  for (ConstKernel k : {exit_below_sm90, host_device_helper, beside_arch_code, asserts_in_loop}) {
     float* dC = poisonedOutput<float>((size_t)blocks * T);
     k<<<blocks, T>>>(dA, dC, nt);
     checkLaunch();

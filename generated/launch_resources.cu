@@ -376,6 +376,104 @@ __global__ void no_scratch(float* out, const float* g, int numTiles) {
   out[blockIdx.x * TS + threadIdx.x] = acc;
 }
 
+// The program sets the kernel's preferred split of L1 and shared memory: a preference, which
+// launches nothing and sets no limit a launch is checked against.
+__global__ void carveout_preferred(float* out, const float* g, int numTiles) {
+  alignas(16) __shared__ float tile_stages[3][TS];
+  float acc = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
+  {
+    int t = 0;
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
+    auto t_fetch = t;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto t = t_fetch;
+      if (t < numTiles) {
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &tile = tile_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using tile_index = decltype(+((blockIdx.x * numTiles + t) * TS + threadIdx.x));
+          const tile_index tile_base = (tile_index)((blockIdx.x * numTiles + t) * TS + threadIdx.x)
+              - (tile_index)threadIdx.x;
+          if (sizeof(tile) % 16 == 0 &&
+              blockDim.x == sizeof(tile) / sizeof(tile[0]) &&
+              reinterpret_cast<unsigned long long>(&g[tile_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&tile[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(tile) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(tile) / 16) * (16 / sizeof(tile[0]));
+              ::cuda::memcpy_async(&tile[col],
+                                   &g[tile_base + (tile_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&tile[threadIdx.x], &g[(blockIdx.x * numTiles + t) * TS + threadIdx.x],
+                                   ::cuda::aligned_size_t<sizeof(tile[0])>(sizeof(tile[0])), pipe);
+          }
+        }
+        ++t;
+        t_fetch = t;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+    };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
+    // Prologue: the copies of the first 2 tiles.
+    for (int prologue = 0; prologue < 2; ++prologue)
+      issue_tile();
+    int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
+    for (; t < numTiles; ++t) {
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &tile = tile_stages[stage];
+      acc += tile[threadIdx.x] * tile[(threadIdx.x + 41) % TS];
+      pipe.consumer_release();
+      stage = stage + 1 == 3 ? 0 : stage + 1;
+    }
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
+  }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &tile = tile_stages[0];
+    for (int t = 0; t < numTiles; ++t) {
+      tile[threadIdx.x] = g[(blockIdx.x * numTiles + t) * TS + threadIdx.x];
+      __syncthreads();
+      acc += tile[threadIdx.x] * tile[(threadIdx.x + 41) % TS];
+      __syncthreads();
+    }
+  }
+#endif
+#line 241
+  out[blockIdx.x * TS + threadIdx.x] = acc;
+}
+
+// The program raises the kernel's limit of dynamic shared memory, and may launch it with more:
+// the stages the rewrite adds could pass the device's limit with it.
+__global__ void dynamic_limit_raised(float* out, const float* g, int numTiles) {
+  __shared__ float tile[TS];
+  float acc = 0.0f;
+  // EXPECT: launch-resources
+  for (int t = 0; t < numTiles; ++t) {
+    tile[threadIdx.x] = g[(blockIdx.x * numTiles + t) * TS + threadIdx.x];
+    __syncthreads();
+    acc += tile[threadIdx.x] * tile[(threadIdx.x + 43) % TS];
+    __syncthreads();
+  }
+  out[blockIdx.x * TS + threadIdx.x] = acc;
+}
+
 static void runWide(FILE* f, uint64_t seed, int caseNo, int blocks, int numTiles, bool timeIt) {
   Rng rng(seed, caseNo);
   const int ld0 = 32, ld1 = 1025, nr = 13, rs = 977;
@@ -432,14 +530,23 @@ int main(int argc, char** argv) {
     scratch_helper<<<b, TS, SCRATCH_BYTES>>>(o, g, nt);
   };
   auto plain = [](float* o, const float* g, int b, int nt) { no_scratch<<<b, TS>>>(o, g, nt); };
+  CK(cudaFuncSetAttribute(carveout_preferred, cudaFuncAttributePreferredSharedMemoryCarveout,
+                          cudaSharedmemCarveoutMaxShared));
+  CK(cudaFuncSetAttribute(dynamic_limit_raised, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
+  auto carveout = [](float* o, const float* g, int b, int nt) { carveout_preferred<<<b, TS>>>(o, g, nt); };
+  auto raised = [](float* o, const float* g, int b, int nt) { dynamic_limit_raised<<<b, TS>>>(o, g, nt); };
   for (int tiles : {0, 1, 3}) {
     runScratch(f, seed, c++, "scratch_after", 5, tiles, false, after);
     runScratch(f, seed, c++, "scratch_helper", 5, tiles, false, helper);
     runScratch(f, seed, c++, "no_scratch", 5, tiles, false, plain);
+    runScratch(f, seed, c++, "carveout_preferred", 5, tiles, false, carveout);
+    runScratch(f, seed, c++, "dynamic_limit_raised", 5, tiles, false, raised);
   }
   runScratch(f, seed, c++, "scratch_after", 2000, 40, true, after);
   runScratch(f, seed, c++, "scratch_helper", 2000, 40, true, helper);
   runScratch(f, seed, c++, "no_scratch", 2000, 40, true, plain);
+  runScratch(f, seed, c++, "carveout_preferred", 4000, 40, true, carveout);
+  runScratch(f, seed, c++, "dynamic_limit_raised", 4000, 40, true, raised);
   closeOutput(f);
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 #include <cstdint>
 #include <algorithm>
+#include <cassert>
 
 #define CK(call)                                                            \
   do {                                                                      \
@@ -265,6 +266,24 @@ __global__ void beside_arch_code(const float* A, float* C, int nt) {
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
+// Safe: the C library's assert. The toolkit's wrappers include <assert.h> under an #if on the
+// architecture, but assert evaluates its argument and traps where it is false on every one. (Inside
+// the loop, which the rewrite moves, assert's __LINE__ would change: source-text.)
+__global__ void asserts_in_loop(const float* A, float* C, int nt) {
+  __shared__ float s[T];
+  float acc = 0.0f;
+  assert(blockDim.x == T);
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * T + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 5) % T];
+    __syncthreads();
+  }
+  C[blockIdx.x * T + threadIdx.x] = acc;
+}
+
 static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
   Rng r(seed, caseNo);
   const size_t nA = (size_t)blocks * nt * T;
@@ -282,7 +301,7 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
   }
   float* dA = toDevice(hA);
   using ConstKernel = void (*)(const float*, float*, int);
-  for (ConstKernel k : {exit_below_sm90, host_device_helper, beside_arch_code}) {
+  for (ConstKernel k : {exit_below_sm90, host_device_helper, beside_arch_code, asserts_in_loop}) {
     float* dC = poisonedOutput<float>((size_t)blocks * T);
     k<<<blocks, T>>>(dA, dC, nt);
     checkLaunch();

@@ -7,7 +7,7 @@
 // a copy of that part of the read; every other use of the local refuses the loop. Twins that are
 // refused: the local read again by the compute phase (address-not-invariant) or set again under a
 // condition (load-phase), two inner variables that meet
-// in one subscript (tile-overlap), a name of the read declared again before the store
+// in one subscript, or a store of one element spelled two ways (tile-overlap), a name of the read declared again before the store
 // (name-binding). The cost model picks each loop's plan, and keeps sgemm_vec4's loop, whose
 // register prefetch ptxas would spill; loops marked `// tilepipe: plan=always` take the cp.async
 // pipeline. Run at scale: thousands of blocks, many more tiles than stages,
@@ -370,6 +370,45 @@ __global__ void rebound(const float* A, float* C, int nt) {
   C[blockIdx.x * T + threadIdx.x] = acc;
 }
 
+// The SGEMM tutorial's "linearised" tile: the stores' index holds `c % 2` and `c / 2` of an
+// unsigned c, which no affine form expands. Within one thread and one iteration each is one value,
+// read alike by both stores, so the stores differ by 16: distinct elements.
+__global__ void linearized(const float* A, float* C, int nt) {
+  __shared__ float s[2 * T];
+  float acc = 0.0f;
+  const unsigned c = threadIdx.x % 32, r = threadIdx.x / 32;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int t = 0; t < nt; ++t) {
+    const float2 v = reinterpret_cast<const float2*>(A)[(blockIdx.x * nt + t) * T + threadIdx.x];
+    s[((c % 2) * 2 + r * 4 + 0) * 16 + c / 2] = v.x;
+    s[((c % 2) * 2 + r * 4 + 1) * 16 + c / 2] = v.y;
+    __syncthreads();
+    acc += s[(threadIdx.x * 2 + 1) % (2 * T)] * s[(threadIdx.x + 100) % (2 * T)];
+    __syncthreads();
+  }
+  C[blockIdx.x * T + threadIdx.x] = acc;
+}
+
+// Refused: the second store writes the first's element, spelled otherwise; in the original its
+// value lands last, which two copies in flight together do not promise.
+__global__ void respelled(const float* A, float* C, int nt) {
+  __shared__ float s[2 * T];
+  float acc = 0.0f;
+  const unsigned c = threadIdx.x % 32, r = threadIdx.x / 32;
+  // EXPECT: tile-overlap
+  for (int t = 0; t < nt; ++t) {
+    const float2 v = reinterpret_cast<const float2*>(A)[(blockIdx.x * nt + t) * T + threadIdx.x];
+    s[r * 64 + c] = v.x;
+    s[r * 64 + (c / 2) * 2 + c % 2] = v.y;
+    s[r * 64 + 32 + c] = A[(blockIdx.x * nt + t) * 2 * T + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x * 2 + 1) % (2 * T)] * s[(threadIdx.x + 100) % (2 * T)];
+    __syncthreads();
+  }
+  C[blockIdx.x * T + threadIdx.x] = acc;
+}
+
 template <typename L>
 static void runKernel(FILE* f, const std::vector<float>& hC, L launch) {
   // C is read too (beta * C): each kernel gets the same random C; poisoned first, then filled.
@@ -412,6 +451,8 @@ static void runRows(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
   runKernel(f, hC, [&](float* dC) { local_read_later<<<blocks, T>>>(dA, dC, nt); });
   runKernel(f, hC, [&](float* dC) { two_inner<<<blocks, T>>>(dA, dC, nt); });
   runKernel(f, hC, [&](float* dC) { rebound<<<blocks, T>>>(dA, dC, nt); });
+  runKernel(f, hC, [&](float* dC) { linearized<<<blocks, T>>>(dA, dC, nt); });
+  runKernel(f, hC, [&](float* dC) { respelled<<<blocks, T>>>(dA, dC, nt); });
   CK(cudaFree(dA));
 }
 

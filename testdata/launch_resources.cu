@@ -225,6 +225,37 @@ __global__ void no_scratch(float* out, const float* g, int numTiles) {
   out[blockIdx.x * TS + threadIdx.x] = acc;
 }
 
+// The program sets the kernel's preferred split of L1 and shared memory: a preference, which
+// launches nothing and sets no limit a launch is checked against.
+__global__ void carveout_preferred(float* out, const float* g, int numTiles) {
+  __shared__ float tile[TS];
+  float acc = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int t = 0; t < numTiles; ++t) {
+    tile[threadIdx.x] = g[(blockIdx.x * numTiles + t) * TS + threadIdx.x];
+    __syncthreads();
+    acc += tile[threadIdx.x] * tile[(threadIdx.x + 41) % TS];
+    __syncthreads();
+  }
+  out[blockIdx.x * TS + threadIdx.x] = acc;
+}
+
+// The program raises the kernel's limit of dynamic shared memory, and may launch it with more:
+// the stages the rewrite adds could pass the device's limit with it.
+__global__ void dynamic_limit_raised(float* out, const float* g, int numTiles) {
+  __shared__ float tile[TS];
+  float acc = 0.0f;
+  // EXPECT: launch-resources
+  for (int t = 0; t < numTiles; ++t) {
+    tile[threadIdx.x] = g[(blockIdx.x * numTiles + t) * TS + threadIdx.x];
+    __syncthreads();
+    acc += tile[threadIdx.x] * tile[(threadIdx.x + 43) % TS];
+    __syncthreads();
+  }
+  out[blockIdx.x * TS + threadIdx.x] = acc;
+}
+
 static void runWide(FILE* f, uint64_t seed, int caseNo, int blocks, int numTiles, bool timeIt) {
   Rng rng(seed, caseNo);
   const int ld0 = 32, ld1 = 1025, nr = 13, rs = 977;
@@ -281,14 +312,23 @@ int main(int argc, char** argv) {
     scratch_helper<<<b, TS, SCRATCH_BYTES>>>(o, g, nt);
   };
   auto plain = [](float* o, const float* g, int b, int nt) { no_scratch<<<b, TS>>>(o, g, nt); };
+  CK(cudaFuncSetAttribute(carveout_preferred, cudaFuncAttributePreferredSharedMemoryCarveout,
+                          cudaSharedmemCarveoutMaxShared));
+  CK(cudaFuncSetAttribute(dynamic_limit_raised, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
+  auto carveout = [](float* o, const float* g, int b, int nt) { carveout_preferred<<<b, TS>>>(o, g, nt); };
+  auto raised = [](float* o, const float* g, int b, int nt) { dynamic_limit_raised<<<b, TS>>>(o, g, nt); };
   for (int tiles : {0, 1, 3}) {
     runScratch(f, seed, c++, "scratch_after", 5, tiles, false, after);
     runScratch(f, seed, c++, "scratch_helper", 5, tiles, false, helper);
     runScratch(f, seed, c++, "no_scratch", 5, tiles, false, plain);
+    runScratch(f, seed, c++, "carveout_preferred", 5, tiles, false, carveout);
+    runScratch(f, seed, c++, "dynamic_limit_raised", 5, tiles, false, raised);
   }
   runScratch(f, seed, c++, "scratch_after", 2000, 40, true, after);
   runScratch(f, seed, c++, "scratch_helper", 2000, 40, true, helper);
   runScratch(f, seed, c++, "no_scratch", 2000, 40, true, plain);
+  runScratch(f, seed, c++, "carveout_preferred", 4000, 40, true, carveout);
+  runScratch(f, seed, c++, "dynamic_limit_raised", 4000, 40, true, raised);
   closeOutput(f);
   return 0;
 }

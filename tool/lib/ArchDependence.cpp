@@ -197,6 +197,8 @@ public:
   }
   void MacroDefined(const Token &Name, const MacroDirective *MD) override {
     StringRef N = Name.getIdentifierInfo()->getName();
+    if (libraryAssert(Name))
+      return;
     bool Tainted = inTainted();
     // A user's macro that names one of these depends on the architecture too. (The toolkit's
     // headers are taken at their word: their macros that merely mention the architecture's, as
@@ -211,7 +213,7 @@ public:
       Out.Names.insert(N.str());
   }
   void MacroUndefined(const Token &Name, const MacroDefinition &, const MacroDirective *) override {
-    if (inTainted())
+    if (inTainted() && !libraryAssert(Name))
       Out.Names.insert(Name.getIdentifierInfo()->getName().str());
   }
   void MacroExpands(const Token &Name, const MacroDefinition &MD, SourceRange Range,
@@ -257,6 +259,15 @@ private:
   };
 
   bool tainted(StringRef N) const { return archMacro(N) || Out.Names.count(N.str()); }
+  /// The macros of the C library's assert.h, which the toolkit's wrappers include (and which
+  /// defines and undefines them) under an architecture's conditional: on every architecture
+  /// assert evaluates its argument and traps where it is false, which a rewrite keeps in place.
+  /// Where NDEBUG differs between architectures, so does assert.
+  bool libraryAssert(const Token &Name) const {
+    SourceLocation L = Name.getLocation();
+    return SM.isInSystemHeader(L) && llvm::sys::path::filename(SM.getFilename(SM.getSpellingLoc(L))) == "assert.h" &&
+           !Out.Names.count("NDEBUG");
+  }
   bool inTainted() const {
     return llvm::any_of(Stack, [](const Open &O) { return O.Tainted; });
   }

@@ -259,6 +259,16 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
     }
     return true;
   }
+  /// `cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, c)`: a preference
+  /// for the split of L1 and shared memory, as cudaFuncSetCacheConfig is. It launches nothing and
+  /// sets no limit a launch is checked against (the maximum dynamic shared memory is one).
+  static bool carveoutPreference(const CallExpr *Call) {
+    if (Call->getDirectCallee()->getName() != "cudaFuncSetAttribute" || Call->getNumArgs() < 2)
+      return false;
+    const auto *Attr = dyn_cast<DeclRefExpr>(Call->getArg(1)->IgnoreParenImpCasts());
+    const auto *C = Attr ? dyn_cast<EnumConstantDecl>(Attr->getDecl()) : nullptr;
+    return C && C->getName() == "cudaFuncAttributePreferredSharedMemoryCarveout";
+  }
   bool VisitDeclRefExpr(DeclRefExpr *E) {
     const auto *F = dyn_cast<FunctionDecl>(E->getDecl());
     if (!F || !same(F) || Callees.contains(E) || !Found.empty())
@@ -283,7 +293,7 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
       if (const auto *Call = N.get<CallExpr>(); Call && Call->getDirectCallee() &&
                                                 Call->getDirectCallee()->getIdentifier()) {
         StringRef Callee = Call->getDirectCallee()->getName();
-        if (Callee == "cudaFuncSetCacheConfig")
+        if (Callee == "cudaFuncSetCacheConfig" || carveoutPreference(Call))
           return true;
         // A question whose answer the rewrite changes: the kernel's registers, its shared memory,
         // and the blocks per SM or the block size they allow. A program that sizes its grid or

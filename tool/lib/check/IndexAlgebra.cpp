@@ -5,6 +5,7 @@
 #include "../EffectsUtil.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
+#include <functional>
 
 using namespace clang;
 
@@ -170,7 +171,43 @@ bool LoopChecker::affine(const Expr *E, Affine &A) {
     A.Terms[affineAtom(V)] += 1;
     return true;
   }
+  if (std::string Opaque; OpaqueAtoms && opaqueAtom(E, Opaque)) {
+    A.Terms[Opaque] += 1;
+    return true;
+  }
   return false;
+}
+
+/// An integer expression whose value only variables and thread indices decide, by arithmetic
+/// that reads no memory and calls nothing (`c % 2`, `c / 2` of an unsigned c): its atom is its
+/// canonical profile, which names each variable by its declaration, so two spellings of one
+/// computation are one atom and no two computations are.
+bool LoopChecker::opaqueAtom(const Expr *E, std::string &Key) {
+  if (!E->getType()->isIntegerType() || E->isValueDependent() || E->HasSideEffects(Ctx))
+    return false;
+  std::function<bool(const Stmt *)> Pure = [&](const Stmt *S) {
+    if (const auto *X = dyn_cast<Expr>(S); X && (isBuiltinIndexRead(X) || varOf(X)))
+      return !varOf(X) || !varOf(X)->getType().isVolatileQualified();
+    if (!isa<BinaryOperator>(S) && !isa<UnaryOperator>(S) && !isa<ParenExpr>(S) && !isa<CastExpr>(S) &&
+        !isa<IntegerLiteral>(S) && !isa<ConditionalOperator>(S))
+      return false;
+    if (const auto *U = dyn_cast<UnaryOperator>(S); U && (U->getOpcode() == UO_Deref || U->getOpcode() == UO_AddrOf))
+      return false;
+    if (const auto *C = dyn_cast<CastExpr>(S); C && C->getCastKind() == CK_LValueToRValue &&
+                                              !varOf(C->getSubExpr()) && !isBuiltinIndexRead(C->getSubExpr()))
+      return false; // a read of memory
+    return llvm::all_of(S->children(), [&](const Stmt *C) { return C && Pure(C); });
+  };
+  if (!Pure(E))
+    return false;
+  llvm::FoldingSetNodeID ID;
+  E->IgnoreParenImpCasts()->Profile(ID, Ctx, /*Canonical=*/true);
+  llvm::BumpPtrAllocator Alloc;
+  llvm::FoldingSetNodeIDRef Ref = ID.Intern(Alloc);
+  Key = "o";
+  for (size_t I = 0; I < Ref.getSize(); ++I)
+    Key += std::to_string(Ref.getData()[I]) + ",";
+  return true;
 }
 
 /// 'x', 'y' or 'z' when E is threadIdx.x/y/z, or a local set once from it; 0 otherwise.

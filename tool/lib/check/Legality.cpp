@@ -250,7 +250,11 @@ Verdict LoopChecker::checkOverlap() {
       bool Distinct = false;
       for (size_t D = 0; D < IdxI.size() && D < IdxJ.size(); ++D) {
         Affine A, B;
-        if (!affine(IdxI[D], A) || !affine(IdxJ[D], B))
+        // One thread, one iteration: what it cannot expand it reads alike at both sites.
+        OpaqueAtoms = true;
+        bool Known = affine(IdxI[D], A) && affine(IdxJ[D], B);
+        OpaqueAtoms = false;
+        if (!Known)
           continue;
         A.add(B, -1);
         if (A.Terms.empty() && A.Constant != 0)

@@ -164,6 +164,11 @@ private:
   // IndexAlgebra.cpp
   bool affine(const clang::Expr *E, Affine &A);
   unsigned AffineDepth = 0;
+  /// While set, affine() takes an integer expression it cannot expand, of variables and thread
+  /// indices only, as an atom of its own (checkOverlap: two sites of one thread in one iteration
+  /// read it alike). Elsewhere an atom must be a variable: the analyses ask which ones a form reads.
+  bool OpaqueAtoms = false;
+  bool opaqueAtom(const clang::Expr *E, std::string &Key);
   char threadDim(const clang::Expr *E);
   bool mentionsThread(const clang::Stmt *S, unsigned Depth = 0);
   std::map<const clang::FunctionDecl *, bool> AddressTakenOf; ///< addressTaken, once per function
