@@ -4,6 +4,7 @@
 // kind of plan each testdata loop may take builds for sm_80 and sm_90 (NvccPlans).
 #include "TestSupport.h"
 #include "llvm/Demangle/Demangle.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Regex.h"
 #include <gtest/gtest.h>
@@ -408,3 +409,78 @@ int main() {
 }
 
 } // namespace
+
+// The launch check compiles the rewrite with its rewritten headers. A header the rewrite changes
+// that is included through a header it does not change (main.cu -> k.cuh -> sub/inner.cuh) must
+// be the rewritten one in that build: a quoted include is looked for beside the file that
+// includes it, so k.cuh taken from the source's folder would include the original inner.cuh, and
+// the check would compare the original with itself. The kernel's register prefetch 4 tiles ahead
+// needs more registers than 1024 threads per block allow, which the same kernel in the main file
+// shows: there it gets __launch_bounds__(1024). In the header it cannot (they would be an edit of
+// another file), so its loop is left alone, and the loops of the main file's own kernel still are
+// rewritten (the keep is per kernel).
+TEST(NvccLaunchCheck, SeesRewrittenHeadersIncludedThroughUnchangedOnes) {
+  std::string Nvcc = findTool("nvcc");
+  if (Nvcc.empty())
+    GTEST_SKIP() << "nvcc not found";
+  const std::string Kernel = R"(#pragma once
+#define T 256
+__global__ void heavy(const float *__restrict__ A, float *__restrict__ C, int nt) {
+  __shared__ float s[4 * T];
+  float acc[12];
+#pragma unroll
+  for (int j = 0; j < 12; ++j)
+    acc[j] = 0.0f;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 4 * T + threadIdx.x];
+    s[T + threadIdx.x] = A[(blockIdx.x * nt + t) * 4 * T + T + threadIdx.x];
+    s[2 * T + threadIdx.x] = A[(blockIdx.x * nt + t) * 4 * T + 2 * T + threadIdx.x];
+    s[3 * T + threadIdx.x] = A[(blockIdx.x * nt + t) * 4 * T + 3 * T + threadIdx.x];
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < 12; ++j)
+      acc[j] += s[(threadIdx.x * 3 + j * 17) % (4 * T)] * acc[(j + 1) % 12] + s[(threadIdx.x + j) % (4 * T)];
+    __syncthreads();
+  }
+  float r = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 12; ++j)
+    r += acc[j] * (j + 1);
+  C[blockIdx.x * T + threadIdx.x] = r;
+}
+)";
+  const std::string Light = R"(
+__global__ void light(const float *__restrict__ A, float *__restrict__ C, int nt) {
+  __shared__ float s[T];
+  float acc = 0.0f;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * T + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % T];
+    __syncthreads();
+  }
+  C[blockIdx.x * T + threadIdx.x] = acc;
+}
+)";
+  const std::string Launch =
+      "void run(const float *A, float *C, int nt, int b) { heavy<<<b, T>>>(A, C, nt); light<<<b, T>>>(A, C, nt); }\n";
+  std::string Dir = tempDir();
+  std::string Cache = "--cache-dir=" + Dir + "/cache";
+  // The control: in the main file the kernel gets the bounds, so the rewrite does need them.
+  writeFile(Dir + "/flat.cu", Kernel.substr(std::string("#pragma once\n").size()) + Light + Launch);
+  ProcessResult Flat = runTilepipe({"--plan-choice=4:registers", Cache, "flat.cu", "-o", "flat_out.cu"}, Dir);
+  ASSERT_EQ(0, Flat.ExitCode) << Flat.Out << Flat.Err;
+  EXPECT_NE(readFile(Dir + "/flat_out.cu").find("__launch_bounds__(1024) heavy"), std::string::npos)
+      << Flat.Err << readFile(Dir + "/flat_out.cu");
+  // The header, through an unchanged one.
+  llvm::sys::fs::create_directories(Dir + "/proj/sub");
+  writeFile(Dir + "/proj/sub/inner.cuh", Kernel);
+  writeFile(Dir + "/proj/k.cuh", "#include \"sub/inner.cuh\"\n");
+  writeFile(Dir + "/proj/main.cu", "#include \"k.cuh\"\n" + Light + Launch);
+  ProcessResult R = runTilepipe({"--plan-choice=4:registers", Cache, "--in-place", "main.cu"}, Dir + "/proj");
+  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  EXPECT_NE(R.Err.find("inner.cuh:9:3: remark: [launch-resources]"), std::string::npos) << R.Err;
+  EXPECT_NE(R.Err.find("kernel 'heavy' needs __launch_bounds__"), std::string::npos) << R.Err;
+  EXPECT_NE(R.Err.find("main.cu:6:3: remark: [pipelined]"), std::string::npos) << R.Err;
+  EXPECT_EQ(readFile(Dir + "/proj/sub/inner.cuh"), Kernel) << "the header was rewritten";
+}

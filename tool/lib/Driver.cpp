@@ -351,6 +351,11 @@ static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &D
       continue;
     if (!LC.KeepWhy.empty())
       Keep.KeepLoops[{L.File, L.Offset}] = Verdict::refuse(Reason::LaunchResources, LC.KeepWhy);
+    else if (auto It = LC.Unbounded.find(L.Kernel); It != LC.Unbounded.end())
+      Keep.KeepLoops[{L.File, L.Offset}] = Verdict::refuse(Reason::LaunchResources, It->second);
+    else if (!LC.Unbounded.empty() && !LC.KernelNames.count(L.Kernel))
+      Keep.KeepLoops[{L.File, L.Offset}] = Verdict::refuse(
+          Reason::LaunchResources, LC.Unbounded.begin()->second + ", and may run this loop's function");
     else if (auto It = LC.Spills.find(L.Kernel); It != LC.Spills.end() && L.Plan && L.Plan->Source == "model")
       Keep.KeepLoops[{L.File, L.Offset}] = Verdict::refuse(
           Reason::NoGain, It->second + "; its prefetch would go through local memory (--plan=always rewrites it)");

@@ -31,6 +31,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
 #include <optional>
+#include <set>
 #include <thread>
 
 using namespace clang;
@@ -663,23 +664,52 @@ llvm::Error keep(const llvm::Twine &Why) {
 
 using HeaderTexts = std::vector<std::pair<std::string, std::string>>; ///< relative path, text
 
-/// The rewritten headers of R, each with its path relative to the source's folder Dir (where the
-/// rewrite is compiled, they go at their places beside it); fails for one outside that folder.
+/// The user's headers of R that lie in the source's folder Dir, each with its path relative to
+/// that folder and its text in the rewrite (where the rewrite is compiled, they go at their places
+/// beside it). Every one, not only the rewritten: a quoted include is looked for beside the file
+/// that includes it first, so an unchanged header taken from the original folder would include the
+/// original of a rewritten one next to it. Fails for a rewritten header outside that folder, and
+/// for a header outside it that names a rewritten one (it would include the original).
 llvm::Expected<HeaderTexts> headersBeside(const FileResult &R, StringRef Dir, const std::string &Hint) {
+  llvm::SmallString<256> RealDir;
+  if (llvm::sys::fs::real_path(Dir, RealDir))
+    RealDir = Dir;
+  auto Relative = [&](StringRef Path) -> std::optional<std::string> {
+    StringRef Rel(Path);
+    if (!Rel.consume_front(RealDir) || !Rel.consume_front("/") || llvm::sys::path::is_absolute(Rel) ||
+        Rel.contains(".."))
+      return std::nullopt;
+    return Rel.str();
+  };
   HeaderTexts Out;
+  std::set<std::string> Rewritten, Names;
   for (const HeaderRewrite &H : R.Headers) {
     if (H.Rewritten == H.Original)
       continue;
-    // H.Path is a real path: compare it with the source folder's.
-    llvm::SmallString<256> RealDir;
-    if (llvm::sys::fs::real_path(Dir, RealDir))
-      RealDir = Dir;
-    StringRef Rel(H.Path);
-    bool Inside = Rel.consume_front(RealDir) && Rel.consume_front("/");
-    if (!Inside || llvm::sys::path::is_absolute(Rel) || Rel.contains(".."))
+    auto Rel = Relative(H.Path); // H.Path is a real path: compared with the folder's
+    if (!Rel)
       return keep("its rewritten header " + H.Path +
                   " is outside the source's folder, so nvcc cannot count the rewrite's registers" + Hint);
-    Out.push_back({Rel.str(), H.Rewritten});
+    Out.push_back({*Rel, H.Rewritten});
+    Rewritten.insert(H.Path);
+    Names.insert(llvm::sys::path::filename(H.Path).str());
+  }
+  if (Out.empty())
+    return Out;
+  for (const std::string &U : R.UserFiles) {
+    if (Rewritten.count(U))
+      continue;
+    auto Text = llvm::MemoryBuffer::getFile(U);
+    if (!Text)
+      return keep("cannot read " + U + " to compile the rewrite beside it" + Hint);
+    if (auto Rel = Relative(U)) {
+      Out.push_back({*Rel, (*Text)->getBuffer().str()});
+      continue;
+    }
+    for (const std::string &N : Names)
+      if ((*Text)->getBuffer().contains(N))
+        return keep(U + ", outside the source's folder, names the rewritten header " + N +
+                    ", so nvcc cannot be shown the rewrite to count its registers" + Hint);
   }
   return Out;
 }
@@ -773,9 +803,11 @@ llvm::Expected<Needs> registerNeeds(ASTContext &Ctx, ArrayRef<KernelUsage> Origi
   return Out;
 }
 
-/// `__launch_bounds__` before every declaration of each kernel that needs it, into Bounds and All.
-llvm::Error boundsEdits(const SourceManager &SM, const Needs &N,
-                        std::vector<LaunchCheck::Bound> &Bounds, clang::tooling::Replacements &All) {
+/// `__launch_bounds__` before every declaration of each kernel that needs it, into Bounds and All;
+/// a kernel declared outside the main file (a header, a macro) cannot get them here, and goes to
+/// Unbounded with why it needs them.
+llvm::Error boundsEdits(const SourceManager &SM, const Needs &N, std::vector<LaunchCheck::Bound> &Bounds,
+                        std::map<std::string, std::string> &Unbounded, clang::tooling::Replacements &All) {
   for (const FunctionDecl *P : N.Order) {
     const Need &K = N.ByKernel.at(P);
     if (!K.Bound)
@@ -784,11 +816,15 @@ llvm::Error boundsEdits(const SourceManager &SM, const Needs &N,
     B.Kernel = P->getNameAsString();
     B.Note = "__launch_bounds__(" + std::to_string(K.Threads) + ") added to '" + B.Kernel + "': " +
              K.Note;
+    if (llvm::any_of(P->redecls(), [&](const FunctionDecl *D) {
+          return !D->getLocation().isFileID() || SM.getFileID(D->getLocation()) != SM.getMainFileID();
+        })) {
+      Unbounded[B.Kernel] = "kernel '" + B.Kernel + "' needs __launch_bounds__ to launch as before (" +
+                            K.Note + "), and its name is in a macro or another file";
+      continue;
+    }
     for (const FunctionDecl *D : P->redecls()) {
       SourceLocation L = D->getLocation();
-      if (!L.isFileID() || SM.getFileID(L) != SM.getMainFileID())
-        return keep("kernel '" + B.Kernel + "' needs __launch_bounds__ to launch as before (" +
-                    K.Note + "), and its name is in a macro or another file");
       clang::tooling::Replacement E(SM, L, 0,
                                     "__launch_bounds__(" + std::to_string(K.Threads) + ") ");
       if (llvm::Error Err = All.add(E))
@@ -901,7 +937,9 @@ llvm::Error compareLaunchResources(ASTContext &Ctx, const FileResult &R, const s
   if (!N)
     return N.takeError();
   clang::tooling::Replacements All;
-  if (llvm::Error E = boundsEdits(Ctx.getSourceManager(), *N, Out.Bounds, All))
+  for (const auto &[Key, FD] : Kernels)
+    Out.KernelNames.insert(patternOf(FD)->getNameAsString());
+  if (llvm::Error E = boundsEdits(Ctx.getSourceManager(), *N, Out.Bounds, Out.Unbounded, All))
     return E;
   if (Out.Bounds.empty()) {
     compareSpills(*Original, *Rewrite, Kernels, {}, Out.Spills);

@@ -17,6 +17,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 #include <map>
+#include <set>
 #include "tilepipe/ArchDependence.h"
 #include "tilepipe/UsageCache.h"
 #include <string>
@@ -97,6 +98,12 @@ struct LaunchCheck {
   /// some architecture, by name, with what it measured: a prefetch the cost model counted as free
   /// would go through local memory.
   std::map<std::string, std::string> Spills;
+  /// Kernels that need __launch_bounds__ which cannot be placed in the main file (declared in a
+  /// header or a macro), by name, with why: their loops stay as they were.
+  std::map<std::string, std::string> Unbounded;
+  /// The names of every kernel of the file (patterns'): a loop of another function (a __device__
+  /// function) may run in any of them.
+  std::set<std::string> KernelNames;
   /// Not empty: the check could not be made or its fix not placed; every loop stays as it was.
   std::string KeepWhy;
 };
