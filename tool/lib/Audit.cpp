@@ -38,24 +38,9 @@ struct Buffer {
 };
 
 Buffer bufferOf(const ASTContext &Ctx, const Expr *Dst) {
-  const Expr *E = Dst->IgnoreParenCasts();
-  if (const auto *U = dyn_cast<UnaryOperator>(E); U && U->getOpcode() == UO_AddrOf)
-    E = U->getSubExpr()->IgnoreParenImpCasts();
-  const ArraySubscriptExpr *Outer = nullptr;
-  while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
-    Outer = ASE;
-    E = ASE->getBase()->IgnoreParenImpCasts();
-  }
-  Buffer B;
-  const VarDecl *V = varOf(E);
-  if (!V || !isSharedVar(V))
-    return B;
-  B.Array = V;
-  const auto *CAT = Ctx.getAsConstantArrayType(V->getType());
-  if (Outer && CAT && isa<ConstantArrayType>(CAT->getElementType().getCanonicalType()) &&
-      !Outer->getIdx()->isValueDependent() && !Outer->getIdx()->isIntegerConstantExpr(Ctx))
-    B.Stages = CAT->getSize().getZExtValue();
-  return B;
+  StageRef R = stageRef(Ctx, Dst);
+  bool Moves = R.Array && !R.Stage->isValueDependent() && !R.Stage->isIntegerConstantExpr(Ctx);
+  return {R.Shared, Moves ? R.Buffers : 0};
 }
 
 class Auditor : public RecursiveASTVisitor<Auditor> {

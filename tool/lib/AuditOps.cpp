@@ -367,4 +367,29 @@ bool mayWaitOtherwise(const Stmt *S, const ASTContext &Ctx) {
   return mayWaitOtherwise(S, Ctx, Seen);
 }
 
+StageRef stageRef(const ASTContext &Ctx, const Expr *E) {
+  E = E->IgnoreParenCasts();
+  if (const auto *U = dyn_cast<UnaryOperator>(E); U && U->getOpcode() == UO_AddrOf)
+    E = U->getSubExpr()->IgnoreParenImpCasts();
+  StageRef R;
+  const ArraySubscriptExpr *Inner = nullptr;
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+    R.Outer = ASE;
+  while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
+    Inner = ASE;
+    E = ASE->getBase()->IgnoreParenImpCasts();
+  }
+  const VarDecl *V = varOf(E);
+  if (!V || !isSharedVar(V))
+    return R;
+  R.Shared = V;
+  const auto *CAT = Ctx.getAsConstantArrayType(V->getType());
+  if (!Inner || !CAT || !isa<ConstantArrayType>(CAT->getElementType().getCanonicalType()))
+    return R;
+  R.Array = V;
+  R.Stage = Inner->getIdx();
+  R.Buffers = CAT->getSize().getZExtValue();
+  return R;
+}
+
 } // namespace tilepipe

@@ -9,6 +9,7 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclTemplate.h"
+#include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
 #include <optional>
 
@@ -70,6 +71,18 @@ const clang::Expr *arriveAndWaitBarrier(const clang::Stmt *S);
 /// assembly of the async units that is none of the above, or a function of the user's that is
 /// not a helper read as one (its body may wait).
 bool mayWaitOtherwise(const clang::Stmt *S, const clang::ASTContext &Ctx);
+
+/// The __shared__ variable a destination or a read lies in (Shared, whatever its shape) and, where
+/// it is an array of two or more dimensions, that array again (Array), its outermost subscript
+/// (Stage) and extent (Buffers): the stage a pipeline's buffer is picked by.
+struct StageRef {
+  const clang::VarDecl *Shared = nullptr;
+  const clang::VarDecl *Array = nullptr;
+  const clang::Expr *Stage = nullptr;
+  uint64_t Buffers = 0;
+  const clang::ArraySubscriptExpr *Outer = nullptr; ///< the whole subscript chain
+};
+StageRef stageRef(const clang::ASTContext &Ctx, const clang::Expr *E);
 
 } // namespace tilepipe
 

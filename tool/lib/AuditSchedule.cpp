@@ -120,39 +120,6 @@ private:
 };
 
 
-/// The array a destination or a read lies in and its outermost subscript, where the array is a
-/// __shared__ one of two or more dimensions (its outer extent the buffer count).
-struct StageRef {
-  const VarDecl *Array = nullptr;
-  const Expr *Stage = nullptr;
-  uint64_t Buffers = 0;
-  const ArraySubscriptExpr *Outer = nullptr; ///< the whole subscript chain
-};
-
-StageRef stageRef(const ASTContext &Ctx, const Expr *E) {
-  E = E->IgnoreParenCasts();
-  if (const auto *U = dyn_cast<UnaryOperator>(E); U && U->getOpcode() == UO_AddrOf)
-    E = U->getSubExpr()->IgnoreParenImpCasts();
-  StageRef R;
-  const ArraySubscriptExpr *Inner = nullptr;
-  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
-    R.Outer = ASE;
-  while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
-    Inner = ASE;
-    E = ASE->getBase()->IgnoreParenImpCasts();
-  }
-  const VarDecl *V = varOf(E);
-  if (!Inner || !V || !isSharedVar(V))
-    return R;
-  const auto *CAT = Ctx.getAsConstantArrayType(V->getType());
-  if (!CAT || !isa<ConstantArrayType>(CAT->getElementType().getCanonicalType()))
-    return R;
-  R.Array = V;
-  R.Stage = Inner->getIdx();
-  R.Buffers = CAT->getSize().getZExtValue();
-  return R;
-}
-
 /// `bar[i]` of a __shared__ array of barriers, one per stage: the array, i and the barriers.
 struct BarrierRef {
   const VarDecl *Array = nullptr;
