@@ -416,10 +416,11 @@ int main() {
 // includes it, so k.cuh taken from the source's folder would include the original inner.cuh, and
 // the check would compare the original with itself. The kernel's register prefetch 4 tiles ahead
 // needs more registers than 1024 threads per block allow, which the same kernel in the main file
-// shows: there it gets __launch_bounds__(1024). In the header it cannot (they would be an edit of
-// another file), so its loop is left alone, and the loops of the main file's own kernel still are
-// rewritten (the keep is per kernel).
-TEST(NvccLaunchCheck, SeesRewrittenHeadersIncludedThroughUnchangedOnes) {
+// shows: there it gets __launch_bounds__(1024). In the header, which the rewrite changes anyway,
+// it gets them too; where another declaration of the kernel stands in a header the rewrite does
+// not change, they cannot be placed, and its loop is left alone while the main file's own kernel
+// is still rewritten (the keep is per kernel).
+TEST(NvccLaunchCheck, SeesRewrittenHeadersAndBoundsKernelsInThem) {
   std::string Nvcc = findTool("nvcc");
   if (Nvcc.empty())
     GTEST_SKIP() << "nvcc not found";
@@ -472,15 +473,27 @@ __global__ void light(const float *__restrict__ A, float *__restrict__ C, int nt
   ASSERT_EQ(0, Flat.ExitCode) << Flat.Out << Flat.Err;
   EXPECT_NE(readFile(Dir + "/flat_out.cu").find("__launch_bounds__(1024) heavy"), std::string::npos)
       << Flat.Err << readFile(Dir + "/flat_out.cu");
-  // The header, through an unchanged one.
+  // The header, through an unchanged one: the bounds go in the header, with its rewritten loop.
   llvm::sys::fs::create_directories(Dir + "/proj/sub");
   writeFile(Dir + "/proj/sub/inner.cuh", Kernel);
   writeFile(Dir + "/proj/k.cuh", "#include \"sub/inner.cuh\"\n");
   writeFile(Dir + "/proj/main.cu", "#include \"k.cuh\"\n" + Light + Launch);
   ProcessResult R = runTilepipe({"--plan-choice=4:registers", Cache, "--in-place", "main.cu"}, Dir + "/proj");
   ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
-  EXPECT_NE(R.Err.find("inner.cuh:9:3: remark: [launch-resources]"), std::string::npos) << R.Err;
-  EXPECT_NE(R.Err.find("kernel 'heavy' needs __launch_bounds__"), std::string::npos) << R.Err;
-  EXPECT_NE(R.Err.find("main.cu:6:3: remark: [pipelined]"), std::string::npos) << R.Err;
-  EXPECT_EQ(readFile(Dir + "/proj/sub/inner.cuh"), Kernel) << "the header was rewritten";
+  EXPECT_NE(R.Err.find("inner.cuh:9:3: remark: [pipelined]"), std::string::npos) << R.Err;
+  EXPECT_NE(R.Err.find("__launch_bounds__(1024) added to 'heavy'"), std::string::npos) << R.Err;
+  EXPECT_NE(readFile(Dir + "/proj/sub/inner.cuh").find("__launch_bounds__(1024) heavy"), std::string::npos)
+      << readFile(Dir + "/proj/sub/inner.cuh");
+  // Declared again in the unchanged k.cuh: no bounds can be placed, and its loop stays.
+  const std::string Decl = "__global__ void heavy(const float *__restrict__ A, float *__restrict__ C, int nt);\n";
+  llvm::sys::fs::create_directories(Dir + "/proj2/sub");
+  writeFile(Dir + "/proj2/sub/inner.cuh", Kernel);
+  writeFile(Dir + "/proj2/k.cuh", Decl + "#include \"sub/inner.cuh\"\n");
+  writeFile(Dir + "/proj2/main.cu", "#include \"k.cuh\"\n" + Light + Launch);
+  ProcessResult Kept = runTilepipe({"--plan-choice=4:registers", Cache, "--in-place", "main.cu"}, Dir + "/proj2");
+  ASSERT_EQ(0, Kept.ExitCode) << Kept.Out << Kept.Err;
+  EXPECT_NE(Kept.Err.find("inner.cuh:9:3: remark: [launch-resources]"), std::string::npos) << Kept.Err;
+  EXPECT_NE(Kept.Err.find("kernel 'heavy' needs __launch_bounds__"), std::string::npos) << Kept.Err;
+  EXPECT_NE(Kept.Err.find("main.cu:6:3: remark: [pipelined]"), std::string::npos) << Kept.Err;
+  EXPECT_EQ(readFile(Dir + "/proj2/sub/inner.cuh"), Kernel) << "the header was rewritten";
 }

@@ -10,6 +10,7 @@
 // tables); about 850 lines kept together read in the order a launch is checked.
 #include "tilepipe/Resources.h"
 #include "tilepipe/AstUtil.h"
+#include "tilepipe/Driver.h"
 #include "tilepipe/Result.h"
 #include "tilepipe/Runtime.h"
 #include "clang/AST/Mangle.h"
@@ -803,11 +804,13 @@ llvm::Expected<Needs> registerNeeds(ASTContext &Ctx, ArrayRef<KernelUsage> Origi
   return Out;
 }
 
-/// `__launch_bounds__` before every declaration of each kernel that needs it, into Bounds and All;
-/// a kernel declared outside the main file (a header, a macro) cannot get them here, and goes to
-/// Unbounded with why it needs them.
-llvm::Error boundsEdits(const SourceManager &SM, const Needs &N, std::vector<LaunchCheck::Bound> &Bounds,
-                        std::map<std::string, std::string> &Unbounded, clang::tooling::Replacements &All) {
+/// `__launch_bounds__` before every declaration of each kernel that needs it, into Bounds (and the
+/// main file's into All): in the main file, or in a header the rewrite changes (one with a
+/// rewritten loop, written anyway). A kernel declared elsewhere (in a macro, in a header the
+/// rewrite leaves as it is) cannot get them, and goes to Unbounded with why it needs them.
+llvm::Error boundsEdits(const SourceManager &SM, const FileResult &R, const Needs &N,
+                        std::vector<LaunchCheck::Bound> &Bounds, std::map<std::string, std::string> &Unbounded,
+                        clang::tooling::Replacements &All) {
   for (const FunctionDecl *P : N.Order) {
     const Need &K = N.ByKernel.at(P);
     if (!K.Bound)
@@ -816,24 +819,48 @@ llvm::Error boundsEdits(const SourceManager &SM, const Needs &N, std::vector<Lau
     B.Kernel = P->getNameAsString();
     B.Note = "__launch_bounds__(" + std::to_string(K.Threads) + ") added to '" + B.Kernel + "': " +
              K.Note;
-    if (llvm::any_of(P->redecls(), [&](const FunctionDecl *D) {
-          return !D->getLocation().isFileID() || SM.getFileID(D->getLocation()) != SM.getMainFileID();
-        })) {
-      Unbounded[B.Kernel] = "kernel '" + B.Kernel + "' needs __launch_bounds__ to launch as before (" +
-                            K.Note + "), and its name is in a macro or another file";
-      continue;
-    }
+    const std::string Text = "__launch_bounds__(" + std::to_string(K.Threads) + ") ";
+    bool Placed = true;
     for (const FunctionDecl *D : P->redecls()) {
       SourceLocation L = D->getLocation();
-      clang::tooling::Replacement E(SM, L, 0,
-                                    "__launch_bounds__(" + std::to_string(K.Threads) + ") ");
+      if (!L.isFileID()) {
+        Placed = false;
+        break;
+      }
+      clang::tooling::Replacement E(SM, L, 0, Text);
+      if (SM.getFileID(L) == SM.getMainFileID()) {
+        B.Edits.push_back(E);
+        continue;
+      }
+      OptionalFileEntryRef FE = SM.getFileEntryRefForID(SM.getFileID(L));
+      std::string Real = FE ? realPathIn(R.Directory, FE->getName()) : "";
+      auto H = llvm::find_if(R.Headers, [&](const HeaderRewrite &H) { return H.Path == Real; });
+      if (Real.empty() || H == R.Headers.end() || H->Rewritten == H->Original) {
+        Placed = false;
+        break;
+      }
+      B.HeaderEdits.push_back({Real, E});
+    }
+    if (!Placed) {
+      Unbounded[B.Kernel] = "kernel '" + B.Kernel + "' needs __launch_bounds__ to launch as before (" +
+                            K.Note + "), and its name is in a macro or in a header the rewrite does not change";
+      continue;
+    }
+    for (const clang::tooling::Replacement &E : B.Edits)
       if (llvm::Error Err = All.add(E))
         return keep("internal: " + llvm::toString(std::move(Err)));
-      B.Edits.push_back(E);
-    }
     Bounds.push_back(std::move(B));
   }
   return llvm::Error::success();
+}
+
+/// H's rewritten text with Extra (edits of its original, besides its own) applied as well.
+llvm::Expected<std::string> withEdits(const HeaderRewrite &H, ArrayRef<clang::tooling::Replacement> Extra) {
+  clang::tooling::Replacements All = H.Edits;
+  for (const clang::tooling::Replacement &E : Extra)
+    if (llvm::Error Err = All.add(E))
+      return std::move(Err);
+  return clang::tooling::applyAllReplacements(H.Original, All);
 }
 
 /// Where ptxas spills more of a kernel's registers to local memory in Rewrite than in Original, on
@@ -883,7 +910,25 @@ llvm::Error confirmBounds(const FileResult &R, const clang::tooling::Replacement
   auto Text = clang::tooling::applyAllReplacements(R.Original, Combined);
   if (!Text)
     return keep("internal: " + llvm::toString(Text.takeError()));
-  auto Again = compileForUsage(B.Nvcc, *Text, B.Dir, B.Args, B.Archs, B.Headers, &B.Cache);
+  // The headers beside it, with the bounds placed in them.
+  HeaderTexts Headers = B.Headers;
+  for (const LaunchCheck::Bound &K : Out.Bounds)
+    for (const auto &[Path, E] : K.HeaderEdits) {
+      const HeaderRewrite &H = *llvm::find_if(R.Headers, [&](const HeaderRewrite &H) { return H.Path == Path; });
+      std::vector<clang::tooling::Replacement> Mine;
+      for (const LaunchCheck::Bound &Other : Out.Bounds)
+        for (const auto &[P2, E2] : Other.HeaderEdits)
+          if (P2 == Path)
+            Mine.push_back(E2);
+      auto Bounded = withEdits(H, Mine);
+      if (!Bounded)
+        return keep("the __launch_bounds__ of kernel '" + K.Kernel + "' collide with the rewrite of " + Path +
+                    ": " + llvm::toString(Bounded.takeError()));
+      for (auto &[Rel, T] : Headers)
+        if (StringRef(Path).ends_with("/" + Rel))
+          T = *Bounded;
+    }
+  auto Again = compileForUsage(B.Nvcc, *Text, B.Dir, B.Args, B.Archs, Headers, &B.Cache);
   if (!Again)
     return keep("the rewrite with __launch_bounds__ does not compile: " +
                 llvm::toString(Again.takeError()));
@@ -939,7 +984,7 @@ llvm::Error compareLaunchResources(ASTContext &Ctx, const FileResult &R, const s
   clang::tooling::Replacements All;
   for (const auto &[Key, FD] : Kernels)
     Out.KernelNames.insert(patternOf(FD)->getNameAsString());
-  if (llvm::Error E = boundsEdits(Ctx.getSourceManager(), *N, Out.Bounds, Out.Unbounded, All))
+  if (llvm::Error E = boundsEdits(Ctx.getSourceManager(), R, *N, Out.Bounds, Out.Unbounded, All))
     return E;
   if (Out.Bounds.empty()) {
     compareSpills(*Original, *Rewrite, Kernels, {}, Out.Spills);

@@ -90,7 +90,10 @@ struct LaunchCheck {
   /// __launch_bounds__ insertions into the main file, by kernel name, with the note for its remark.
   struct Bound {
     std::string Kernel;
-    std::vector<clang::tooling::Replacement> Edits;
+    std::vector<clang::tooling::Replacement> Edits; ///< of the main file
+    /// Of the rewritten headers the kernel is declared in, each with the header's real path
+    /// (HeaderRewrite::Path): the header holds a rewritten loop, so it is written anyway.
+    std::vector<std::pair<std::string, clang::tooling::Replacement>> HeaderEdits;
     std::string Note;
   };
   std::vector<Bound> Bounds;
@@ -98,8 +101,8 @@ struct LaunchCheck {
   /// some architecture, by name, with what it measured: a prefetch the cost model counted as free
   /// would go through local memory.
   std::map<std::string, std::string> Spills;
-  /// Kernels that need __launch_bounds__ which cannot be placed in the main file (declared in a
-  /// header or a macro), by name, with why: their loops stay as they were.
+  /// Kernels that need __launch_bounds__ which cannot be placed (declared in a macro, or in a
+  /// header the rewrite does not change), by name, with why: their loops stay as they were.
   std::map<std::string, std::string> Unbounded;
   /// The names of every kernel of the file (patterns'): a loop of another function (a __device__
   /// function) may run in any of them.
