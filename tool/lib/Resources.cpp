@@ -910,24 +910,22 @@ llvm::Error confirmBounds(const FileResult &R, const clang::tooling::Replacement
   auto Text = clang::tooling::applyAllReplacements(R.Original, Combined);
   if (!Text)
     return keep("internal: " + llvm::toString(Text.takeError()));
-  // The headers beside it, with the bounds placed in them.
-  HeaderTexts Headers = B.Headers;
+  // The headers beside it, with the bounds placed in them: each header's edits at once.
+  std::map<std::string, std::vector<clang::tooling::Replacement>> ByHeader;
   for (const LaunchCheck::Bound &K : Out.Bounds)
-    for (const auto &[Path, E] : K.HeaderEdits) {
-      const HeaderRewrite &H = *llvm::find_if(R.Headers, [&](const HeaderRewrite &H) { return H.Path == Path; });
-      std::vector<clang::tooling::Replacement> Mine;
-      for (const LaunchCheck::Bound &Other : Out.Bounds)
-        for (const auto &[P2, E2] : Other.HeaderEdits)
-          if (P2 == Path)
-            Mine.push_back(E2);
-      auto Bounded = withEdits(H, Mine);
-      if (!Bounded)
-        return keep("the __launch_bounds__ of kernel '" + K.Kernel + "' collide with the rewrite of " + Path +
-                    ": " + llvm::toString(Bounded.takeError()));
-      for (auto &[Rel, T] : Headers)
-        if (StringRef(Path).ends_with("/" + Rel))
-          T = *Bounded;
-    }
+    for (const auto &[Path, E] : K.HeaderEdits)
+      ByHeader[Path].push_back(E);
+  HeaderTexts Headers = B.Headers;
+  for (const auto &[Path, Edits] : ByHeader) {
+    const HeaderRewrite &H = *llvm::find_if(R.Headers, [&](const HeaderRewrite &H) { return H.Path == Path; });
+    auto Bounded = withEdits(H, Edits);
+    if (!Bounded)
+      return keep("the __launch_bounds__ collide with the rewrite of " + Path + ": " +
+                  llvm::toString(Bounded.takeError()));
+    for (auto &[Rel, T] : Headers)
+      if (StringRef(Path).ends_with("/" + Rel))
+        T = *Bounded;
+  }
   auto Again = compileForUsage(B.Nvcc, *Text, B.Dir, B.Args, B.Archs, Headers, &B.Cache);
   if (!Again)
     return keep("the rewrite with __launch_bounds__ does not compile: " +
