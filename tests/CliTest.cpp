@@ -255,6 +255,42 @@ TEST(Cli, ParseErrorInAnotherKernelOfTheSameLauncher) {
   EXPECT_NE(R.Err.find("k.cu:16:3: remark: [pipelined]"), std::string::npos) << R.Err;
 }
 
+// A function with an error that names a function the loop's analysis reads leaves the loop alone,
+// unless Clang parsed that name into a reference of other declarations, with every overload the
+// name finds there, and nothing the error may have lost (a using-directive, argument-dependent
+// lookup at an instantiation) can make it mean the one the analysis reads.
+TEST(Cli, ParseErrorNamesResolvedElsewhere) {
+  const std::string Prefix =
+      "namespace a { __device__ float scale(int j) { return j * 0.5f; } __device__ float scale(float j) { return j; } }\n"
+      "namespace b { __device__ float scale(int j) { return j * 2.f; } }\n"
+      "__device__ float scale(double d) { return (float)d; }\n";
+  const std::string Fine = tiledKernel("fine", "a::scale(j)"); // its loop at line 7
+  struct Case {
+    std::string Broken;
+    bool Rewritten;
+  } Cases[] = {
+      {tiledKernel("broken", "b::scale(j)", "undeclared_bias"), true},
+      {tiledKernel("broken", "::scale(1.0)", "undeclared_bias"), true},
+      // Another overload of the name the analysis reads.
+      {tiledKernel("broken", "a::scale(1.5f)", "undeclared_bias"), false},
+      // A using-directive the error may have lost would let the name find a's.
+      {tiledKernel("broken", "(b::scale(j) + [] { using namespace b; return 0.f; }())", "undeclared_bias"), false},
+      // Argument-dependent lookup at an instantiation may find any namespace's.
+      {"template <typename T> __device__ float twice(T x) { return scale(x) + undeclared_bias; }\n", false},
+      // Named in a macro's text: the same text may stand where the error lost it.
+      {"#define SCALE_OF(j) b::scale(j)\n" + tiledKernel("broken", "SCALE_OF(j)", "undeclared_bias"), false},
+  };
+  for (const Case &C : Cases) {
+    std::string Dir = tempDir();
+    writeFile(Dir + "/k.cu", Prefix + Fine + C.Broken);
+    ProcessResult R = runTilepipe({"--plan=always", "--check-launch-resources=false", Dir + "/k.cu", "-o", Dir + "/o.cu"});
+    ASSERT_EQ(0, R.ExitCode) << R.Err;
+    EXPECT_NE(R.Err.find(C.Rewritten ? "k.cu:7:3: remark: [pipelined]" : "k.cu:7:3: remark: [parse-error-nearby]"),
+              std::string::npos)
+        << C.Broken << "\n" << R.Err;
+  }
+}
+
 // nvcc declares host overloads of min and max, and so does tilepipe's parse: host code that
 // launches a kernel with them is no error, and the kernel's loop is rewritten.
 TEST(Cli, HostMinAndMaxAsNvccDeclaresThem) {
