@@ -300,3 +300,32 @@ TEST(Audit, CommandLine) {
   EXPECT_EQ(1, O.ExitCode);
   EXPECT_NE(std::string::npos, O.Err.find("'tilepipe audit' rewrites nothing")) << O.Err;
 }
+
+// What the audit cannot decide is a remark, once per loop: it fails no run, and the report and
+// the SARIF log mark it as such (a note, not a warning); clang-tidy's YAML, warnings only, omits it.
+TEST(Audit, AnUnreadScheduleIsARemarkThatFailsNothing) {
+  std::string Dir = tempDir();
+  std::string File = sourceDir() + "/testdata/audit/unknown_schedule.cu";
+  ProcessResult P = runTilepipe({"audit", File, "--report=" + Dir + "/a.json", "--sarif=" + Dir + "/a.sarif",
+                                 "--export-fixes=" + Dir + "/a.yaml"});
+  EXPECT_EQ(0, P.ExitCode) << P.Err;
+  EXPECT_NE(std::string::npos, P.Err.find("unknown_schedule.cu:17:3: remark: [async-unknown]")) << P.Err;
+  EXPECT_NE(std::string::npos, P.Err.find("0 finding(s), 3 loop(s) not read")) << P.Err;
+  auto V = llvm::json::parse(readFile(Dir + "/a.json"));
+  ASSERT_TRUE(bool(V)) << llvm::toString(V.takeError());
+  const llvm::json::Array &Found = *(*(*V->getAsObject()->getArray("files"))[0].getAsObject()).getArray("findings");
+  ASSERT_EQ(3u, Found.size());
+  for (const llvm::json::Value &F : Found)
+    EXPECT_EQ("remark", *F.getAsObject()->getString("level"));
+  auto S = llvm::json::parse(readFile(Dir + "/a.sarif"));
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  const llvm::json::Array &Results = *(*(*S->getAsObject()->getArray("runs"))[0].getAsObject()).getArray("results");
+  ASSERT_EQ(3u, Results.size());
+  for (const llvm::json::Value &R : Results)
+    EXPECT_EQ("note", *R.getAsObject()->getString("level"));
+  EXPECT_EQ(std::string::npos, readFile(Dir + "/a.yaml").find("async-unknown"));
+  // Beside a warning, the warning alone decides the exit status.
+  ProcessResult Both = runTilepipe({"audit", File, sourceDir() + "/testdata/audit/stage_count.cu"});
+  EXPECT_EQ(1, Both.ExitCode) << Both.Err;
+  EXPECT_NE(std::string::npos, Both.Err.find("2 file(s), 1 finding(s), 3 loop(s) not read")) << Both.Err;
+}

@@ -225,7 +225,7 @@ static int audit(const CommandLine &CL) {
   bool Progress = CL.Sources.size() > 1 && sys::Process::StandardErrIsDisplayed();
   std::vector<FileResult> Results = processFiles(CL.db(), CL.Sources, CL.Tool, CL.Jobs, Progress, errs());
   bool Failed = false;
-  size_t Findings = 0;
+  size_t Findings = 0, Remarks = 0; // a remark (what the audit could not decide) fails nothing
   json::Array Files;
   for (const FileResult &R : Results) {
     for (const std::string &W : R.Warnings)
@@ -240,7 +240,8 @@ static int audit(const CommandLine &CL) {
         errs() << auditText(F) << "\n";
       Found.push_back(auditJson(F));
     }
-    Findings += R.Findings.size();
+    for (const AuditFinding &F : R.Findings)
+      (F.Remark ? Remarks : Findings) += 1;
     Files.push_back(json::Object{{"file", R.Path}, {"ok", R.Ok}, {"error", R.Error}, {"findings", std::move(Found)}});
   }
   bool Written = true;
@@ -253,7 +254,8 @@ static int audit(const CommandLine &CL) {
     Write(CL.ExportFixes, auditExportFixesYaml(Results));
   Failed |= !Written;
   if (!CL.Quiet)
-    errs() << "tilepipe audit: " << Results.size() << " file(s), " << Findings << " finding(s)\n";
+    errs() << "tilepipe audit: " << Results.size() << " file(s), " << Findings << " finding(s)"
+           << (Remarks ? ", " + std::to_string(Remarks) + " loop(s) not read" : std::string()) << "\n";
   return Failed || Findings ? 1 : 0;
 }
 

@@ -325,7 +325,7 @@ std::vector<AuditFinding> auditAST(ASTContext &Ctx, StringRef MainName) {
 
 std::string auditText(const AuditFinding &F) {
   const ReasonInfo &I = reasonInfo(F.Code);
-  std::string Out = placeText(F.At) + ": warning: [" + I.Id.str() + "] " + F.Detail;
+  std::string Out = placeText(F.At) + (F.Remark ? ": remark: [" : ": warning: [") + I.Id.str() + "] " + F.Detail;
   for (const auto &[P, Note] : F.Notes)
     Out += "\n" + placeText(P) + ": note: " + Note;
   for (const tooling::Replacement &R : F.Fixes)
@@ -347,6 +347,7 @@ llvm::json::Value auditJson(const AuditFinding &F) {
                                        {"replacement", R.getReplacementText()}});
   return llvm::json::Object{{"id", I.Id},         {"message", I.Message}, {"detail", F.Detail},
                             {"file", F.At.File},  {"line", F.At.Line},    {"column", F.At.Column},
+                            {"level", F.Remark ? "remark" : "warning"},
                             {"notes", std::move(Notes)}, {"fixes", std::move(Fixes)}};
 }
 

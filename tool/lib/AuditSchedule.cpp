@@ -171,8 +171,23 @@ public:
   }
 
   void loop(const ForStmt *Outer, std::vector<AuditFinding> &Out);
+  /// After every loop of the function: one async-unknown remark for each loop whose copies into
+  /// stage buffers, or reads of them, no loop read on its schedule.
+  void unread(std::vector<AuditFinding> &Out) const;
 
 private:
+  /// A copy into a stage buffer, or a read of one, that a loop did not read on its schedule: the
+  /// innermost such loop, and why.
+  struct Unread {
+    const ForStmt *Loop;
+    const Stmt *At;
+    std::string Why;
+  };
+  std::map<const Stmt *, Unread> NotRead;  ///< by the copy's statement or the read's expression
+  std::set<const Stmt *> Read;             ///< copies and reads some loop's schedule read
+  void noteUnread(const ForStmt *L, const Stmt *At, std::string Why) {
+    NotRead[At] = Unread{L, At, std::move(Why)}; // an inner loop's, visited later, replaces its outer's
+  }
   bool schedule(const ForStmt *Outer, const CompoundStmt *Body, const ForStmt *&Producer,
                 std::optional<int64_t> &AheadOfOuter);
   void stageOverrun(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
@@ -1021,16 +1036,26 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
   CF.TraverseStmt(const_cast<CompoundStmt *>(Body));
   if (CF.Copies.empty())
     return;
-  const ForStmt *Producer = nullptr;
-  std::optional<int64_t> AheadOfOuter; // the newest Inner within the producer loop is Outer + this
-  if (!schedule(Outer, Body, Producer, AheadOfOuter))
-    return;
   // Every copy's newest tile, against every read of its buffer.
   std::set<const Expr *> Dsts;
   for (const ThreadCopy &TC : CF.Copies)
     Dsts.insert(TC.Dst);
   BufferUses BU(Ctx, Dsts);
   BU.TraverseStmt(const_cast<CompoundStmt *>(Body));
+  // A copy the checks would pair with a read: into a stage buffer this loop also reads (a
+  // prologue's copies pair with no read of theirs).
+  auto Paired = [&](const StageRef &Dst) {
+    return Dst.Array && Dst.Buffers >= 2 &&
+           llvm::any_of(BU.Uses, [&](const StageRef &U) { return U.Array == Dst.Array; });
+  };
+  const ForStmt *Producer = nullptr;
+  std::optional<int64_t> AheadOfOuter; // the newest Inner within the producer loop is Outer + this
+  if (!schedule(Outer, Body, Producer, AheadOfOuter)) {
+    for (const ThreadCopy &TC : CF.Copies)
+      if (Paired(stageRef(Ctx, TC.Dst)))
+        noteUnread(Outer, TC.At, "its induction variables do not each step by a constant");
+    return;
+  }
   auto Pos = [&](const Stmt *S) { return indexIn(Body, S); };
   // Each copy with the tile it fills, t + Tile (the newest, in a producer loop).
   std::vector<Scheduled> Sched;
@@ -1051,9 +1076,13 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
       }
     if (!Tc || !Tc->countersOnly() || Tc->coef(&OuterKey) != 1 || Tc->Terms.size() != 1) {
       AllRead = false;
+      if (Paired(Dst))
+        noteUnread(Outer, TC.At, "the stage of the copy into '" + Dst.Array->getName().str() +
+                                     "' is not the loop's tile plus a constant");
       continue;
     }
     Sched.push_back({TC, Dst, *P, Tc->C, Modular});
+    Read.insert(TC.At);
   }
   // Each read of a stage buffer with the tile it reads.
   std::vector<ScheduledRead> Reads;
@@ -1061,8 +1090,14 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
     std::optional<size_t> R = Pos(Use.Outer);
     bool Modular = false;
     std::optional<Lin> Tr = R ? tileOf(Use.Stage, Use.Buffers, R, &Modular) : std::nullopt;
-    if (Tr && Tr->countersOnly() && Tr->coef(&OuterKey) == 1 && Tr->Terms.size() == 1)
+    if (Tr && Tr->countersOnly() && Tr->coef(&OuterKey) == 1 && Tr->Terms.size() == 1) {
       Reads.push_back({Use, *R, Tr->C, Modular});
+      Read.insert(Use.Outer);
+    } else if (Use.Buffers >= 2 &&
+               llvm::any_of(CF.Copies, [&](const ThreadCopy &TC) { return stageRef(Ctx, TC.Dst).Array == Use.Array; })) {
+      noteUnread(Outer, Use.Outer, "the stage '" + Use.Array->getName().str() +
+                                       "' is read from is not the loop's tile plus a constant");
+    }
   }
   // A tile known modulo N only (a stage counter) is known exactly relative to the copy that fills
   // its buffer: one copy an iteration into the N buffers in turn, so the buffer read was filled
@@ -1086,13 +1121,38 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
   stageOverrun(Body, Sched, Reads, Out);
 }
 
+void Checker::unread(std::vector<AuditFinding> &Out) const {
+  std::map<const ForStmt *, std::vector<const Unread *>> ByLoop;
+  for (const auto &[At, U] : NotRead)
+    if (!Read.count(At))
+      ByLoop[U.Loop].push_back(&U);
+  for (auto &[L, Us] : ByLoop) {
+    llvm::sort(Us, [&](const Unread *A, const Unread *B) {
+      return SM.isBeforeInTranslationUnit(A->At->getBeginLoc(), B->At->getBeginLoc());
+    });
+    AuditFinding F;
+    F.Code = Reason::AsyncUnknown;
+    F.Remark = true;
+    F.At = place(L->getBeginLoc());
+    F.Detail = "the audit cannot read this loop's schedule of tiles: " + Us.front()->Why +
+               "; its stage overruns and its reads before their wait are not checked";
+    for (const Unread *U : Us)
+      F.Notes.push_back({place(U->At->getBeginLoc()), U->Why});
+    Out.push_back(std::move(F));
+  }
+}
+
 class Loops : public RecursiveASTVisitor<Loops> {
 public:
   Loops(ASTContext &Ctx, StringRef MainName, std::vector<AuditFinding> &Out)
       : Ctx(Ctx), MainName(MainName), Out(Out) {}
   bool shouldVisitTemplateInstantiations() const { return true; }
-  bool TraverseFunctionDecl(FunctionDecl *F) { return !wanted(F) || RecursiveASTVisitor::TraverseFunctionDecl(F); }
-  bool TraverseCXXMethodDecl(CXXMethodDecl *F) { return !wanted(F) || RecursiveASTVisitor::TraverseCXXMethodDecl(F); }
+  bool TraverseFunctionDecl(FunctionDecl *F) {
+    return within(F, [&] { return RecursiveASTVisitor::TraverseFunctionDecl(F); });
+  }
+  bool TraverseCXXMethodDecl(CXXMethodDecl *F) {
+    return within(F, [&] { return RecursiveASTVisitor::TraverseCXXMethodDecl(F); });
+  }
   bool VisitForStmt(ForStmt *F) {
     if (!Current || !inUserFile(Ctx.getSourceManager(), F->getBeginLoc()))
       return true;
@@ -1104,6 +1164,18 @@ public:
   }
 
 private:
+  /// F's loops, read by F's checker (a lambda's by its own, then F's again); after them, what
+  /// none of them could read is said once.
+  template <typename Fn> bool within(FunctionDecl *F, Fn Traverse) {
+    const FunctionDecl *Outer = Current;
+    if (!wanted(F))
+      return true;
+    bool Go = Traverse();
+    if (auto It = Checkers.find(F); It != Checkers.end())
+      It->second->unread(Out);
+    Current = Outer;
+    return Go;
+  }
   bool wanted(FunctionDecl *F) {
     if (F->isDependentContext() || !F->hasBody() || !isDeviceCode(F) || !inUserFile(Ctx.getSourceManager(), F->getLocation()))
       return false;

@@ -677,7 +677,7 @@ llvm::json::Value auditSarifLog(llvm::ArrayRef<FileResult> Results, llvm::String
         Related.push_back(sarifPlace(P, Texts, Note));
       llvm::json::Object Result{{"ruleId", Id},
                                 {"ruleIndex", static_cast<int64_t>(RuleIndex[Id])},
-                                {"level", "warning"},
+                                {"level", F.Remark ? "note" : "warning"},
                                 {"message", llvm::json::Object{{"text", std::string(F.Detail)}}},
                                 {"locations", llvm::json::Array{sarifPlace(F.At, Texts, std::nullopt)}}};
       if (!Related.empty())
@@ -700,6 +700,8 @@ std::string auditExportFixesYaml(llvm::ArrayRef<FileResult> Results) {
     if (TU.MainSourceFile.empty())
       TU.MainSourceFile = absolute(R.Path);
     for (const AuditFinding &F : R.Findings) {
+      if (F.Remark)
+        continue; // clang-tidy's YAML has warnings and errors only; a remark has no fix
       llvm::StringMap<clang::tooling::Replacements> Fixes;
       for (const clang::tooling::Replacement &E : F.Fixes)
         if (Seen.insert({identity(E.getFilePath()), E.getOffset(), E.getLength(), E.getReplacementText().str()}).second)

@@ -319,7 +319,7 @@ public:
       if (F.Code != Code || Loc.isInvalid())
         continue;
       {
-        auto D = diag(Loc, "%0") << F.Detail;
+        auto D = diag(Loc, "%0", F.Remark ? DiagnosticIDs::Remark : DiagnosticIDs::Warning) << F.Detail;
         for (const tooling::Replacement &E : F.Fixes)
           if (std::optional<FixItHint> Fix = fixItOf(SM, Path, E))
             D << *Fix;

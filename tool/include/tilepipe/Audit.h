@@ -12,7 +12,9 @@
 //  - async-stage-overrun (AuditSchedule.cpp): a copy on a pipeline of thread scope that refills a
 //    stage buffer before a block barrier separates it from the last read of what it held;
 //  - async-read-before-wait (AuditSchedule.cpp): a read of a tile whose copy group the wait before
-//    it (pipeline_consumer_wait_prior<K>, __pipeline_wait_prior) may leave in flight.
+//    it (pipeline_consumer_wait_prior<K>, __pipeline_wait_prior) may leave in flight;
+//  - async-unknown (AuditSchedule.cpp), a remark: a loop whose copies into stage buffers, or reads
+//    of them, no loop's schedule reads, so that the two checks above say nothing of them.
 #ifndef TILEPIPE_AUDIT_H
 #define TILEPIPE_AUDIT_H
 
@@ -36,6 +38,9 @@ struct AuditFinding {
   std::string Detail;                                    ///< what was measured, and what would fix it
   std::vector<std::pair<Place, std::string>> Notes; ///< the other places the finding concerns
   std::vector<clang::tooling::Replacement> Fixes;        ///< only where the fix is certain
+  /// What the audit could not decide (async-unknown): a remark, not a warning, which no exit status
+  /// counts.
+  bool Remark = false;
 };
 
 /// Every finding in the device code of Ctx's main file and the user's headers it includes
