@@ -496,4 +496,18 @@ __global__ void light(const float *__restrict__ A, float *__restrict__ C, int nt
   EXPECT_NE(Kept.Err.find("kernel 'heavy' needs __launch_bounds__"), std::string::npos) << Kept.Err;
   EXPECT_NE(Kept.Err.find("main.cu:6:3: remark: [pipelined]"), std::string::npos) << Kept.Err;
   EXPECT_EQ(readFile(Dir + "/proj2/sub/inner.cuh"), Kernel) << "the header was rewritten";
+  // Another header whose name ends the same (inner.cuh beside sub/inner.cuh) keeps its own text in
+  // the build that confirms the bounds: given the kernel's, that build would define it twice (the
+  // kernel's header has no #pragma once here, which would skip a second file of the same text).
+  llvm::sys::fs::create_directories(Dir + "/proj3/sub");
+  writeFile(Dir + "/proj3/sub/inner.cuh", Kernel.substr(std::string("#pragma once\n").size()));
+  writeFile(Dir + "/proj3/inner.cuh", "#pragma once\nconstexpr int unrelated = 1;\n");
+  writeFile(Dir + "/proj3/main.cu", "#include \"inner.cuh\"\n#include \"sub/inner.cuh\"\n" + Light + Launch);
+  ProcessResult Same = runTilepipe({"--plan-choice=4:registers", Cache, "--in-place", "main.cu"}, Dir + "/proj3");
+  ASSERT_EQ(0, Same.ExitCode) << Same.Out << Same.Err;
+  EXPECT_NE(Same.Err.find("inner.cuh:8:3: remark: [pipelined]"), std::string::npos) << Same.Err;
+  EXPECT_NE(Same.Err.find("main.cu:7:3: remark: [pipelined]"), std::string::npos) << Same.Err;
+  EXPECT_NE(readFile(Dir + "/proj3/sub/inner.cuh").find("__launch_bounds__(1024) heavy"), std::string::npos)
+      << readFile(Dir + "/proj3/sub/inner.cuh");
+  EXPECT_EQ("#pragma once\nconstexpr int unrelated = 1;\n", readFile(Dir + "/proj3/inner.cuh"));
 }

@@ -671,17 +671,21 @@ using HeaderTexts = std::vector<std::pair<std::string, std::string>>; ///< relat
 /// that includes it first, so an unchanged header taken from the original folder would include the
 /// original of a rewritten one next to it. Fails for a rewritten header outside that folder, and
 /// for a header outside it that names a rewritten one (it would include the original).
-llvm::Expected<HeaderTexts> headersBeside(const FileResult &R, StringRef Dir, const std::string &Hint) {
+/// Path (a real path) relative to the folder Dir, where it lies inside it; the name a header has
+/// in HeaderTexts.
+static std::optional<std::string> relativeIn(StringRef Dir, StringRef Path) {
   llvm::SmallString<256> RealDir;
   if (llvm::sys::fs::real_path(Dir, RealDir))
     RealDir = Dir;
-  auto Relative = [&](StringRef Path) -> std::optional<std::string> {
-    StringRef Rel(Path);
-    if (!Rel.consume_front(RealDir) || !Rel.consume_front("/") || llvm::sys::path::is_absolute(Rel) ||
-        Rel.contains(".."))
-      return std::nullopt;
-    return Rel.str();
-  };
+  StringRef Rel(Path);
+  if (!Rel.consume_front(RealDir) || !Rel.consume_front("/") || llvm::sys::path::is_absolute(Rel) ||
+      Rel.contains(".."))
+    return std::nullopt;
+  return Rel.str();
+}
+
+llvm::Expected<HeaderTexts> headersBeside(const FileResult &R, StringRef Dir, const std::string &Hint) {
+  auto Relative = [&](StringRef Path) { return relativeIn(Dir, Path); };
   HeaderTexts Out;
   std::set<std::string> Rewritten, Names;
   for (const HeaderRewrite &H : R.Headers) {
@@ -922,8 +926,10 @@ llvm::Error confirmBounds(const FileResult &R, const clang::tooling::Replacement
     if (!Bounded)
       return keep("the __launch_bounds__ collide with the rewrite of " + Path + ": " +
                   llvm::toString(Bounded.takeError()));
+    // By its whole name beside the rewrite: a suffix would also match `k.cuh` for `sub/k.cuh`.
+    std::optional<std::string> Name = relativeIn(B.Dir, Path);
     for (auto &[Rel, T] : Headers)
-      if (StringRef(Path).ends_with("/" + Rel))
+      if (Name && Rel == *Name)
         T = *Bounded;
   }
   auto Again = compileForUsage(B.Nvcc, *Text, B.Dir, B.Args, B.Archs, Headers, &B.Cache);
