@@ -385,20 +385,6 @@ static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &D
         R.Error = R.Path + ": error: internal: " + llvm::toString(std::move(Err));
         return;
       }
-    for (const auto &[Path, E] : B.HeaderEdits)
-      for (HeaderRewrite &H : R.Headers)
-        if (H.Path == Path) {
-          llvm::Error Err = H.Edits.add(E);
-          auto New = Err ? llvm::Expected<std::string>(std::move(Err))
-                         : tooling::applyAllReplacements(H.Original, H.Edits);
-          if (!New) {
-            R.Ok = false;
-            R.Error = R.Path + ": error: internal: the __launch_bounds__ of '" + B.Kernel + "' in " + Path +
-                      ": " + llvm::toString(New.takeError());
-            return;
-          }
-          H.Rewritten = *New;
-        }
     // The bounds travel with the first rewritten loop of the kernel, or of the file.
     LoopRecord *Owner = nullptr;
     for (LoopRecord &L : R.Loops)
@@ -411,6 +397,11 @@ static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &D
         Owner->Edits.push_back(HE.second);
       Owner->Detail += "; " + B.Note;
     }
+  }
+  if (llvm::Error Err = boundHeaders(LC.Bounds, R.Headers)) {
+    R.Ok = false;
+    R.Error = R.Path + ": error: internal: " + llvm::toString(std::move(Err));
+    return;
   }
   if (!LC.Bounds.empty()) {
     auto New = tooling::applyAllReplacements(R.Original, R.Edits);

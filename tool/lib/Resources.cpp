@@ -858,14 +858,6 @@ llvm::Error boundsEdits(const SourceManager &SM, const FileResult &R, const Need
   return llvm::Error::success();
 }
 
-/// H's rewritten text with Extra (edits of its original, besides its own) applied as well.
-llvm::Expected<std::string> withEdits(const HeaderRewrite &H, ArrayRef<clang::tooling::Replacement> Extra) {
-  clang::tooling::Replacements All = H.Edits;
-  for (const clang::tooling::Replacement &E : Extra)
-    if (llvm::Error Err = All.add(E))
-      return std::move(Err);
-  return clang::tooling::applyAllReplacements(H.Original, All);
-}
 
 /// Where ptxas spills more of a kernel's registers to local memory in Rewrite than in Original, on
 /// some architecture: the kernel's name (as LoopRecord::Kernel spells it) and what was measured,
@@ -914,23 +906,21 @@ llvm::Error confirmBounds(const FileResult &R, const clang::tooling::Replacement
   auto Text = clang::tooling::applyAllReplacements(R.Original, Combined);
   if (!Text)
     return keep("internal: " + llvm::toString(Text.takeError()));
-  // The headers beside it, with the bounds placed in them: each header's edits at once.
-  std::map<std::string, std::vector<clang::tooling::Replacement>> ByHeader;
-  for (const LaunchCheck::Bound &K : Out.Bounds)
-    for (const auto &[Path, E] : K.HeaderEdits)
-      ByHeader[Path].push_back(E);
+  // The headers beside it, with the bounds placed in them.
+  std::vector<HeaderRewrite> Bounded = R.Headers;
+  if (llvm::Error Err = boundHeaders(Out.Bounds, Bounded))
+    return keep(llvm::toString(std::move(Err)));
   HeaderTexts Headers = B.Headers;
-  for (const auto &[Path, Edits] : ByHeader) {
-    const HeaderRewrite &H = *llvm::find_if(R.Headers, [&](const HeaderRewrite &H) { return H.Path == Path; });
-    auto Bounded = withEdits(H, Edits);
-    if (!Bounded)
-      return keep("the __launch_bounds__ collide with the rewrite of " + Path + ": " +
-                  llvm::toString(Bounded.takeError()));
+  for (const HeaderRewrite &H : Bounded) {
+    if (llvm::none_of(Out.Bounds, [&](const LaunchCheck::Bound &K) {
+          return llvm::any_of(K.HeaderEdits, [&](const auto &E) { return E.first == H.Path; });
+        }))
+      continue;
     // By its whole name beside the rewrite: a suffix would also match `k.cuh` for `sub/k.cuh`.
-    std::optional<std::string> Name = relativeIn(B.Dir, Path);
+    std::optional<std::string> Name = relativeIn(B.Dir, H.Path);
     for (auto &[Rel, T] : Headers)
       if (Name && Rel == *Name)
-        T = *Bounded;
+        T = H.Rewritten;
   }
   auto Again = compileForUsage(B.Nvcc, *Text, B.Dir, B.Args, B.Archs, Headers, &B.Cache);
   if (!Again)
@@ -999,6 +989,28 @@ llvm::Error compareLaunchResources(ASTContext &Ctx, const FileResult &R, const s
 }
 
 } // namespace
+
+llvm::Error boundHeaders(ArrayRef<LaunchCheck::Bound> Bounds, std::vector<HeaderRewrite> &Headers) {
+  // Each header's edits at once, over its own.
+  std::map<std::string, std::vector<clang::tooling::Replacement>> ByHeader;
+  for (const LaunchCheck::Bound &K : Bounds)
+    for (const auto &[Path, E] : K.HeaderEdits)
+      ByHeader[Path].push_back(E);
+  for (HeaderRewrite &H : Headers) {
+    auto It = ByHeader.find(H.Path);
+    if (It == ByHeader.end())
+      continue;
+    for (const clang::tooling::Replacement &E : It->second)
+      if (llvm::Error Err = H.Edits.add(E))
+        return llvm::createStringError("the __launch_bounds__ collide with the rewrite of " + H.Path + ": " +
+                                       llvm::toString(std::move(Err)));
+    auto New = clang::tooling::applyAllReplacements(H.Original, H.Edits);
+    if (!New)
+      return llvm::createStringError("the __launch_bounds__ in " + H.Path + ": " + llvm::toString(New.takeError()));
+    H.Rewritten = *New;
+  }
+  return llvm::Error::success();
+}
 
 LaunchCheck checkLaunchResources(ASTContext &Ctx, const FileResult &R, const std::string &Nvcc,
                                  ArrayRef<std::string> Args, ArrayRef<std::string> Archs,

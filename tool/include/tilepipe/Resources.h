@@ -84,6 +84,7 @@ class Replacement;
 namespace tilepipe {
 
 struct FileResult;
+struct HeaderRewrite;
 
 /// What the register comparison of a rewritten file found.
 struct LaunchCheck {
@@ -110,6 +111,10 @@ struct LaunchCheck {
   /// Not empty: the check could not be made or its fix not placed; every loop stays as it was.
   std::string KeepWhy;
 };
+
+/// Places the bounds' header edits (LaunchCheck::Bound::HeaderEdits) in Headers, with their own
+/// edits: each header's Edits and Rewritten. Fails where they collide.
+llvm::Error boundHeaders(llvm::ArrayRef<LaunchCheck::Bound> Bounds, std::vector<HeaderRewrite> &Headers);
 
 /// Compiles R.Original and R.Rewritten with Nvcc for Archs and compares the registers and static
 /// shared memory of every kernel. A kernel without __launch_bounds__ whose rewrite allows fewer
