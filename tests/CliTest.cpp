@@ -263,8 +263,11 @@ TEST(Cli, ParseErrorNamesResolvedElsewhere) {
   const std::string Prefix =
       "namespace a { __device__ float scale(int j) { return j * 0.5f; } __device__ float scale(float j) { return j; } }\n"
       "namespace b { __device__ float scale(int j) { return j * 2.f; } }\n"
-      "__device__ float scale(double d) { return (float)d; }\n";
-  const std::string Fine = tiledKernel("fine", "a::scale(j)"); // its loop at line 7
+      "__device__ float scale(double d) { return (float)d; } "
+      "namespace c { inline namespace v1 { __device__ float shift(int j) { return j + 1.f; } } "
+      "__device__ float shift(float j) { return j; } } "
+      "namespace { __device__ float lift(int j) { return j + 2.f; } } __device__ float lift(float j) { return j; }\n";
+  const std::string Fine = tiledKernel("fine", "a::scale(j) * c::shift(j) * lift(j)"); // its loop at line 7
   struct Case {
     std::string Broken;
     bool Rewritten;
@@ -273,6 +276,10 @@ TEST(Cli, ParseErrorNamesResolvedElsewhere) {
       {tiledKernel("broken", "::scale(1.0)", "undeclared_bias"), true},
       // Another overload of the name the analysis reads.
       {tiledKernel("broken", "a::scale(1.5f)", "undeclared_bias"), false},
+      // An overload in an inline namespace of the one Clang chose from.
+      {tiledKernel("broken", "c::shift(1.5f)", "undeclared_bias"), false},
+      // An overload in an anonymous namespace, which unqualified lookup finds beside the one chosen.
+      {tiledKernel("broken", "lift(1.5f)", "undeclared_bias"), false},
       // A using-directive the error may have lost would let the name find a's.
       {tiledKernel("broken", "(b::scale(j) + [] { using namespace b; return 0.f; }())", "undeclared_bias"), false},
       // Argument-dependent lookup at an instantiation may find any namespace's.

@@ -41,11 +41,12 @@ struct FunctionRanges : RecursiveASTVisitor<FunctionRanges> {
   }
 };
 
-/// The namespace D is declared in, seen through inline namespaces (whose names lookup and
-/// argument-dependent lookup treat as their parent's).
+/// The namespace D is declared in, seen through inline and anonymous namespaces (whose names
+/// lookup in the parent finds as its own).
 const DeclContext *namespaceOf(const Decl *D) {
   const DeclContext *DC = D->getDeclContext()->getEnclosingNamespaceContext();
-  for (const auto *N = dyn_cast<NamespaceDecl>(DC); N && N->isInline(); N = dyn_cast<NamespaceDecl>(DC))
+  for (const auto *N = dyn_cast<NamespaceDecl>(DC); N && (N->isInline() || N->isAnonymousNamespace());
+       N = dyn_cast<NamespaceDecl>(DC))
     DC = N->getParent()->getEnclosingNamespaceContext();
   return DC->getPrimaryContext();
 }
@@ -109,7 +110,8 @@ const Decl *key(const Decl *D) {
 struct NameMeanings : RecursiveASTVisitor<NameMeanings> {
   struct Meaning {
     std::set<const Decl *> Decls;
-    /// Where argument-dependent lookup at the program's instantiation may look besides.
+    /// The namespaces the name may find a function in: those of the declarations it names, and
+    /// those argument-dependent lookup at the program's instantiation may look in besides.
     std::set<const DeclContext *> Adl;
     bool Open = false;
   };
@@ -132,6 +134,9 @@ struct NameMeanings : RecursiveASTVisitor<NameMeanings> {
       return;
     }
     M.Decls.insert(key(D));
+    // Lookup of the name where D stands also finds what its namespace's inline namespaces declare,
+    // and what a reopening of the namespace declares after this point: the namespace counts whole.
+    M.Adl.insert(namespaceOf(D));
     const DeclContext *DC = D->getDeclContext()->getRedeclContext();
     if (!DC->isFunctionOrMethod())
       for (const NamedDecl *O : DC->lookup(D->getDeclName())) {
