@@ -1042,17 +1042,20 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
     Dsts.insert(TC.Dst);
   BufferUses BU(Ctx, Dsts);
   BU.TraverseStmt(const_cast<CompoundStmt *>(Body));
-  // A copy the checks would pair with a read: into a stage buffer this loop also reads (a
-  // prologue's copies pair with no read of theirs).
-  auto Paired = [&](const StageRef &Dst) {
-    return Dst.Array && Dst.Buffers >= 2 &&
-           llvm::any_of(BU.Uses, [&](const StageRef &U) { return U.Array == Dst.Array; });
-  };
+  // The stage buffers the loop both copies into and reads: there the checks pair a copy with a
+  // read (a prologue's copies pair with no read of theirs).
+  std::set<const VarDecl *> Copied, Paired;
+  for (const ThreadCopy &TC : CF.Copies)
+    if (StageRef Dst = stageRef(Ctx, TC.Dst); Dst.Array && Dst.Buffers >= 2)
+      Copied.insert(Dst.Array);
+  for (const StageRef &U : BU.Uses)
+    if (Copied.count(U.Array))
+      Paired.insert(U.Array);
   const ForStmt *Producer = nullptr;
   std::optional<int64_t> AheadOfOuter; // the newest Inner within the producer loop is Outer + this
   if (!schedule(Outer, Body, Producer, AheadOfOuter)) {
     for (const ThreadCopy &TC : CF.Copies)
-      if (Paired(stageRef(Ctx, TC.Dst)))
+      if (Paired.count(stageRef(Ctx, TC.Dst).Array))
         noteUnread(Outer, TC.At, "its induction variables do not each step by a constant");
     return;
   }
@@ -1076,7 +1079,7 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
       }
     if (!Tc || !Tc->countersOnly() || Tc->coef(&OuterKey) != 1 || Tc->Terms.size() != 1) {
       AllRead = false;
-      if (Paired(Dst))
+      if (Paired.count(Dst.Array))
         noteUnread(Outer, TC.At, "the stage of the copy into '" + Dst.Array->getName().str() +
                                      "' is not the loop's tile plus a constant");
       continue;
@@ -1093,8 +1096,7 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
     if (Tr && Tr->countersOnly() && Tr->coef(&OuterKey) == 1 && Tr->Terms.size() == 1) {
       Reads.push_back({Use, *R, Tr->C, Modular});
       Read.insert(Use.Outer);
-    } else if (Use.Buffers >= 2 &&
-               llvm::any_of(CF.Copies, [&](const ThreadCopy &TC) { return stageRef(Ctx, TC.Dst).Array == Use.Array; })) {
+    } else if (Use.Buffers >= 2 && Copied.count(Use.Array)) {
       noteUnread(Outer, Use.Outer, "the stage '" + Use.Array->getName().str() +
                                        "' is read from is not the loop's tile plus a constant");
     }

@@ -10,6 +10,7 @@
 #include "llvm/Support/Path.h"
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace clang;
 
@@ -285,35 +286,32 @@ std::string parseErrorReach(ASTContext &Ctx, const TranslationUnitIndex &Index, 
     // A name in its own text (not a macro's) that Clang parsed into a reference of declarations
     // the analysis does not read, with every overload of that name, means the same to nvcc, unless
     // the text declares names (`using`, a namespace alias) that the error may have lost.
+    // The identifiers of those texts, lexed once: which text (0, the function's own), the name, its place.
+    std::vector<std::tuple<size_t, std::string, SourceLocation>> Ids;
     auto Texts = textsOf(SM, Outer->File, Outer->Begin, Outer->End);
-    bool Declares = false;
-    for (const auto &[File, Span] : Texts)
-      forEachIdentifier(Ctx, File, Span, [&](StringRef Id, SourceLocation) {
-        Declares = Declares || Id == "using" || Id == "namespace";
-      });
-    for (size_t T = 0; T < Texts.size(); ++T) {
-      std::string Named;
-      forEachIdentifier(Ctx, Texts[T].first, Texts[T].second, [&](StringRef Id, SourceLocation L) {
-        if (!Named.empty() || !Names.count(Id.str()))
-          return;
-        if (T == 0 && !Declares) {
-          if (!Meanings) {
-            Meanings.emplace(SM);
-            Meanings->TraverseDecl(Ctx.getTranslationUnitDecl());
-            Meanings->finish();
-          }
-          auto It = Meanings->At.find(L);
-          if (It != Meanings->At.end() && !It->second.Open && !It->second.Decls.empty() &&
-              llvm::none_of(It->second.Decls, [&](const Decl *D) { return ReadCanonical.count(D); }) &&
-              llvm::none_of(ReadNamespaces[Id.str()],
-                            [&](const DeclContext *N) { return It->second.Adl.count(N); }))
-            return;
+    for (size_t T = 0; T < Texts.size(); ++T)
+      forEachIdentifier(Ctx, Texts[T].first, Texts[T].second,
+                        [&](StringRef Id, SourceLocation L) { Ids.emplace_back(T, Id.str(), L); });
+    bool Declares = llvm::any_of(Ids, [](const auto &I) {
+      return std::get<1>(I) == "using" || std::get<1>(I) == "namespace";
+    });
+    for (const auto &[T, Id, L] : Ids) {
+      if (!Names.count(Id))
+        continue;
+      if (T == 0 && !Declares) {
+        if (!Meanings) {
+          Meanings.emplace(SM);
+          Meanings->TraverseDecl(Ctx.getTranslationUnitDecl());
+          Meanings->finish();
         }
-        Named = Id.str();
-      });
-      if (!Named.empty())
-        return "the error at " + Where + " is in '" + Outer->F->getNameAsString() + "', which names '" + Named +
-               "'" + (T == 0 ? "" : " through a macro");
+        auto It = Meanings->At.find(L);
+        if (It != Meanings->At.end() && !It->second.Open && !It->second.Decls.empty() &&
+            llvm::none_of(It->second.Decls, [&](const Decl *D) { return ReadCanonical.count(D); }) &&
+            llvm::none_of(ReadNamespaces[Id], [&](const DeclContext *N) { return It->second.Adl.count(N); }))
+          continue;
+      }
+      return "the error at " + Where + " is in '" + Outer->F->getNameAsString() + "', which names '" + Id + "'" +
+             (T == 0 ? "" : " through a macro");
     }
   }
   return "";

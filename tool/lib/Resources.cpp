@@ -665,12 +665,6 @@ llvm::Error keep(const llvm::Twine &Why) {
 
 using HeaderTexts = std::vector<std::pair<std::string, std::string>>; ///< relative path, text
 
-/// The user's headers of R that lie in the source's folder Dir, each with its path relative to
-/// that folder and its text in the rewrite (where the rewrite is compiled, they go at their places
-/// beside it). Every one, not only the rewritten: a quoted include is looked for beside the file
-/// that includes it first, so an unchanged header taken from the original folder would include the
-/// original of a rewritten one next to it. Fails for a rewritten header outside that folder, and
-/// for a header outside it that names a rewritten one (it would include the original).
 /// Path (a real path) relative to the folder Dir, where it lies inside it; the name a header has
 /// in HeaderTexts.
 static std::optional<std::string> relativeIn(StringRef Dir, StringRef Path) {
@@ -684,6 +678,12 @@ static std::optional<std::string> relativeIn(StringRef Dir, StringRef Path) {
   return Rel.str();
 }
 
+/// The user's headers of R that lie in the source's folder Dir, each with its path relative to
+/// that folder and its text in the rewrite (where the rewrite is compiled, they go at their places
+/// beside it). Every one, not only the rewritten: a quoted include is looked for beside the file
+/// that includes it first, so an unchanged header taken from the original folder would include the
+/// original of a rewritten one next to it. Fails for a rewritten header outside that folder, and
+/// for a header outside it that names a rewritten one (it would include the original).
 llvm::Expected<HeaderTexts> headersBeside(const FileResult &R, StringRef Dir, const std::string &Hint) {
   auto Relative = [&](StringRef Path) { return relativeIn(Dir, Path); };
   HeaderTexts Out;
@@ -857,7 +857,6 @@ llvm::Error boundsEdits(const SourceManager &SM, const FileResult &R, const Need
   }
   return llvm::Error::success();
 }
-
 
 /// Where ptxas spills more of a kernel's registers to local memory in Rewrite than in Original, on
 /// some architecture: the kernel's name (as LoopRecord::Kernel spells it) and what was measured,
