@@ -99,8 +99,9 @@ TEST(Audit, StagesAreReadAsASchedule) {
     size_t Expected;
     std::string Body, Pipe;
     Reason Code = Reason::AsyncStageOverrun;
+    std::string Before = ""; ///< statements before the loop: a prologue
   };
-  const Reason Wait = Reason::AsyncReadBeforeWait;
+  const Reason Wait = Reason::AsyncReadBeforeWait, Over = Reason::AsyncStageOverrun;
   const std::vector<Case> Cases = {
       // Three ahead: safe only with a barrier between the read and the next refill.
       {1, "COPY(t + 3); __syncthreads(); READ(t);", Thread},
@@ -184,6 +185,37 @@ TEST(Audit, StagesAreReadAsASchedule) {
       {0, "if (threadIdx.x < 128) { COPY(t + 3); COMMIT; } WAIT(3); __syncthreads(); READ(t); __syncthreads();", Thread,
        Wait},
       {0, "if (t + 3 < n) { COPY(t + 3); } COMMIT; WAIT(3); __syncthreads(); READ(t); __syncthreads();", Thread, Wait},
+      // A counter carried in from a prologue of 3 tiles (PRO(3): tf is 3 at the loop), and
+      // consumer_wait, which waits for the oldest group not yet waited for: with 3 groups before
+      // the loop it leaves 2 in flight where it comes before the iteration's commit, 3 after it.
+      {0, "CW; __syncthreads(); COPYT; COMMIT; ++tf; READ(t);", Thread, Wait, "PRO(3)"},
+      {0, "CW; __syncthreads(); COPYT; COMMIT; ++tf; READ(t);", Thread, Over, "PRO(3)"},
+      {1, "CW; __syncthreads(); COPYT; COMMIT; ++tf; READ(t + 1);", Thread, Wait, "PRO(3)"},
+      {1, "CW; __syncthreads(); COPYT; COMMIT; ++tf; READ(t);", Thread, Wait, "PRO(3) COMMIT;"},
+      {0, "COPYT; COMMIT; ++tf; CW; __syncthreads(); READ(t); __syncthreads();", Thread, Wait, "PRO(3)"},
+      {0, "COPYT; COMMIT; ++tf; CW; __syncthreads(); READ(t); __syncthreads();", Thread, Over, "PRO(3)"},
+      {1, "COPYT; COMMIT; ++tf; CW; __syncthreads(); READ(t + 1); __syncthreads();", Thread, Wait, "PRO(3)"},
+      {1, "COPYT; COMMIT; ++tf; CW; __syncthreads(); READ(t);", Thread, Over, "PRO(3)"},
+      {1, "CW; __syncthreads(); COPYT; COMMIT; ++tf; READ(t); __syncthreads();", Thread, Over, "PRO(4)"},
+      // ... counted where it is read: stepped before the copy, the copy is 4 ahead.
+      {1, "CW; __syncthreads(); ++tf; COPYT; COMMIT; READ(t); __syncthreads();", Thread, Over, "PRO(3)"},
+      // ... however the prologue is spelled: its step in its body, its bound as <= or mirrored.
+      {1, "CW; __syncthreads(); COPYT; COMMIT; ++tf; READ(t + 1);", Thread, Wait,
+       "int tf = 0; for (int k = 0; k < 3; ++k) { COPYT; COMMIT; tf += 1; }"},
+      {1, "CW; __syncthreads(); COPYT; COMMIT; ++tf; READ(t + 1);", Thread, Wait,
+       "int tf = 0; for (int k = 1; k <= 3; k++, tf++) { COPYT; COMMIT; }"},
+      {1, "CW; __syncthreads(); COPYT; COMMIT; ++tf; READ(t + 1);", Thread, Wait,
+       "int tf = 0; for (int k = 0; 3 > k; ++k, ++tf) { COPYT; COMMIT; }"},
+      // Not read: a prologue of run-time length, a commit under a condition in it, a wait before
+      // the loop, two waits an iteration, a step of 2, a jump before the step.
+      {0, "CW; __syncthreads(); COPYT; COMMIT; ++tf; READ(t + 1);", Thread, Wait,
+       "int tf = 0; for (int k = 0; k < n; ++k, ++tf) { COPYT; COMMIT; }"},
+      {0, "CW; __syncthreads(); COPYT; COMMIT; ++tf; READ(t + 1);", Thread, Wait,
+       "int tf = 0; for (int k = 0; k < 3; ++k, ++tf) { COPYT; if (k < n) COMMIT; }"},
+      {0, "CW; __syncthreads(); COPYT; COMMIT; ++tf; READ(t + 1);", Thread, Wait, "PRO(3) CW;"},
+      {0, "CW; CW; __syncthreads(); COPYT; COMMIT; ++tf; READ(t + 1);", Thread, Wait, "PRO(3)"},
+      {0, "CW; __syncthreads(); COPYT; COMMIT; tf += 2; READ(t + 1);", Thread, Wait, "PRO(3)"},
+      {0, "CW; __syncthreads(); if (n > 8) continue; COPYT; COMMIT; ++tf; READ(t + 1);", Thread, Wait, "PRO(3)"},
   };
   // One kernel per case, one line each, in one file: one parse.
   std::string Code = "#include <cuda/pipeline>\n#include <cooperative_groups.h>\n"
@@ -196,12 +228,16 @@ TEST(Audit, StagesAreReadAsASchedule) {
                      "#define READ4(X) acc += s[(X) % 4][threadIdx.x]\n"
                      "#define COMMIT pipe.producer_commit()\n"
                      "#define WAIT(K) cuda::pipeline_consumer_wait_prior<K>(pipe)\n"
+                     "#define CW pipe.consumer_wait()\n"
+                     "#define COPYT cuda::memcpy_async(&s[tf % 4][threadIdx.x], &A[tf * 256 + threadIdx.x], "
+                     "sizeof(float), pipe)\n"
+                     "#define PRO(K) int tf = 0; for (int k = 0; k < K; ++k, ++tf) { COPYT; COMMIT; }\n"
                      "__device__ void g();\n";
-  const unsigned First = 12;
+  const unsigned First = 15;
   for (size_t I = 0; I < Cases.size(); ++I)
     Code += "__global__ void k" + std::to_string(I) + "(const float *A, float *C, int n) { "
-            "alignas(16) __shared__ float s[4][256]; " + Cases[I].Pipe + " float acc = 0; int w = 3, r = 0; "
-            "for (int t = 0; t < n; ++t) { " + Cases[I].Body + " } C[threadIdx.x] = acc; }\n";
+            "alignas(16) __shared__ float s[4][256]; " + Cases[I].Pipe + " float acc = 0; int w = 3, r = 0; " +
+            Cases[I].Before + " for (int t = 0; t < n; ++t) { " + Cases[I].Body + " } C[threadIdx.x] = acc; }\n";
   FileResult R = runOnCode(Code, auditOptions());
   ASSERT_TRUE(R.Ok) << R.Error;
   std::vector<size_t> Got(Cases.size());
@@ -310,22 +346,22 @@ TEST(Audit, AnUnreadScheduleIsARemarkThatFailsNothing) {
                                  "--export-fixes=" + Dir + "/a.yaml"});
   EXPECT_EQ(0, P.ExitCode) << P.Err;
   EXPECT_NE(std::string::npos, P.Err.find("unknown_schedule.cu:17:3: remark: [async-unknown]")) << P.Err;
-  EXPECT_NE(std::string::npos, P.Err.find("0 finding(s), 3 loop(s) not read")) << P.Err;
+  EXPECT_NE(std::string::npos, P.Err.find("0 finding(s), 4 loop(s) not read")) << P.Err;
   auto V = llvm::json::parse(readFile(Dir + "/a.json"));
   ASSERT_TRUE(bool(V)) << llvm::toString(V.takeError());
   const llvm::json::Array &Found = *(*(*V->getAsObject()->getArray("files"))[0].getAsObject()).getArray("findings");
-  ASSERT_EQ(3u, Found.size());
+  ASSERT_EQ(4u, Found.size());
   for (const llvm::json::Value &F : Found)
     EXPECT_EQ("remark", *F.getAsObject()->getString("level"));
   auto S = llvm::json::parse(readFile(Dir + "/a.sarif"));
   ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
   const llvm::json::Array &Results = *(*(*S->getAsObject()->getArray("runs"))[0].getAsObject()).getArray("results");
-  ASSERT_EQ(3u, Results.size());
+  ASSERT_EQ(4u, Results.size());
   for (const llvm::json::Value &R : Results)
     EXPECT_EQ("note", *R.getAsObject()->getString("level"));
   EXPECT_EQ(std::string::npos, readFile(Dir + "/a.yaml").find("async-unknown"));
   // Beside a warning, the warning alone decides the exit status.
   ProcessResult Both = runTilepipe({"audit", File, sourceDir() + "/testdata/audit/stage_count.cu"});
   EXPECT_EQ(1, Both.ExitCode) << Both.Err;
-  EXPECT_NE(std::string::npos, Both.Err.find("2 file(s), 1 finding(s), 3 loop(s) not read")) << Both.Err;
+  EXPECT_NE(std::string::npos, Both.Err.find("2 file(s), 1 finding(s), 4 loop(s) not read")) << Both.Err;
 }

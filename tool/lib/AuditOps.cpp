@@ -5,6 +5,7 @@
 #include "tilepipe/Find.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <cstring>
@@ -365,6 +366,91 @@ static bool mayWaitOtherwise(const Stmt *S, const ASTContext &Ctx, llvm::SmallPt
 bool mayWaitOtherwise(const Stmt *S, const ASTContext &Ctx) {
   llvm::SmallPtrSet<const FunctionDecl *, 8> Seen;
   return mayWaitOtherwise(S, Ctx, Seen);
+}
+
+namespace {
+
+/// The local pipeline a member call is made on, and the method's name.
+std::pair<const VarDecl *, StringRef> memberCallOn(const CXXMemberCallExpr *MC) {
+  const auto *DR = dyn_cast_or_null<DeclRefExpr>(MC->getImplicitObjectArgument()
+                                                     ? MC->getImplicitObjectArgument()->IgnoreParenImpCasts()
+                                                     : nullptr);
+  const auto *V = DR ? dyn_cast<VarDecl>(DR->getDecl()) : nullptr;
+  const CXXMethodDecl *M = MC->getMethodDecl();
+  if (!V || !M || !M->getIdentifier() || !V->hasLocalStorage() || V->getType()->isReferenceType() ||
+      !threadScope(V->getType()))
+    return {nullptr, {}};
+  return {V, M->getName()};
+}
+
+class PipelineUses : public RecursiveASTVisitor<PipelineUses> {
+public:
+  PipelineUses(const VarDecl *P, const SourceManager &SM) : P(P), SM(SM) {}
+  bool shouldVisitLambdaBody() const { return true; }
+  bool TraverseLambdaExpr(LambdaExpr *L) {
+    ++InLambda;
+    bool Go = RecursiveASTVisitor::TraverseLambdaExpr(L);
+    --InLambda;
+    return Go;
+  }
+  bool VisitGCCAsmStmt(GCCAsmStmt *A) {
+    Ops.Other |= isCommit(A, SM);
+    return true;
+  }
+  bool VisitCallExpr(CallExpr *CE) {
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(CE)) {
+      auto [V, Name] = memberCallOn(MC);
+      if (V == P && (Name == "producer_acquire" || Name == "consumer_release" || Name == "producer_commit" ||
+                     Name == "consumer_wait")) {
+        Accounted.insert(MC->getImplicitObjectArgument()->IgnoreParenImpCasts());
+        // In a lambda, a call runs as often as the lambda is called: not once where it stands.
+        Ops.Other |= InLambda != 0;
+        if (Name == "producer_commit")
+          Ops.Commits.push_back(CE);
+        else if (Name == "consumer_wait")
+          Ops.Waits.push_back(CE);
+        return true;
+      }
+    }
+    if (isCommit(CE, SM)) {
+      Ops.Other = true; // a commit of another kind, or on another pipeline: the same hardware groups
+      return true;
+    }
+    // A copy on P: it adds to the group P's next commit closes, and moves neither head nor tail.
+    if (auto C = threadCopy(CE, SM); C && CE->getNumArgs() >= 1)
+      if (const auto *DR = dyn_cast<DeclRefExpr>(CE->getArg(CE->getNumArgs() - 1)->IgnoreParenImpCasts());
+          DR && DR->getDecl() == P)
+        Accounted.insert(DR);
+    return true;
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *DR) {
+    if (DR->getDecl() == P && (InLambda || !Accounted.count(DR)))
+      Ops.Other = true;
+    return true;
+  }
+  PipelineOps Ops;
+
+private:
+  const VarDecl *P;
+  const SourceManager &SM;
+  unsigned InLambda = 0;
+  llvm::SmallPtrSet<const Expr *, 8> Accounted;
+};
+
+} // namespace
+
+PipelineOps pipelineOps(const Stmt *S, const VarDecl *P, const SourceManager &SM) {
+  PipelineUses U(P, SM);
+  U.TraverseStmt(const_cast<Stmt *>(S));
+  return U.Ops;
+}
+
+const VarDecl *consumerWaitOn(const Stmt *S) {
+  const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(S ? bareExpr(S) : nullptr);
+  if (!MC || MC->getNumArgs() != 0)
+    return nullptr;
+  auto [V, Name] = memberCallOn(MC);
+  return Name == "consumer_wait" ? V : nullptr;
 }
 
 StageRef stageRef(const ASTContext &Ctx, const Expr *E) {

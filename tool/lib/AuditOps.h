@@ -72,6 +72,21 @@ const clang::Expr *arriveAndWaitBarrier(const clang::Stmt *S);
 /// not a helper read as one (its body may wait).
 bool mayWaitOtherwise(const clang::Stmt *S, const clang::ASTContext &Ctx);
 
+/// What a statement does with one local cuda::pipeline of thread scope, P: the commits on it and
+/// its consumer_waits (each call), and whether it does anything else that moves P's head or tail
+/// or hides them: P handed to a function or bound to a reference, P used in a lambda, a
+/// pipeline_consumer_wait_prior on it, or a commit of another kind (__pipeline_commit, inline
+/// assembly, another pipeline, a helper), which counts in the same hardware groups.
+struct PipelineOps {
+  std::vector<const clang::Stmt *> Commits, Waits;
+  bool Other = false;
+};
+PipelineOps pipelineOps(const clang::Stmt *S, const clang::VarDecl *P, const clang::SourceManager &SM);
+
+/// The pipeline of `P.consumer_wait()`, a statement of its own, where P is a local
+/// cuda::pipeline of thread scope; or null.
+const clang::VarDecl *consumerWaitOn(const clang::Stmt *S);
+
 /// The __shared__ variable a destination or a read lies in (Shared, whatever its shape) and, where
 /// it is an array of two or more dimensions, that array again (Array), its outermost subscript
 /// (Stage) and extent (Buffers): the stage a pipeline's buffer is picked by.

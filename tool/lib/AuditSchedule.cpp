@@ -2,22 +2,25 @@
 // index (the value a buffer's stage subscript takes before `% N`) is an affine function of the
 // loop's iteration count, through the loop's induction variables, the unchanged locals that hold
 // them, and an inner producer loop whose own inductions run ahead up to its bound (NVIDIA's
-// `for (; aStage <= a + aStep * N; aStage += aStep, ++iStage)`); or the stage is a counter of its
-// own, stepped once an iteration modulo N (RotatingCounter), which tells the tile modulo N only,
-// and exactly relative to the copy that fills the buffer read.
+// `for (; aStage <= a + aStep * N; aStage += aStep, ++iStage)`), and counters carried in from
+// before the loop, whose start adds the steps of the prologues of constant length between
+// (carriedInductions); or the stage is a counter of its own, stepped once an iteration modulo N
+// (RotatingCounter), which tells the tile modulo N only, and exactly relative to the copy that
+// fills the buffer read.
 //  - async-stage-overrun: a copy that refills a stage buffer while another thread may still read
 //    what it held. The distance D from the tile an iteration reads to the newest tile it copies,
 //    the N buffers, and where the block barriers stand decide: the tile read k = N - D iterations
 //    before a copy shares its buffer, and a block barrier must lie between that read and the copy.
 //  - async-read-before-wait: a read of a tile whose group the last wait before it
 //    (wait_prior<K>) may leave in flight: the groups committed after the read tile's, counted on
-//    the same schedule, must be at least K. For copies that complete on a barrier per stage: an
+//    the same schedule, must be at least K; a consumer_wait is such a wait, its K counted from the
+//    groups in flight when the loop begins (groupsBefore). For copies that complete on a barrier per stage: an
 //    arrive_and_wait on the read tile's own barrier, after its copy was issued, before the read.
 // Only copies that order nothing across threads are read (AuditOps.h: cuda::pipeline of thread
 // scope, __pipeline_memcpy_async, cp.async in inline assembly and its helpers); a block-scope
 // pipeline's producer_acquire waits for every consumer's release, and is left to
 // async-stage-count. Whatever is not read as such a schedule gives no finding.
-// About 1,100 lines in one file: the affine reading of the schedule (Lin, Induction, value, the
+// About 1,500 lines in one file: the affine reading of the schedule (Lin, Induction, value, the
 // producer loop's bound) serves these two checks alone, and split off it would export its types for
 // no other reader; the rewrite's own index algebra (IndexAlgebra.cpp) answers another question
 // (which element a thread copies), over other terms (thread indices, not loop counters).
@@ -88,6 +91,10 @@ struct Induction {
   Lin Start;
   std::optional<int64_t> Step;
   const void *Counter = nullptr;
+  /// Carried in: declared before the loop (its Start is its value when the loop begins), read so
+  /// only in the loop's body, where a statement of its own at Update steps it (none: the increment).
+  bool Carried = false;
+  std::optional<size_t> Update;
 };
 
 int64_t floorDiv(int64_t A, int64_t B) { return A / B - ((A % B != 0) && ((A < 0) != (B < 0))); }
@@ -204,6 +211,35 @@ private:
            (V->hasLocalStorage() || isa<ParmVarDecl>(V)) && !W.Of.count(V);
   }
 
+  /// Whether E has the same value in every iteration of every loop of the function: constants,
+  /// variables nothing writes, the thread's and block's indices, and arithmetic on them (no read of
+  /// memory, no call). A copy into such a stage fills the same buffer every iteration: the array
+  /// is one buffer whose first subscript picks a row, not stages the loop rotates through.
+  bool invariant(const Expr *E, unsigned Depth = 0) const {
+    if (!E || Depth > 16 || E->isValueDependent())
+      return false;
+    E = E->IgnoreParenImpCasts();
+    Expr::EvalResult R;
+    if (isBuiltinIndexRead(E) || (E->getType()->isIntegralOrEnumerationType() && E->EvaluateAsInt(R, Ctx)))
+      return true;
+    if (const auto *DR = dyn_cast<DeclRefExpr>(E)) {
+      // A local holds its initializer's value, which may differ between iterations where it is
+      // declared in the loop.
+      const auto *V = dyn_cast<VarDecl>(DR->getDecl());
+      return V && unchanged(V) && (isa<ParmVarDecl>(V) || (V->getInit() && invariant(V->getInit(), Depth + 1)));
+    }
+    if (const auto *U = dyn_cast<UnaryOperator>(E))
+      return (U->getOpcode() == UO_Minus || U->getOpcode() == UO_Plus || U->getOpcode() == UO_Not) &&
+             invariant(U->getSubExpr(), Depth + 1);
+    if (const auto *B = dyn_cast<BinaryOperator>(E))
+      return !B->isAssignmentOp() && B->getOpcode() != BO_Comma && invariant(B->getLHS(), Depth + 1) &&
+             invariant(B->getRHS(), Depth + 1);
+    if (const auto *C = dyn_cast<ConditionalOperator>(E))
+      return invariant(C->getCond(), Depth + 1) && invariant(C->getTrueExpr(), Depth + 1) &&
+             invariant(C->getFalseExpr(), Depth + 1);
+    return false;
+  }
+
   std::optional<Lin> value(const Expr *E, unsigned Depth = 0) const {
     // Far from the limits of int64_t, so that the schedule's arithmetic below cannot leave it.
     constexpr int64_t Limit = int64_t(1) << 40;
@@ -227,10 +263,19 @@ private:
       if (!V || !V->getType()->isIntegerType())
         return std::nullopt;
       if (auto It = Inds.find(V); It != Inds.end()) {
-        if (!It->second.Step)
+        const Induction &I = It->second;
+        if (!I.Step)
           return std::nullopt;
-        Lin L = It->second.Start;
-        return L.add(Lin::atom(It->second.Counter, *It->second.Step));
+        Lin L = I.Start;
+        if (I.Carried) {
+          // Outside the body it holds another value; after the statement that steps it, one step more.
+          std::optional<size_t> Here = CurBody ? indexIn(CurBody, DR) : std::nullopt;
+          if (!Here || (I.Update && *Here == *I.Update))
+            return std::nullopt;
+          if (I.Update && *Here > *I.Update)
+            L.add(Lin::constant(*I.Step));
+        }
+        return L.add(Lin::atom(I.Counter, *I.Step));
       }
       if (!unchanged(V))
         return std::nullopt;
@@ -379,15 +424,29 @@ private:
     return std::nullopt;
   }
 
-  /// Whether S lies within Ancestor.
+  /// Whether S lies within Ancestor (through declarations too: `int *p = &v;` lies within its
+  /// declaration statement).
   bool within(const Stmt *S, const Stmt *Ancestor) const {
-    for (unsigned I = 0; I < 64 && S; ++I) {
-      if (S == Ancestor)
+    if (!S || !Ancestor)
+      return false;
+    DynTypedNode N = DynTypedNode::create(*S);
+    for (unsigned I = 0; I < 64; ++I) {
+      if (N.get<Stmt>() == Ancestor)
         return true;
-      DynTypedNodeList P = Ctx.getParents(*S);
-      S = P.empty() ? nullptr : P[0].get<Stmt>();
+      DynTypedNodeList P = Ctx.getParents(N);
+      if (P.empty())
+        return false;
+      N = P[0];
     }
     return false;
+  }
+  /// Whether every write of V (Uses) lies within Outer, within one of Between, or after Outer.
+  bool accounted(const std::vector<const DeclRefExpr *> &Uses, const ForStmt *Outer,
+                 const std::vector<const Stmt *> &Between) const {
+    return llvm::all_of(Uses, [&](const DeclRefExpr *DR) {
+      return within(DR, Outer) || llvm::any_of(Between, [&](const Stmt *S) { return within(DR, S); }) ||
+             SM.isBeforeInTranslationUnit(Outer->getEndLoc(), DR->getBeginLoc());
+    });
   }
 
   Place place(SourceLocation L) const { return placeOf(SM, MainName, L); }
@@ -437,6 +496,14 @@ private:
   Writes W;
   std::map<const VarDecl *, Induction> Inds;
   std::map<const VarDecl *, RotatingCounter> Counters;
+  const ForStmt *CurLoop = nullptr;      ///< the loop being read
+  const CompoundStmt *CurBody = nullptr; ///< and its body
+
+  std::optional<std::pair<int64_t, std::optional<size_t>>> stepIn(const ForStmt *F, const VarDecl *V) const;
+  std::optional<int64_t> constantTrips(const ForStmt *F) const;
+  const CompoundStmt *blockBefore(const ForStmt *Outer, const Stmt *Decl, std::vector<const Stmt *> &Between) const;
+  void carriedInductions(const ForStmt *Outer, const CompoundStmt *Body);
+  std::optional<int64_t> groupsBefore(const ForStmt *Outer, const VarDecl *P) const;
 };
 
 /// Every use of a stage buffer in S other than as a copy's destination, with its subscript chain.
@@ -628,6 +695,172 @@ static std::optional<uint64_t> rotation(const Stmt *S, const VarDecl *V, const A
   return Ok(Const(Cmp->getRHS()));
 }
 
+/// The one write of V in loop F, where it is a step by a constant: in F's increment (no place), or
+/// a statement of F's body of its own (its place). Nothing where V is written otherwise in F.
+std::optional<std::pair<int64_t, std::optional<size_t>>> Checker::stepIn(const ForStmt *F, const VarDecl *V) const {
+  auto It = W.Of.find(V);
+  if (It == W.Of.end())
+    return std::nullopt;
+  const DeclRefExpr *One = nullptr;
+  for (const DeclRefExpr *DR : It->second)
+    if (within(DR, F)) {
+      if (One)
+        return std::nullopt;
+      One = DR;
+    }
+  if (!One)
+    return std::nullopt;
+  auto Is = [&](const Expr *E) {
+    auto S = E ? stepOf(E) : std::nullopt;
+    return S && std::get<2>(*S) == One && std::get<1>(*S) ? std::get<1>(*S) : std::nullopt;
+  };
+  if (F->getInc() && within(One, F->getInc())) {
+    for (const Expr *Part : commaList(F->getInc()))
+      if (auto Step = Is(Part))
+        return std::make_pair(*Step, std::optional<size_t>());
+    return std::nullopt;
+  }
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(F->getBody());
+  std::optional<size_t> At = Body ? indexIn(Body, One) : std::nullopt;
+  if (auto Step = At ? Is(bareExpr(Body->body_begin()[*At])) : std::nullopt)
+    return std::make_pair(*Step, At);
+  return std::nullopt;
+}
+
+/// How many times a loop that runs before the one read (a prologue) runs its body, where that is
+/// a constant: its init declares one counter, stepped by a positive constant in the increment
+/// alone and compared with a constant, and no jump leaves its body.
+std::optional<int64_t> Checker::constantTrips(const ForStmt *F) const {
+  const auto *DS = dyn_cast_or_null<DeclStmt>(F->getInit());
+  const auto *I = DS && DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl()) : nullptr;
+  const auto *C = F->getCond() ? dyn_cast<BinaryOperator>(F->getCond()->IgnoreParenImpCasts()) : nullptr;
+  if (!I || !I->getInit() || !I->getType()->isIntegerType() || !C || leavesBody(F->getBody()))
+    return std::nullopt;
+  auto Step = stepIn(F, I);
+  std::optional<Lin> Start = value(I->getInit());
+  if (!Step || Step->second || Step->first <= 0 || !Start || !Start->Terms.empty())
+    return std::nullopt;
+  auto IsI = [&](const Expr *E) {
+    const auto *DR = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+    return DR && DR->getDecl() == I;
+  };
+  BinaryOperatorKind Op = C->getOpcode();
+  const Expr *Bound = C->getRHS();
+  if (!IsI(C->getLHS())) {
+    if (!IsI(C->getRHS()))
+      return std::nullopt;
+    Bound = C->getLHS(); // `n > i` as `i < n`
+    Op = Op == BO_GT ? BO_LT : Op == BO_GE ? BO_LE : Op == BO_NE ? BO_NE : BO_Comma;
+  }
+  std::optional<Lin> B = value(Bound);
+  if (!B || !B->Terms.empty())
+    return std::nullopt;
+  int64_t Span = B->C - Start->C, S = Step->first;
+  switch (Op) {
+  case BO_LT:
+    return Span <= 0 ? 0 : (Span + S - 1) / S;
+  case BO_LE:
+    return Span < 0 ? 0 : Span / S + 1;
+  case BO_NE:
+    return Span >= 0 && Span % S == 0 ? std::optional<int64_t>(Span / S) : std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// The block that holds both Decl (a declaration statement) and Outer, with the statements between
+/// them in Between; null where Decl is not a statement of the block that holds Outer, before it.
+const CompoundStmt *Checker::blockBefore(const ForStmt *Outer, const Stmt *Decl,
+                                         std::vector<const Stmt *> &Between) const {
+  DynTypedNodeList P = Ctx.getParents(*Outer);
+  const auto *Block = P.empty() ? nullptr : P[0].get<CompoundStmt>();
+  if (!Block || !Decl)
+    return nullptr;
+  Between.clear();
+  bool In = false;
+  for (const Stmt *S : Block->body()) {
+    if (S == Outer)
+      return In ? Block : nullptr;
+    if (In)
+      Between.push_back(S);
+    In |= S == Decl;
+  }
+  return nullptr;
+}
+
+/// Inductions carried in (scalar evolution's recurrences, across loops): a local declared before
+/// the loop in the block that holds it, stepped by a constant once an iteration, and before the
+/// loop only by loops between its declaration and this one that run a constant number of times
+/// and step it once an iteration (`int tf = 0; for (s = 0; s < S - 1; ++s, ++tf) ...; for (t = 0;
+/// t < n; ++t) { copy(tf % S); ++tf; ... }`): its value in iteration t is its initializer plus
+/// those loops' steps plus t steps (one more after its step in the body).
+void Checker::carriedInductions(const ForStmt *Outer, const CompoundStmt *Body) {
+  for (const auto &[V, Uses] : W.Of) {
+    if (Inds.count(V) || !V->getType()->isIntegerType() || V->getType()->isReferenceType() ||
+        V->getType().isVolatileQualified() || !V->hasLocalStorage() || isa<ParmVarDecl>(V) || !V->getInit())
+      continue;
+    DynTypedNodeList P = Ctx.getParents(*V);
+    std::vector<const Stmt *> Between;
+    if (P.empty() || !blockBefore(Outer, P[0].get<DeclStmt>(), Between) || !accounted(Uses, Outer, Between))
+      continue;
+    auto Here = stepIn(Outer, V);
+    std::optional<Lin> Start = value(V->getInit());
+    // A jump before the step in the body (continue, goto) would skip it.
+    if (!Here || !Start ||
+        (Here->second && llvm::any_of(llvm::make_range(Body->body_begin(), Body->body_begin() + *Here->second),
+                                      [](const Stmt *S) { return leavesBody(S); })))
+      continue;
+    bool Read = true;
+    for (const Stmt *S : Between) {
+      if (!llvm::any_of(Uses, [&](const DeclRefExpr *DR) { return within(DR, S); }))
+        continue;
+      const auto *F = dyn_cast<ForStmt>(S);
+      auto Step = F ? stepIn(F, V) : std::nullopt;
+      std::optional<int64_t> Trips = F ? constantTrips(F) : std::nullopt;
+      int64_t By;
+      if (!Step || !Trips || llvm::MulOverflow(*Trips, Step->first, By)) {
+        Read = false;
+        break;
+      }
+      Start->add(Lin::constant(By));
+    }
+    if (Read && !Start->Overflow)
+      Inds[V] = Induction{*Start, Here->first, &OuterKey, true, Here->second};
+  }
+}
+
+/// The copy groups P holds in flight (committed, not yet waited for by a consumer_wait) when the
+/// loop begins: P is declared in the block that holds the loop, and between them only statements
+/// of their own commit on it, and loops that run a constant number of times and commit on it
+/// once an iteration, in a statement of their body's own; none waits on it or moves its head or
+/// tail otherwise.
+std::optional<int64_t> Checker::groupsBefore(const ForStmt *Outer, const VarDecl *P) const {
+  DynTypedNodeList Up = Ctx.getParents(*P);
+  std::vector<const Stmt *> Between;
+  if (Up.empty() || !blockBefore(Outer, Up[0].get<DeclStmt>(), Between))
+    return std::nullopt;
+  int64_t Groups = 0;
+  for (const Stmt *S : Between) {
+    PipelineOps Ops = pipelineOps(S, P, SM);
+    if (Ops.Other || !Ops.Waits.empty())
+      return std::nullopt;
+    if (Ops.Commits.empty())
+      continue;
+    if (Ops.Commits.size() == 1 && bareExpr(S) == Ops.Commits.front()) {
+      ++Groups;
+      continue;
+    }
+    const auto *F = dyn_cast<ForStmt>(S);
+    const auto *FB = F ? dyn_cast<CompoundStmt>(F->getBody()) : nullptr;
+    std::optional<int64_t> Trips = F ? constantTrips(F) : std::nullopt;
+    if (!Trips || !FB || Ops.Commits.size() != 1 ||
+        !llvm::any_of(FB->body(), [&](const Stmt *B) { return bareExpr(B) == Ops.Commits.front(); }))
+      return std::nullopt;
+    Groups += *Trips;
+  }
+  return Groups;
+}
+
 /// The loop's inductions, counted by its iterations, and the variables its init declares that an
 /// inner producer loop (a statement of Body, without an init) steps, counted by that loop's
 /// iterations; with a producer loop, how far its counter runs past the loop's (AheadOfOuter).
@@ -697,15 +930,25 @@ bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const For
       return false;
     AheadOfOuter = floorDiv(-D.C, A);
   }
+  carriedInductions(Outer, Body);
   // Stage counters of their own: every write in one statement of the body (or the loop's
   // increment) that steps them once modulo M, a constant start, read nowhere else as written to.
   Counters.clear();
   for (const auto &[V, Uses] : W.Of) {
     if (Inds.count(V) || !V->getType()->isIntegerType() || V->getType()->isReferenceType() || !V->getInit())
       continue;
+    // Declared before the loop in the block that holds it: its start is its initializer's each
+    // time that block runs to the loop (a loop around both declares it again), plus the steps of
+    // the loops between that rotate it the same way a constant number of times (a prologue).
+    DynTypedNodeList Up = Ctx.getParents(*V);
+    std::vector<const Stmt *> Between;
+    if (Up.empty() || !blockBefore(Outer, Up[0].get<DeclStmt>(), Between) || !accounted(Uses, Outer, Between))
+      continue;
     std::optional<size_t> At;
     bool InInc = false, Mixed = false;
     for (const DeclRefExpr *DR : Uses) {
+      if (!within(DR, Outer))
+        continue; // before the loop: read below; after it: of no concern to the loop
       std::optional<size_t> Here = indexIn(Body, DR);
       bool Inc = Outer->getInc() && within(DR, Outer->getInc());
       if ((!Here && !Inc) || (Here && At && *Here != *At) || (Inc && At) || (Here && InInc))
@@ -714,7 +957,10 @@ bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const For
         At = Here;
       InInc |= Inc;
     }
-    if (Mixed || (!At && !InInc))
+    // A jump before its statement in the body (continue, goto) would skip the step.
+    if (Mixed || (!At && !InInc) ||
+        (At && llvm::any_of(llvm::make_range(Body->body_begin(), Body->body_begin() + *At),
+                            [](const Stmt *S) { return leavesBody(S); })))
       continue;
     std::optional<Lin> Start = value(V->getInit());
     std::optional<uint64_t> Mod = At ? rotation(Body->body_begin()[*At], V, Ctx) : std::nullopt;
@@ -724,16 +970,27 @@ bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const For
           Mod = rotation(Part, V, Ctx);
     if (!Start || !Start->Terms.empty() || !Mod)
       continue;
-    // Declared before the loop in the block that holds it: its start is its initializer's each
-    // time the loop begins (a loop around both declares it again).
-    auto ParentOf = [&](const DynTypedNode &N) -> const Stmt * {
-      DynTypedNodeList P = Ctx.getParents(N);
-      return P.empty() ? nullptr : P[0].get<Stmt>();
-    };
-    const Stmt *DeclStmtOfV = ParentOf(DynTypedNode::create(*V));
-    const Stmt *Block = DeclStmtOfV ? ParentOf(DynTypedNode::create(*DeclStmtOfV)) : nullptr;
-    if (!Block || !isa<CompoundStmt>(Block) || Block != ParentOf(DynTypedNode::create(*Outer)) ||
-        !SM.isBeforeInTranslationUnit(V->getLocation(), Outer->getBeginLoc()))
+    for (const Stmt *S : Between) {
+      std::optional<size_t> In;
+      const auto *F = dyn_cast<ForStmt>(S);
+      const auto *FB = F ? dyn_cast<CompoundStmt>(F->getBody()) : nullptr;
+      for (const DeclRefExpr *DR : Uses)
+        if (within(DR, S)) {
+          std::optional<size_t> Here = FB ? indexIn(FB, DR) : std::nullopt;
+          if (!Here || (In && *In != *Here))
+            Mixed = true;
+          In = Here;
+        }
+      if (!In && !Mixed)
+        continue;
+      std::optional<int64_t> Trips = Mixed ? std::nullopt : constantTrips(F);
+      if (!Trips || rotation(FB->body_begin()[*In], V, Ctx) != Mod) {
+        Mixed = true;
+        break;
+      }
+      Start->C += *Trips; // far from overflow: both below 2^40 and 2^63 apart
+    }
+    if (Mixed || Start->C > (int64_t(1) << 40))
       continue;
     Counters[V] = RotatingCounter{Start->C, *Mod, At};
   }
@@ -824,12 +1081,15 @@ void Checker::readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, 
   // producer loop, whose body commits once, where every copy is.
   std::vector<size_t> Commits;
   std::vector<std::pair<size_t, WaitPrior>> Waits;
+  std::vector<std::pair<size_t, const VarDecl *>> Consumer; // consumer_wait: its place, its pipeline
   for (size_t I = 0; I < Body->size(); ++I) {
     const Stmt *S = Body->body_begin()[I];
     if (isCommit(S, SM))
       Commits.push_back(I);
     else if (auto W = waitPrior(S, Ctx))
       Waits.push_back({I, *W});
+    else if (const VarDecl *P = consumerWaitOn(S))
+      Consumer.push_back({I, P});
     else if (S != Producer && mayWaitOtherwise(S, Ctx))
       return;
   }
@@ -850,6 +1110,24 @@ void Checker::readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, 
       return;
     CommitPos = Commits.front();
   }
+  // consumer_wait on a pipeline of thread scope waits for its oldest group not yet waited for, and
+  // moves on past it: it leaves the newest head - tail - 1 groups in flight (CCCL's, at most 8).
+  // Read where the loop commits on it and waits on it once an iteration each, in statements of
+  // their own, so that the count is the same in every iteration, and the groups in flight when
+  // the loop begins are known (groupsBefore).
+  std::optional<int64_t> GroupsBefore;
+  if (!Consumer.empty()) {
+    const VarDecl *P = Consumer.front().second;
+    PipelineOps Ops = pipelineOps(Body, P, SM);
+    GroupsBefore = groupsBefore(CurLoop, P);
+    size_t WaitPos = Consumer.front().first;
+    int64_t InFlight = GroupsBefore ? *GroupsBefore + (CommitPos < WaitPos ? 1 : 0) : 0;
+    if (Consumer.size() != 1 || !Waits.empty() || Producer || Ops.Other || Ops.Commits.size() != 1 ||
+        Ops.Waits.size() != 1 || Ops.Commits.front() != bareExpr(Body->body_begin()[CommitPos]) || InFlight < 1 ||
+        InFlight > 255)
+      return;
+    Waits.push_back({WaitPos, WaitPrior{std::min<int64_t>(InFlight - 1, 8), Body->body_begin()[WaitPos], nullptr}});
+  }
   if (Waits.empty())
     return;
   std::set<const VarDecl *> Reported;
@@ -862,20 +1140,37 @@ void Checker::readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, 
     const auto &[WaitPos, Wait] = Previous ? Waits.back() : *Before;
     int64_t Newest = Tile - (CommitPos < WaitPos ? 0 : 1) - (Previous ? 1 : 0);
     int64_t Newer = Newest - R.Tile; // groups committed after the read tile's
-    if (Wait.K <= Newer)
+    // Before the loop's one consumer_wait, the first iteration reads what nothing has waited for
+    // (groupsBefore admits no wait before the loop).
+    bool First = Previous && GroupsBefore;
+    if (Wait.K <= Newer && !First)
       continue;
     AuditFinding F;
     F.Code = Reason::AsyncReadBeforeWait;
     F.At = place(R.Use.Outer->getBeginLoc());
     unsigned WaitLine = SM.getExpansionLineNumber(Wait.At->getBeginLoc());
+    std::string Remedy = GroupsBefore ? " (cuda::pipeline_consumer_wait_prior<" + std::to_string(Newer) +
+                                            ">), or commit " + std::to_string(Wait.K - Newer) +
+                                            " group(s) fewer before the loop"
+                                      : "";
     F.Detail = "this reads tile " + tileText(R.Tile) + " of '" + R.Use.Array->getName().str() + "', but the wait at line " +
                std::to_string(WaitLine) + " leaves the newest " + std::to_string(Wait.K) + " copy groups in flight" +
                (Previous ? " (in the iteration before)" : "") + ", and the newest committed there holds tile " +
                tileText(Newest) + (Newer >= 0 ? ", only " + std::to_string(Newer) + " after this one: its copy may not have landed; wait for all but " +
-                                                      std::to_string(Newer) + " groups"
+                                                      std::to_string(Newer) + " groups" + Remedy
                                               : ": this tile's copy is not even committed yet");
-    F.Notes.push_back({place(Wait.At->getBeginLoc()), "the wait leaves " + std::to_string(Wait.K) +
-                                                               " groups in flight"});
+    if (First && Wait.K <= Newer)
+      F.Detail = "this reads tile " + tileText(R.Tile) + " of '" + R.Use.Array->getName().str() +
+                 "' before the loop's wait (line " + std::to_string(WaitLine) +
+                 "): in the first iteration nothing has waited for the groups committed before the loop, so the "
+                 "copy of tile t may not have landed; wait before the read";
+    F.Notes.push_back({place(Wait.At->getBeginLoc()),
+                       GroupsBefore ? "consumer_wait waits for the oldest group not yet waited for: " +
+                                          std::to_string(*GroupsBefore) +
+                                          " groups are committed before the loop begins, and each iteration "
+                                          "commits one and waits for one, so the newest " +
+                                          std::to_string(Wait.K) + " stay in flight here"
+                                    : "the wait leaves " + std::to_string(Wait.K) + " groups in flight"});
     F.Notes.push_back({place(Sched.front().TC.At->getBeginLoc()), "each group holds the copies of one tile, t + " +
                                                                          std::to_string(Tile) + " in iteration t"});
     // The count, where it is spelled in the file: the newest groups that may stay in flight.
@@ -1044,15 +1339,23 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
   BU.TraverseStmt(const_cast<CompoundStmt *>(Body));
   // The stage buffers the loop both copies into and reads: there the checks pair a copy with a
   // read (a prologue's copies pair with no read of theirs).
-  std::set<const VarDecl *> Copied, Paired;
+  // An array the loop's copies fill at a first subscript that is the same in every iteration
+  // (invariant: `As[threadIdx.y][tx]`) is one buffer whose first subscript picks a row, not stages
+  // the loop rotates through: nothing to pair, however its reads index it (`Bs[k][tx]`).
+  std::set<const VarDecl *> Copied, Paired, Rotated;
   for (const ThreadCopy &TC : CF.Copies)
-    if (StageRef Dst = stageRef(Ctx, TC.Dst); Dst.Array && Dst.Buffers >= 2)
+    if (StageRef Dst = stageRef(Ctx, TC.Dst); Dst.Array && !invariant(Dst.Stage))
+      Rotated.insert(Dst.Array);
+  for (const ThreadCopy &TC : CF.Copies)
+    if (StageRef Dst = stageRef(Ctx, TC.Dst); Dst.Array && Dst.Buffers >= 2 && Rotated.count(Dst.Array))
       Copied.insert(Dst.Array);
   for (const StageRef &U : BU.Uses)
     if (Copied.count(U.Array))
       Paired.insert(U.Array);
   const ForStmt *Producer = nullptr;
   std::optional<int64_t> AheadOfOuter; // the newest Inner within the producer loop is Outer + this
+  CurLoop = Outer;
+  CurBody = Body;
   if (!schedule(Outer, Body, Producer, AheadOfOuter)) {
     for (const ThreadCopy &TC : CF.Copies)
       if (Paired.count(stageRef(Ctx, TC.Dst).Array))

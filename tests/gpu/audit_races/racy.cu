@@ -181,7 +181,37 @@ __global__ void barrier_overrun(const float *A, float *C, int n, int K, int slic
   C[blockIdx.x * 256 + threadIdx.x] = acc;
 }
 
+// The form of CUDA's guide: a prologue of N - 1 tiles whose counter the main loop carries on, and
+// consumer_wait; the copy 3 tiles ahead is issued before the wait and its barrier, and no barrier
+// follows the read.
+__global__ void carried_overrun(const float *A, float *C, int n, int K, int slices) {
+  A += size_t(blockIdx.x % slices) * n * 256;
+  alignas(16) __shared__ float s[N][256];
+  auto pipe = cuda::make_pipeline();
+  const int tid = threadIdx.x;
+  int tf = 0;
+  for (int k = 0; k < N - 1; ++k, ++tf) {
+    pipe.producer_acquire();
+    if (tf < n)
+      cuda::memcpy_async(&s[tf % N][tid], &A[tf * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+  }
+  float acc = 0;
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    if (tf < n)
+      cuda::memcpy_async(&s[tf % N][tid], &A[tf * 256 + tid], sizeof(float), pipe);
+    pipe.producer_commit();
+    ++tf;
+    pipe.consumer_wait();
+    __syncthreads();
+    acc += tileSum(s[t % N], tid, K);
+    pipe.consumer_release();
+  }
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
 // What the harness runs, in order.
 #define TPV_AUDIT_KERNELS(X)                                                                         \
   X(pipeline_overrun) X(primitives_overrun) X(asm_overrun) X(wait_count) X(commit_under_bound)      \
-  X(barrier_overrun)
+  X(barrier_overrun) X(carried_overrun)
