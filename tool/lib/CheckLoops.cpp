@@ -99,8 +99,8 @@ void warnBlockAnnotations(const SourceManager &SM, const LangOptions &LO, FileID
 /// the loop's own (dynamic shared memory in its kernels, text that differs per architecture).
 /// Fails when an annotation cannot be read.
 static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &Arch,
-                                      const TranslationUnitIndex &Index, const FunctionDecl *FD,
-                                      std::map<LoopKey, Annotation> &Annotations,
+                                      const TranslationUnitIndex &Index, ParseErrorFacts &ErrorFacts,
+                                      const FunctionDecl *FD, std::map<LoopKey, Annotation> &Annotations,
                                       std::vector<CheckedLoop> &Local) {
   const SourceManager &SM = Ctx.getSourceManager();
   CheckOptions COpts;
@@ -126,7 +126,7 @@ static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, 
       if (A.AssumeNoAlias)
         LoopOpts.AssumeNoAlias = *A.AssumeNoAlias;
       // Text Clang could not parse may be what the analysis would read: no analysis then.
-      if (std::string Why = parseErrorReach(Ctx, Index, Arch, FD); !Why.empty()) {
+      if (std::string Why = parseErrorReach(Ctx, Index, Arch, FD, ErrorFacts); !Why.empty()) {
         LR.Model.Loop = C.Loop;
         LR.Model.Function = FD;
         LR.V = Verdict::refuse(Reason::ParseErrorNearby, Why);
@@ -167,6 +167,7 @@ llvm::Expected<CheckedLoops> checkLoops(ASTContext &Ctx, const ToolOptions &Opts
                                         llvm::ArrayRef<const FunctionDecl *> Patterns) {
   const SourceManager &SM = Ctx.getSourceManager();
   TranslationUnitIndex Index(Ctx);
+  ParseErrorFacts ErrorFacts;
   auto Wanted = [&](const FunctionDecl *FD) {
     return Opts.Kernels.empty() || llvm::is_contained(Opts.Kernels, FD->getNameAsString());
   };
@@ -175,7 +176,7 @@ llvm::Expected<CheckedLoops> checkLoops(ASTContext &Ctx, const ToolOptions &Opts
     if (!Wanted(FD))
       continue;
     std::vector<CheckedLoop> Local;
-    if (llvm::Error E = checkFunctionLoops(Ctx, Opts, Arch, Index, FD, Out.Annotations, Local))
+    if (llvm::Error E = checkFunctionLoops(Ctx, Opts, Arch, Index, ErrorFacts, FD, Out.Annotations, Local))
       return std::move(E);
     Out.ByFunction.push_back(std::move(Local));
   }

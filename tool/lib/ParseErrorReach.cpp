@@ -236,13 +236,23 @@ void forEachIdentifier(ASTContext &Ctx, FileID File, std::pair<unsigned, unsigne
 
 } // namespace
 
+struct ParseErrorFacts::Impl {
+  std::optional<FunctionRanges> All;
+  std::optional<NameMeanings> Meanings;
+};
+ParseErrorFacts::ParseErrorFacts() : P(std::make_unique<Impl>()) {}
+ParseErrorFacts::~ParseErrorFacts() = default;
+
 std::string parseErrorReach(ASTContext &Ctx, const TranslationUnitIndex &Index, const ArchDependence &Arch,
-                            const FunctionDecl *FD) {
+                            const FunctionDecl *FD, ParseErrorFacts &Facts) {
   if (Arch.ParseErrors.empty())
     return "";
   const SourceManager &SM = Ctx.getSourceManager();
-  FunctionRanges All(SM);
-  All.TraverseDecl(Ctx.getTranslationUnitDecl());
+  if (!Facts.P->All) {
+    Facts.P->All.emplace(SM);
+    Facts.P->All->TraverseDecl(Ctx.getTranslationUnitDecl());
+  }
+  const FunctionRanges &All = *Facts.P->All;
   // A host function that launches the kernel is read for its own text: the other kernels it
   // launches run apart (an error there reaches this loop only by naming one of these).
   std::vector<const FunctionDecl *> Read = functionsReadWith(Ctx, Index, FD);
@@ -264,7 +274,7 @@ std::string parseErrorReach(ASTContext &Ctx, const TranslationUnitIndex &Index, 
       ReadNamespaces[II->getName().str()].insert(namespaceOf(F));
     }
   }
-  std::optional<NameMeanings> Meanings;
+  std::optional<NameMeanings> &Meanings = Facts.P->Meanings;
   for (const ArchDependence::ParseError &E : Arch.ParseErrors) {
     std::string Where = llvm::sys::path::filename(E.At.File).str() + ":" + std::to_string(E.Line) + ":" +
                         std::to_string(E.Column) + " ('" + E.Message + "')";

@@ -115,11 +115,21 @@ std::string movedTextCounts(clang::ASTContext &Ctx, const ArchDependence &Arch, 
 std::vector<const clang::FunctionDecl *> functionsReadWith(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
                                                            const clang::FunctionDecl *Start);
 
+/// What parseErrorReach reads of the whole translation unit (every function's range of text, what
+/// Clang made of each name), gathered on first use and kept for the other loops of one parse.
+class ParseErrorFacts {
+public:
+  ParseErrorFacts();
+  ~ParseErrorFacts();
+  struct Impl;
+  std::unique_ptr<Impl> P;
+};
+
 /// Why a parse error (Arch.ParseErrors) could change what the analysis of a loop in FD reads:
 /// it is in one of functionsReadWith(FD), outside every function, or in a function whose text
-/// names one of them; empty when none can.
+/// names one of them; empty when none can. Facts: of this parse (Ctx), for every loop of it.
 std::string parseErrorReach(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
-                            const ArchDependence &Arch, const clang::FunctionDecl *FD);
+                            const ArchDependence &Arch, const clang::FunctionDecl *FD, ParseErrorFacts &Facts);
 
 /// Why the text of FD, of the functions it calls, or of those that call it, can differ between
 /// architectures; empty when it cannot. Functions in system headers (the toolkit's) are taken to
