@@ -312,6 +312,35 @@ TEST(Cli, HostMinAndMaxAsNvccDeclaresThem) {
   EXPECT_NE(R.Err.find("k.cu:4:3: remark: [pipelined]"), std::string::npos) << R.Err;
 }
 
+// CCCL's __shared__ barrier and pipeline state, which nvcc builds and Clang on its own rejects (their
+// destructors are not empty), parse as tilepipe reads CCCL: no warning, and the loop of the kernel
+// that declares them is analysed as any other (rewritten here), not parse-error-nearby. A __shared__
+// object of the user's with a destructor that is not empty is still Clang's error.
+TEST(Cli, CcclSharedBarriersParse) {
+  const std::string Head = "#include <cuda/barrier>\n#include <cuda/pipeline>\n";
+  const std::string Objects = "  __shared__ cuda::barrier<cuda::thread_scope_block> bar;\n"
+                              "  __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, 2> state;\n"
+                              "  if (threadIdx.x == 0) init(&bar, blockDim.x);\n"
+                              "  (void)state;\n";
+  std::string Kernel = tiledKernel("k");
+  std::string WithObjects = Kernel;
+  WithObjects.insert(WithObjects.find("  __shared__ float tile"), Objects); // the loop at line 7 of the kernel
+  std::string Dir = tempDir();
+  writeFile(Dir + "/k.cu", Head + WithObjects);
+  ProcessResult R = runTilepipe({"--plan=always", "--check-launch-resources=false", Dir + "/k.cu", "-o", Dir + "/o.cu"});
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_EQ(R.Err.find("warning"), std::string::npos) << R.Err;
+  EXPECT_NE(R.Err.find("k.cu:10:3: remark: [pipelined]"), std::string::npos) << R.Err;
+  std::string Own = "struct Tracked { __device__ ~Tracked() { ++count; } int count; };\n";
+  std::string WithOwn = Kernel;
+  WithOwn.insert(WithOwn.find("  __shared__ float tile"), "  __shared__ Tracked mine;\n");
+  writeFile(Dir + "/u.cu", Head + Own + WithOwn);
+  ProcessResult U = runTilepipe({"--plan=always", "--check-launch-resources=false", Dir + "/u.cu", "-o", Dir + "/o.cu"});
+  ASSERT_EQ(0, U.ExitCode) << U.Err;
+  EXPECT_NE(U.Err.find("initialization is not supported for __shared__ variables"), std::string::npos) << U.Err;
+  EXPECT_NE(U.Err.find("u.cu:8:3: remark: [parse-error-nearby]"), std::string::npos) << U.Err;
+}
+
 // A parse Clang cannot go on from fails the file, prints Clang's error at its place, writes no
 // output, and the report says which file failed and why.
 TEST(Cli, FatalParseErrorIsReported) {

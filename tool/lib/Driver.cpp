@@ -199,6 +199,8 @@ void prepareParse(tooling::ClangTool &Tool, const ToolOptions &Opts) {
   static const std::string PreludeFile = InVirtualDir("tilepipe_nvcc_prelude.h");
   Tool.mapVirtualFile(RuntimeFile, runtimeHeaderText());
   Tool.mapVirtualFile(PreludeFile, nvccPrelude());
+  for (const auto &[Header, Text] : cudaHeaderOverlays(Opts.ParseArgs))
+    Tool.mapVirtualFile(Header, Text);
   std::vector<std::string> ParseArgs = Opts.ParseArgs;
   // Every error, however many: each one keeps the loops it reaches, and a limit would end the
   // parse (a fatal error) where nvcc's would go on.

@@ -1,4 +1,6 @@
 #include "tilepipe/Parse.h"
+#include "clang/Basic/LangOptions.h"
+#include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -6,6 +8,8 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 namespace tilepipe {
 
@@ -59,6 +63,60 @@ llvm::Expected<CudaToolkit> findCudaToolkit(llvm::StringRef Explicit) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "no CUDA toolkit found (tried " + llvm::join(Tried, ", ") +
                                      "); pass --cuda-path=<dir>");
+}
+
+/// Text with the body of every destructor of class Name blanked: each character but line breaks a
+/// space, read as tokens (braces in its comments and asm strings are not its own); "" where there
+/// is none.
+static std::string blankDestructors(llvm::StringRef Text, llvm::StringRef Name) {
+  clang::LangOptions LO;
+  LO.CPlusPlus = LO.CPlusPlus11 = LO.CPlusPlus14 = LO.CPlusPlus17 = true;
+  clang::Lexer L(clang::SourceLocation(), LO, Text.begin(), Text.begin(), Text.end());
+  std::string Out = Text.str();
+  bool Changed = false;
+  clang::Token T;
+  // The last four tokens' kinds and texts: `~ Name ( )` before the `{` of a body.
+  std::vector<std::pair<clang::tok::TokenKind, llvm::StringRef>> Last;
+  auto Offset = [&] { return size_t(L.getBufferLocation() - Text.begin()); }; // after the token
+  while (!L.LexFromRawLexer(T) || T.isNot(clang::tok::eof)) {
+    llvm::StringRef Spelled = T.is(clang::tok::raw_identifier) ? T.getRawIdentifier() : llvm::StringRef();
+    bool Body = T.is(clang::tok::l_brace) && Last.size() == 4 && Last[0].first == clang::tok::tilde &&
+                Last[1].second == Name && Last[2].first == clang::tok::l_paren && Last[3].first == clang::tok::r_paren;
+    Last.push_back({T.getKind(), Spelled});
+    if (Last.size() > 4)
+      Last.erase(Last.begin());
+    if (!Body)
+      continue;
+    size_t Begin = Offset(), Depth = 1;
+    while (Depth && !L.LexFromRawLexer(T) && T.isNot(clang::tok::eof))
+      Depth += T.is(clang::tok::l_brace) ? 1 : T.is(clang::tok::r_brace) ? -1 : 0;
+    if (Depth) // an unbalanced body: leave the header as it is
+      return "";
+    for (size_t I = Begin; I + 1 < Offset(); ++I)
+      if (Out[I] != '\n')
+        Out[I] = ' ';
+    Changed = true;
+  }
+  return Changed ? Out : "";
+}
+
+const std::vector<std::pair<std::string, std::string>> &cudaHeaderOverlays(const std::vector<std::string> &ParseArgs) {
+  static std::mutex Lock;
+  static std::map<std::string, std::vector<std::pair<std::string, std::string>>> ByToolkit;
+  std::string Cuda;
+  for (llvm::StringRef A : ParseArgs)
+    if (A.consume_front("--cuda-path="))
+      Cuda = A.str();
+  std::lock_guard<std::mutex> G(Lock);
+  auto [It, New] = ByToolkit.try_emplace(Cuda);
+  if (!New || Cuda.empty())
+    return It->second;
+  // Spelled as the parse reaches it: cudaParseArgs' -isystem, then the header's include.
+  std::string P = Cuda + "/include/cccl/cuda/__barrier/barrier_block_scope.h";
+  if (auto Buf = llvm::MemoryBuffer::getFile(P, /*IsText=*/true))
+    if (std::string Text = blankDestructors((*Buf)->getBuffer(), "barrier"); !Text.empty())
+      It->second.push_back({P, std::move(Text)});
+  return It->second;
 }
 
 std::string clangResourceDir() {

@@ -27,6 +27,18 @@ clang::tooling::ArgumentsAdjuster cudaArgumentsAdjuster(std::vector<std::string>
 /// `-Xcompiler -DX`: nvcc preprocesses with the host compiler), or "".
 std::string unfollowedOption(const std::vector<std::string> &Args);
 
+/// The toolkit headers tilepipe's parse reads otherwise than they are on disk (path, text), where
+/// Clang rejects what nvcc accepts and a change that no analysis reads makes Clang accept it: the
+/// destructor of CCCL's block-scope cuda::barrier, which invalidates its mbarrier, with its body
+/// blanked (its lines kept). Clang requires a __shared__ variable's destructor to be empty, nvcc
+/// does not, so `__shared__ cuda::barrier<cuda::thread_scope_block> bar;` and a __shared__
+/// cuda::pipeline_shared_state (whose stages hold such barriers), which every TMA kernel and CCCL's
+/// own examples declare, would each make an error of its function, its uses recovery
+/// expressions. A __shared__ variable's destructor never runs in device code, and the rewrite
+/// and the audit read none. The toolkit from ParseArgs' --cuda-path; none where its header has no
+/// such destructor. The texts live as long as the program (ClangTool maps them by reference).
+const std::vector<std::pair<std::string, std::string>> &cudaHeaderOverlays(const std::vector<std::string> &ParseArgs);
+
 /// The Clang resource directory this tool was built against (overridable by $TILEPIPE_RESOURCE_DIR).
 std::string clangResourceDir();
 
