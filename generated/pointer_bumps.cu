@@ -574,6 +574,152 @@ __global__ void sgemm_cursor(int M, int N, int K, float alpha, const float* A, c
   C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx] = alpha * tmp + beta * C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx];
 }
 
+// Two pointers and the end declared in the for-init, the end never changed: each iteration reads
+// the value it got once, before the first, where the rewrite hoists the init.
+__global__ void sgemm_pointer_range(int M, int N, int K, float alpha, const float* A, const float* B,
+                                    float beta, float* C) {
+  alignas(16) __shared__ float As_stages[3][TB][TB];
+  alignas(16) __shared__ float Bs_stages[3][TB][TB];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  float tmp = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
+  {
+    const float *a = A + blockIdx.y * TB * K, *b = B + blockIdx.x * TB, *aEnd = a + K;
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
+    auto a_fetch = a;
+    auto b_fetch = b;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto a = a_fetch;
+      auto b = b_fetch;
+      if (a < aEnd) {
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &As = As_stages[fetch_stage];
+          auto &Bs = Bs_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using As_index = decltype(+(ty * K + tx));
+          const As_index As_base = (As_index)(ty * K + tx)
+              - (As_index)threadIdx.y * (As_index)(K)
+              - (As_index)threadIdx.x;
+          if (sizeof(As[0]) % 16 == 0 &&
+              blockDim.y == sizeof(As) / sizeof(As[0]) &&
+              blockDim.x == sizeof(As[0]) / sizeof(As[0][0]) &&
+              (K) % (16 / sizeof(As[0][0])) == 0 &&
+              reinterpret_cast<unsigned long long>(&a[As_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&As[0][0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(As) / 16; chunk += threads) {
+              const unsigned row0 = chunk / (sizeof(As[0]) / 16);
+              const unsigned col = chunk % (sizeof(As[0]) / 16) * (16 / sizeof(As[0][0]));
+              ::cuda::memcpy_async(&As[row0][col],
+                                   &a[As_base + (As_index)row0 * (As_index)(K) + (As_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&As[ty][tx], &a[ty * K + tx],
+                                   ::cuda::aligned_size_t<sizeof(As[0][0])>(sizeof(As[0][0])), pipe);
+          }
+          using Bs_index = decltype(+(ty * N + tx));
+          const Bs_index Bs_base = (Bs_index)(ty * N + tx)
+              - (Bs_index)threadIdx.y * (Bs_index)(N)
+              - (Bs_index)threadIdx.x;
+          if (sizeof(Bs[0]) % 16 == 0 &&
+              blockDim.y == sizeof(Bs) / sizeof(Bs[0]) &&
+              blockDim.x == sizeof(Bs[0]) / sizeof(Bs[0][0]) &&
+              (N) % (16 / sizeof(Bs[0][0])) == 0 &&
+              reinterpret_cast<unsigned long long>(&b[Bs_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&Bs[0][0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk_1 = rank; chunk_1 < sizeof(Bs) / 16; chunk_1 += threads) {
+              const unsigned row0_1 = chunk_1 / (sizeof(Bs[0]) / 16);
+              const unsigned col_1 = chunk_1 % (sizeof(Bs[0]) / 16) * (16 / sizeof(Bs[0][0]));
+              ::cuda::memcpy_async(&Bs[row0_1][col_1],
+                                   &b[Bs_base + (Bs_index)row0_1 * (Bs_index)(N) + (Bs_index)col_1],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&Bs[ty][tx], &b[ty * N + tx],
+                                   ::cuda::aligned_size_t<sizeof(Bs[0][0])>(sizeof(Bs[0][0])), pipe);
+          }
+        }
+        a += TB, b += TB * N;
+        a_fetch = a;
+        b_fetch = b;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+    };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
+    // Prologue: the copies of the first 2 tiles.
+    for (int prologue = 0; prologue < 2; ++prologue)
+      issue_tile();
+    int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
+    for (; a < aEnd; a += TB, b += TB * N) {
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &As = As_stages[stage];
+      auto &Bs = Bs_stages[stage];
+      for (int k = 0; k < TB; ++k)
+        tmp += As[ty][k] * Bs[k][tx];
+      pipe.consumer_release();
+      stage = stage + 1 == 3 ? 0 : stage + 1;
+    }
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
+  }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &As = As_stages[0];
+    auto &Bs = Bs_stages[0];
+    for (const float *a = A + blockIdx.y * TB * K, *b = B + blockIdx.x * TB, *aEnd = a + K; a < aEnd;
+         a += TB, b += TB * N) {
+      As[ty][tx] = a[ty * K + tx];
+      Bs[ty][tx] = b[ty * N + tx];
+      __syncthreads();
+      for (int k = 0; k < TB; ++k)
+        tmp += As[ty][k] * Bs[k][tx];
+      __syncthreads();
+    }
+  }
+#endif
+#line 236
+  C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx] = alpha * tmp + beta * C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx];
+}
+
+// Refused: the end the condition reads is declared in the for-init but moved in the body, so the
+// condition cannot be evaluated ahead for a later tile.
+__global__ void sgemm_pointer_range_moves(int M, int N, int K, float alpha, const float* A,
+                                          const float* B, float beta, float* C) {
+  __shared__ float As[TB][TB];
+  __shared__ float Bs[TB][TB];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  float tmp = 0.0f;
+  // EXPECT: loop-condition
+  for (const float *a = A + blockIdx.y * TB * K, *b = B + blockIdx.x * TB, *aEnd = a + K; a < aEnd;
+       a += TB, b += TB * N) {
+    As[ty][tx] = a[ty * K + tx];
+    Bs[ty][tx] = b[ty * N + tx];
+    __syncthreads();
+    for (int k = 0; k < TB; ++k)
+      tmp += As[ty][k] * Bs[k][tx];
+    if (tmp > 1e30f) // never, on these inputs; the analysis does not count on it
+      aEnd = a;
+    __syncthreads();
+  }
+  C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx] = alpha * tmp + beta * C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx];
+}
+
 // Refused: the bump runs in some iterations only.
 __global__ void sgemm_bump_sometimes(int M, int N, int K, float alpha, const float* A,
                                      const float* B, float beta, float* C) {
@@ -673,6 +819,8 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int M, int N, int K) {
   runKernel(f, hC, [&](float* dC) { sgemm_bumped_late<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_bumped_after<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_cursor<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_pointer_range<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_pointer_range_moves<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_bump_sometimes<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_bump_grows<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_bump_early<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });

@@ -1,7 +1,8 @@
 // A file nvcc builds and Clang does not: a store intrinsic that Clang's CUDA headers lack, and host
 // code calling isfinite without <cmath>, which nvcc declares for the host and Clang for the device
-// only. Clang recovers from both; the loops that cannot reach the errors are rewritten, the others
-// are left alone with parse-error-nearby. (Host code calling min(int, int), the same for nvcc,
+// only. Clang recovers from both; the loops that cannot reach the errors are rewritten (one beside
+// an error in a function that names a function of the same name), the others are left alone with
+// parse-error-nearby. (Host code calling min(int, int), the same for nvcc,
 // parses: tilepipe declares nvcc's host min and max for its parse.)
 #include <cstdio>
 #include <cstdlib>
@@ -157,6 +158,13 @@ __global__ void streamed_sums(const float *in, float *out, int n) {
   store_streaming(&out[blockIdx.x * blockDim.x + threadIdx.x], acc);
 }
 
+// Two weights of one name. The function after them holds an error and names 'weight', but Clang
+// parsed that name into colscale's, with every overload it finds there: no loop that reads
+// rowscale's can be the one its error hides a call of.
+namespace rowscale { __device__ float weight(int j) { return (float)(j + 1); } }
+namespace colscale { __device__ float weight(int j) { return (float)(2 * j + 1); } }
+__device__ void store_weighted(float *p, float v, int j) { __stcs(p, v * colscale::weight(j)); }
+
 // Nothing here reaches an error: rewritten. Each block walks one row of n columns, WIDE columns a
 // tile, and each thread sums 8 of the tile's elements, weighted.
 __global__ void weighted_rows(const float *in, float *out, int n) {
@@ -167,7 +175,7 @@ __global__ void weighted_rows(const float *in, float *out, int n) {
     tile[threadIdx.x] = in[(size_t)blockIdx.x * n + t + threadIdx.x];
     __syncthreads();
     for (int j = 0; j < WIDE; j += 64)
-      acc += tile[j + threadIdx.x % 64] * (float)(j + 1);
+      acc += tile[j + threadIdx.x % 64] * rowscale::weight(j);
     __syncthreads();
   }
   out[blockIdx.x * blockDim.x + threadIdx.x] = acc;

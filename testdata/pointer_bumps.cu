@@ -214,6 +214,51 @@ __global__ void sgemm_cursor(int M, int N, int K, float alpha, const float* A, c
   C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx] = alpha * tmp + beta * C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx];
 }
 
+// Two pointers and the end declared in the for-init, the end never changed: each iteration reads
+// the value it got once, before the first, where the rewrite hoists the init.
+__global__ void sgemm_pointer_range(int M, int N, int K, float alpha, const float* A, const float* B,
+                                    float beta, float* C) {
+  __shared__ float As[TB][TB];
+  __shared__ float Bs[TB][TB];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  float tmp = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (const float *a = A + blockIdx.y * TB * K, *b = B + blockIdx.x * TB, *aEnd = a + K; a < aEnd;
+       a += TB, b += TB * N) {
+    As[ty][tx] = a[ty * K + tx];
+    Bs[ty][tx] = b[ty * N + tx];
+    __syncthreads();
+    for (int k = 0; k < TB; ++k)
+      tmp += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx] = alpha * tmp + beta * C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx];
+}
+
+// Refused: the end the condition reads is declared in the for-init but moved in the body, so the
+// condition cannot be evaluated ahead for a later tile.
+__global__ void sgemm_pointer_range_moves(int M, int N, int K, float alpha, const float* A,
+                                          const float* B, float beta, float* C) {
+  __shared__ float As[TB][TB];
+  __shared__ float Bs[TB][TB];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  float tmp = 0.0f;
+  // EXPECT: loop-condition
+  for (const float *a = A + blockIdx.y * TB * K, *b = B + blockIdx.x * TB, *aEnd = a + K; a < aEnd;
+       a += TB, b += TB * N) {
+    As[ty][tx] = a[ty * K + tx];
+    Bs[ty][tx] = b[ty * N + tx];
+    __syncthreads();
+    for (int k = 0; k < TB; ++k)
+      tmp += As[ty][k] * Bs[k][tx];
+    if (tmp > 1e30f) // never, on these inputs; the analysis does not count on it
+      aEnd = a;
+    __syncthreads();
+  }
+  C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx] = alpha * tmp + beta * C[(blockIdx.y * TB + ty) * N + blockIdx.x * TB + tx];
+}
+
 // Refused: the bump runs in some iterations only.
 __global__ void sgemm_bump_sometimes(int M, int N, int K, float alpha, const float* A,
                                      const float* B, float beta, float* C) {
@@ -313,6 +358,8 @@ static void runCase(FILE* f, uint64_t seed, int caseNo, int M, int N, int K) {
   runKernel(f, hC, [&](float* dC) { sgemm_bumped_late<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_bumped_after<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_cursor<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_pointer_range<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
+  runKernel(f, hC, [&](float* dC) { sgemm_pointer_range_moves<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_bump_sometimes<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_bump_grows<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });
   runKernel(f, hC, [&](float* dC) { sgemm_bump_early<<<grid, square>>>(M, N, K, alpha, dA, dB, beta, dC); });

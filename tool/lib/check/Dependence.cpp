@@ -32,7 +32,13 @@ DepResult LoopChecker::classifyVar(const VarDecl *V) {
   }
   if (isSharedVar(V))
     return DepResult::read("reads the __shared__ variable " + quoted(V));
-  if (InLoop.Declared.contains(V))
+  // A variable of the for-init (`for (float *a = A, *end = A + K; a < end; ...)`) holds the value it
+  // got once, before the first iteration, where the rewrite hoists the init: unless the loop
+  // changes it (below), every iteration reads that value.
+  const auto *For = dyn_cast<ForStmt>(M.Loop);
+  const auto *Init = For ? dyn_cast_or_null<DeclStmt>(For->getInit()) : nullptr;
+  bool InInit = Init && llvm::is_contained(Init->decls(), V);
+  if (InLoop.Declared.contains(V) && !InInit)
     return DepResult::bad(quoted(V) + " is computed inside the loop");
   if (InLoop.Mutated.contains(V))
     return DepResult::bad(quoted(V) + " is modified in the loop");
