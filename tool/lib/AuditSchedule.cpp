@@ -202,7 +202,8 @@ private:
   void commitUnderCondition(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
                             const std::vector<std::pair<size_t, WaitPrior>> &Waits,
                             std::vector<AuditFinding> &Out);
-  void readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, const std::vector<Scheduled> &Sched,
+  void readBeforeWait(const ForStmt *Outer, const CompoundStmt *Body, const ForStmt *Producer,
+                      const std::vector<Scheduled> &Sched,
                       const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out);
   void barrierReadBeforeWait(const CompoundStmt *Body, const std::vector<Scheduled> &Sched,
                              const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out);
@@ -496,12 +497,11 @@ private:
   Writes W;
   std::map<const VarDecl *, Induction> Inds;
   std::map<const VarDecl *, RotatingCounter> Counters;
-  const ForStmt *CurLoop = nullptr;      ///< the loop being read
-  const CompoundStmt *CurBody = nullptr; ///< and its body
+  const CompoundStmt *CurBody = nullptr; ///< the body of the loop being read
 
   std::optional<std::pair<int64_t, std::optional<size_t>>> stepIn(const ForStmt *F, const VarDecl *V) const;
   std::optional<int64_t> constantTrips(const ForStmt *F) const;
-  const CompoundStmt *blockBefore(const ForStmt *Outer, const Stmt *Decl, std::vector<const Stmt *> &Between) const;
+  std::optional<std::vector<const Stmt *>> between(const VarDecl *V, const ForStmt *Outer) const;
   void carriedInductions(const ForStmt *Outer, const CompoundStmt *Body);
   std::optional<int64_t> groupsBefore(const ForStmt *Outer, const VarDecl *P) const;
 };
@@ -768,24 +768,32 @@ std::optional<int64_t> Checker::constantTrips(const ForStmt *F) const {
   }
 }
 
-/// The block that holds both Decl (a declaration statement) and Outer, with the statements between
-/// them in Between; null where Decl is not a statement of the block that holds Outer, before it.
-const CompoundStmt *Checker::blockBefore(const ForStmt *Outer, const Stmt *Decl,
-                                         std::vector<const Stmt *> &Between) const {
-  DynTypedNodeList P = Ctx.getParents(*Outer);
-  const auto *Block = P.empty() ? nullptr : P[0].get<CompoundStmt>();
+/// The statements between V's declaration and Outer, where that declaration is a statement of the
+/// block that holds Outer, before it (so V starts from its initializer each time the block runs to
+/// the loop); nothing otherwise.
+std::optional<std::vector<const Stmt *>> Checker::between(const VarDecl *V, const ForStmt *Outer) const {
+  DynTypedNodeList DP = Ctx.getParents(*V), OP = Ctx.getParents(*Outer);
+  const Stmt *Decl = DP.empty() ? nullptr : DP[0].get<DeclStmt>();
+  const auto *Block = OP.empty() ? nullptr : OP[0].get<CompoundStmt>();
   if (!Block || !Decl)
-    return nullptr;
-  Between.clear();
+    return std::nullopt;
+  std::vector<const Stmt *> Between;
   bool In = false;
   for (const Stmt *S : Block->body()) {
     if (S == Outer)
-      return In ? Block : nullptr;
+      return In ? std::optional<std::vector<const Stmt *>>(std::move(Between)) : std::nullopt;
     if (In)
       Between.push_back(S);
     In |= S == Decl;
   }
-  return nullptr;
+  return std::nullopt;
+}
+
+/// Whether a statement of Body before its At-th may jump out of the body (a continue or goto
+/// there skips what stands at At).
+static bool jumpBefore(const CompoundStmt *Body, size_t At) {
+  return llvm::any_of(llvm::make_range(Body->body_begin(), Body->body_begin() + At),
+                      [](const Stmt *S) { return leavesBody(S); });
 }
 
 /// Inductions carried in (scalar evolution's recurrences, across loops): a local declared before
@@ -799,19 +807,15 @@ void Checker::carriedInductions(const ForStmt *Outer, const CompoundStmt *Body) 
     if (Inds.count(V) || !V->getType()->isIntegerType() || V->getType()->isReferenceType() ||
         V->getType().isVolatileQualified() || !V->hasLocalStorage() || isa<ParmVarDecl>(V) || !V->getInit())
       continue;
-    DynTypedNodeList P = Ctx.getParents(*V);
-    std::vector<const Stmt *> Between;
-    if (P.empty() || !blockBefore(Outer, P[0].get<DeclStmt>(), Between) || !accounted(Uses, Outer, Between))
+    auto Between = between(V, Outer);
+    if (!Between || !accounted(Uses, Outer, *Between))
       continue;
     auto Here = stepIn(Outer, V);
     std::optional<Lin> Start = value(V->getInit());
-    // A jump before the step in the body (continue, goto) would skip it.
-    if (!Here || !Start ||
-        (Here->second && llvm::any_of(llvm::make_range(Body->body_begin(), Body->body_begin() + *Here->second),
-                                      [](const Stmt *S) { return leavesBody(S); })))
+    if (!Here || !Start || (Here->second && jumpBefore(Body, *Here->second)))
       continue;
     bool Read = true;
-    for (const Stmt *S : Between) {
+    for (const Stmt *S : *Between) {
       if (!llvm::any_of(Uses, [&](const DeclRefExpr *DR) { return within(DR, S); }))
         continue;
       const auto *F = dyn_cast<ForStmt>(S);
@@ -835,12 +839,11 @@ void Checker::carriedInductions(const ForStmt *Outer, const CompoundStmt *Body) 
 /// once an iteration, in a statement of their body's own; none waits on it or moves its head or
 /// tail otherwise.
 std::optional<int64_t> Checker::groupsBefore(const ForStmt *Outer, const VarDecl *P) const {
-  DynTypedNodeList Up = Ctx.getParents(*P);
-  std::vector<const Stmt *> Between;
-  if (Up.empty() || !blockBefore(Outer, Up[0].get<DeclStmt>(), Between))
+  auto Between = between(P, Outer);
+  if (!Between)
     return std::nullopt;
   int64_t Groups = 0;
-  for (const Stmt *S : Between) {
+  for (const Stmt *S : *Between) {
     PipelineOps Ops = pipelineOps(S, P, SM);
     if (Ops.Other || !Ops.Waits.empty())
       return std::nullopt;
@@ -940,9 +943,8 @@ bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const For
     // Declared before the loop in the block that holds it: its start is its initializer's each
     // time that block runs to the loop (a loop around both declares it again), plus the steps of
     // the loops between that rotate it the same way a constant number of times (a prologue).
-    DynTypedNodeList Up = Ctx.getParents(*V);
-    std::vector<const Stmt *> Between;
-    if (Up.empty() || !blockBefore(Outer, Up[0].get<DeclStmt>(), Between) || !accounted(Uses, Outer, Between))
+    auto Between = between(V, Outer);
+    if (!Between || !accounted(Uses, Outer, *Between))
       continue;
     std::optional<size_t> At;
     bool InInc = false, Mixed = false;
@@ -957,10 +959,7 @@ bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const For
         At = Here;
       InInc |= Inc;
     }
-    // A jump before its statement in the body (continue, goto) would skip the step.
-    if (Mixed || (!At && !InInc) ||
-        (At && llvm::any_of(llvm::make_range(Body->body_begin(), Body->body_begin() + *At),
-                            [](const Stmt *S) { return leavesBody(S); })))
+    if (Mixed || (!At && !InInc) || (At && jumpBefore(Body, *At)))
       continue;
     std::optional<Lin> Start = value(V->getInit());
     std::optional<uint64_t> Mod = At ? rotation(Body->body_begin()[*At], V, Ctx) : std::nullopt;
@@ -970,7 +969,7 @@ bool Checker::schedule(const ForStmt *Outer, const CompoundStmt *Body, const For
           Mod = rotation(Part, V, Ctx);
     if (!Start || !Start->Terms.empty() || !Mod)
       continue;
-    for (const Stmt *S : Between) {
+    for (const Stmt *S : *Between) {
       std::optional<size_t> In;
       const auto *F = dyn_cast<ForStmt>(S);
       const auto *FB = F ? dyn_cast<CompoundStmt>(F->getBody()) : nullptr;
@@ -1070,7 +1069,8 @@ void Checker::commitUnderCondition(const CompoundStmt *Body, const std::vector<S
 /// commit per tile in the producer loop. At a wait for all but the newest K groups, the newest
 /// group holds tile t + Newest, so the group of tile t + r is complete only where
 /// Newest - r >= K. Loops that wait in any other way as well are not read.
-void Checker::readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, const std::vector<Scheduled> &Sched,
+void Checker::readBeforeWait(const ForStmt *Outer, const CompoundStmt *Body, const ForStmt *Producer,
+                             const std::vector<Scheduled> &Sched,
                              const std::vector<ScheduledRead> &Reads, std::vector<AuditFinding> &Out) {
   if (Sched.empty() || Reads.empty())
     return;
@@ -1119,7 +1119,7 @@ void Checker::readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, 
   if (!Consumer.empty()) {
     const VarDecl *P = Consumer.front().second;
     PipelineOps Ops = pipelineOps(Body, P, SM);
-    GroupsBefore = groupsBefore(CurLoop, P);
+    GroupsBefore = groupsBefore(Outer, P);
     size_t WaitPos = Consumer.front().first;
     int64_t InFlight = GroupsBefore ? *GroupsBefore + (CommitPos < WaitPos ? 1 : 0) : 0;
     if (Consumer.size() != 1 || !Waits.empty() || Producer || Ops.Other || Ops.Commits.size() != 1 ||
@@ -1153,17 +1153,20 @@ void Checker::readBeforeWait(const CompoundStmt *Body, const ForStmt *Producer, 
                                             ">), or commit " + std::to_string(Wait.K - Newer) +
                                             " group(s) fewer before the loop"
                                       : "";
-    F.Detail = "this reads tile " + tileText(R.Tile) + " of '" + R.Use.Array->getName().str() + "', but the wait at line " +
-               std::to_string(WaitLine) + " leaves the newest " + std::to_string(Wait.K) + " copy groups in flight" +
-               (Previous ? " (in the iteration before)" : "") + ", and the newest committed there holds tile " +
-               tileText(Newest) + (Newer >= 0 ? ", only " + std::to_string(Newer) + " after this one: its copy may not have landed; wait for all but " +
-                                                      std::to_string(Newer) + " groups" + Remedy
-                                              : ": this tile's copy is not even committed yet");
     if (First && Wait.K <= Newer)
       F.Detail = "this reads tile " + tileText(R.Tile) + " of '" + R.Use.Array->getName().str() +
                  "' before the loop's wait (line " + std::to_string(WaitLine) +
                  "): in the first iteration nothing has waited for the groups committed before the loop, so the "
                  "copy of tile t may not have landed; wait before the read";
+    else
+      F.Detail = "this reads tile " + tileText(R.Tile) + " of '" + R.Use.Array->getName().str() +
+                 "', but the wait at line " + std::to_string(WaitLine) + " leaves the newest " +
+                 std::to_string(Wait.K) + " copy groups in flight" + (Previous ? " (in the iteration before)" : "") +
+                 ", and the newest committed there holds tile " + tileText(Newest) +
+                 (Newer >= 0 ? ", only " + std::to_string(Newer) +
+                                   " after this one: its copy may not have landed; wait for all but " +
+                                   std::to_string(Newer) + " groups" + Remedy
+                             : ": this tile's copy is not even committed yet");
     F.Notes.push_back({place(Wait.At->getBeginLoc()),
                        GroupsBefore ? "consumer_wait waits for the oldest group not yet waited for: " +
                                           std::to_string(*GroupsBefore) +
@@ -1338,23 +1341,19 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
   BufferUses BU(Ctx, Dsts);
   BU.TraverseStmt(const_cast<CompoundStmt *>(Body));
   // The stage buffers the loop both copies into and reads: there the checks pair a copy with a
-  // read (a prologue's copies pair with no read of theirs).
-  // An array the loop's copies fill at a first subscript that is the same in every iteration
-  // (invariant: `As[threadIdx.y][tx]`) is one buffer whose first subscript picks a row, not stages
-  // the loop rotates through: nothing to pair, however its reads index it (`Bs[k][tx]`).
-  std::set<const VarDecl *> Copied, Paired, Rotated;
+  // read (a prologue's copies pair with no read of theirs). An array every copy fills at a first
+  // subscript that is the same in every iteration (invariant: `As[threadIdx.y][tx]`) is one buffer
+  // whose first subscript picks a row, not stages the loop rotates through: nothing to pair,
+  // however its reads index it (`Bs[k][tx]`).
+  std::set<const VarDecl *> Copied, Paired;
   for (const ThreadCopy &TC : CF.Copies)
-    if (StageRef Dst = stageRef(Ctx, TC.Dst); Dst.Array && !invariant(Dst.Stage))
-      Rotated.insert(Dst.Array);
-  for (const ThreadCopy &TC : CF.Copies)
-    if (StageRef Dst = stageRef(Ctx, TC.Dst); Dst.Array && Dst.Buffers >= 2 && Rotated.count(Dst.Array))
+    if (StageRef Dst = stageRef(Ctx, TC.Dst); Dst.Array && Dst.Buffers >= 2 && !invariant(Dst.Stage))
       Copied.insert(Dst.Array);
   for (const StageRef &U : BU.Uses)
     if (Copied.count(U.Array))
       Paired.insert(U.Array);
   const ForStmt *Producer = nullptr;
   std::optional<int64_t> AheadOfOuter; // the newest Inner within the producer loop is Outer + this
-  CurLoop = Outer;
   CurBody = Body;
   if (!schedule(Outer, Body, Producer, AheadOfOuter)) {
     for (const ThreadCopy &TC : CF.Copies)
@@ -1420,7 +1419,7 @@ void Checker::loop(const ForStmt *Outer, std::vector<AuditFinding> &Out) {
     R.Modular = false;
   }
   if (AllRead) {
-    readBeforeWait(Body, Producer, Sched, Reads, Out);
+    readBeforeWait(Outer, Body, Producer, Sched, Reads, Out);
     barrierReadBeforeWait(Body, Sched, Reads, Out);
   }
   stageOverrun(Body, Sched, Reads, Out);

@@ -78,7 +78,9 @@ static std::string blankDestructors(llvm::StringRef Text, llvm::StringRef Name) 
   // The last four tokens' kinds and texts: `~ Name ( )` before the `{` of a body.
   std::vector<std::pair<clang::tok::TokenKind, llvm::StringRef>> Last;
   auto Offset = [&] { return size_t(L.getBufferLocation() - Text.begin()); }; // after the token
-  while (!L.LexFromRawLexer(T) || T.isNot(clang::tok::eof)) {
+  // LexFromRawLexer says when it reached the buffer's end; the token it gives then still counts.
+  auto Next = [&] { return !L.LexFromRawLexer(T) || T.isNot(clang::tok::eof); };
+  while (Next()) {
     llvm::StringRef Spelled = T.is(clang::tok::raw_identifier) ? T.getRawIdentifier() : llvm::StringRef();
     bool Body = T.is(clang::tok::l_brace) && Last.size() == 4 && Last[0].first == clang::tok::tilde &&
                 Last[1].second == Name && Last[2].first == clang::tok::l_paren && Last[3].first == clang::tok::r_paren;
@@ -87,8 +89,9 @@ static std::string blankDestructors(llvm::StringRef Text, llvm::StringRef Name) 
       Last.erase(Last.begin());
     if (!Body)
       continue;
-    size_t Begin = Offset(), Depth = 1;
-    while (Depth && !L.LexFromRawLexer(T) && T.isNot(clang::tok::eof))
+    size_t Begin = Offset();
+    int Depth = 1;
+    while (Depth && Next())
       Depth += T.is(clang::tok::l_brace) ? 1 : T.is(clang::tok::r_brace) ? -1 : 0;
     if (Depth) // an unbalanced body: leave the header as it is
       return "";
