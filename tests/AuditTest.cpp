@@ -7,6 +7,7 @@
 #include "tilepipe/Driver.h"
 #include "llvm/Support/JSON.h"
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -249,6 +250,180 @@ TEST(Audit, StagesAreReadAsASchedule) {
   }
   for (size_t I = 0; I < Cases.size(); ++I)
     EXPECT_EQ(Cases[I].Expected, Got[I]) << Cases[I].Body;
+}
+
+// The checks of bulk and tensor copies read the ops, not their spelling: CCCL's cuda::device and
+// cuda::ptx calls, the experimental CTK 12 names, and helpers of the user's that are one asm
+// statement; and they say nothing where an op may be out of sight (a function of the user's that
+// copies, fences or waits, a copy under a condition or in a loop of run-time length).
+TEST(Audit, TmaOpsAreReadInEverySpelling) {
+  const Reason Align = Reason::AsyncTmaAlignment, Tx = Reason::AsyncTxBytes, Fence = Reason::AsyncProxyFence,
+               Reinit = Reason::AsyncBarrierReinit;
+  struct Case {
+    size_t Expected;
+    Reason Code;
+    std::string Body;
+  };
+  const std::string Leader = "if (threadIdx.x == 0) ";
+  const std::vector<Case> Cases = {
+      // Alignment: 16 bytes for a bulk copy's shared address, 128 for a tensor copy's.
+      {1, Align, "ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, &s[0][1], A, 1024, &mb[0]);"},
+      {0, Align, "ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, &s[n & 3][4], A, 1024, &mb[0]);"},
+      {1, Align, "int32_t c[2] = {0, 0}; ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, &s[0][4], &m, c, &mb[0]);"},
+      {0, Align, "int32_t c[2] = {0, 0}; ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, s[n & 3], &m, c, &mb[0]);"},
+      {1, Align, "asm_load(&s[0][2], A, 1024, &mb[0]);"},
+      {1, Align, "cde::cp_async_bulk_tensor_2d_global_to_shared(&s[0][8], &m, 0, 0, bar);"},
+      {0, Align, "float *p = &s[1][0]; ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, p, A, 1024, &mb[0]);"},
+      {0, Align, "float *p = &s[1][0]; p += n; ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, p, A, 1024, &mb[0]);"},
+      {1, Align, "ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, s[0], A, 1000, &mb[0]);"},
+      {1, Align, "asm_load(s[0], A, 24, &mb[0]);"},
+      {1, Align, "cde::cp_async_bulk_shared_to_global(C, &s[0][3], 1024);"},
+      {0, Align, "ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, &s[0][(threadIdx.x % 32) * 64], A, 256, &mb[0]);"},
+      {0, Align, "char *c = reinterpret_cast<char *>(s[1]); ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, "
+                 "c + (threadIdx.x << 4), A, 16, &mb[0]);"},
+      {1, Align, "char *c = reinterpret_cast<char *>(s[1]); ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, "
+                 "c + (threadIdx.x << 3), A, 16, &mb[0]);"},
+      // Expected bytes against the copies in the same statements.
+      {1, Tx, Leader + "{ asm_expect(&mb[0], 2048); asm_load(s[0], A, 1024, &mb[0]); }"},
+      {1, Tx, Leader + "{ unsigned b = (unsigned)__cvta_generic_to_shared(&mb[2]); asm volatile(\"mbarrier.arrive.expect_tx."
+                       "shared::cta.b64\\t_, [%0], %1;\" :: \"r\"(b), \"r\"(256) : \"memory\"); asm_load(s[2], A, 1024, &mb[2]); }"},
+      {0, Tx, Leader + "{ asm_expect(&mb[0], 2048); asm_load(s[0], A, 1024, &mb[0]); asm_load(s[1], A, 1024, &mb[0]); }"},
+      {1, Tx, Leader + "{ cuda::device::barrier_expect_tx(bar, 4096); for (int r = 0; r < 3; ++r) "
+                       "cuda::device::memcpy_async_tx(s[r], A + r * 256, cuda::aligned_size_t<16>(1024), bar); }"},
+      {0, Tx, Leader + "{ cuda::device::barrier_expect_tx(bar, 4096); for (int r = 0; r < 3; ++r) "
+                       "cuda::device::memcpy_async_tx(s[r], A + r * 256, cuda::aligned_size_t<16>(1024), bar); "
+                       "if (n > 3) cuda::device::memcpy_async_tx(s[3], A, cuda::aligned_size_t<16>(1024), bar); }"},
+      {0, Tx, Leader + "{ cuda::device::barrier_expect_tx(bar, 4096); load_helper(s[0], A, bar); }"},
+      {0, Tx, Leader + "{ cuda::device::barrier_expect_tx(bar, 2048); for (int r = 0; r < n; ++r) "
+                       "cuda::device::memcpy_async_tx(s[r & 3], A, cuda::aligned_size_t<16>(1024), bar); }"},
+      {1, Tx, Leader + "{ (void)cuda::device::barrier_arrive_tx(bar, 1, 1024); cde::cp_async_bulk_global_to_shared(s[0], A, 2048, bar); }"},
+      {0, Tx, "for (int k = 0; k < 2; ++k) " + Leader + "{ asm_expect(&mb[k], 1024); asm_load(s[k], A, 1024, &mb[k]); }"},
+      {0, Tx, Leader + "{ for (int k = 0; k < 2; ++k) asm_expect(&mb[k], 1024); asm_load(s[0], A, 1024, &mb[0]); asm_load(s[1], A, 1024, &mb[1]); }"},
+      {1, Tx, Leader + "{ ptx::mbarrier_expect_tx(ptx::sem_relaxed, ptx::scope_cta, ptx::space_shared, &mb[1], 512); "
+                       "ptx::cp_async_bulk(ptx::space_shared, ptx::space_global, s[1], A, 1024, &mb[1]); }"},
+      // A proxy fence between the threads' stores and the bulk copy that reads them, on every path.
+      {1, Fence, "s[0][threadIdx.x] = A[threadIdx.x]; __syncthreads(); " + Leader + "asm_store(C, s[0], 1024);"},
+      {0, Fence, "s[0][threadIdx.x] = A[threadIdx.x]; asm_fence(); __syncthreads(); " + Leader + "asm_store(C, s[0], 1024);"},
+      {0, Fence, "s[0][threadIdx.x] = A[threadIdx.x]; fence_helper(); __syncthreads(); " + Leader + "asm_store(C, s[0], 1024);"},
+      {1, Fence, "s[0][threadIdx.x] = A[threadIdx.x]; if (n > 1) ptx::fence_proxy_async(ptx::space_shared); __syncthreads(); " +
+                     Leader + "asm_store(C, s[0], 1024);"},
+      {1, Fence, "s[0][threadIdx.x] = A[threadIdx.x]; ptx::fence_proxy_async(ptx::space_global); __syncthreads(); " + Leader +
+                     "asm_store(C, s[0], 1024);"},
+      {0, Fence, "s[0][threadIdx.x] = A[threadIdx.x]; cde::fence_proxy_async_shared_cta(); __syncthreads(); " + Leader +
+                     "asm_store(C, s[0], 1024);"},
+      {1, Fence, "for (int t = 0; t < n; ++t) { " + Leader + "{ cde::cp_async_bulk_tensor_2d_shared_to_global(&m, t, 0, &s[0][0]); "
+                     "ptx::cp_async_bulk_commit_group(); ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>()); } __syncthreads(); "
+                     "s[0][threadIdx.x] = t; __syncthreads(); }"},
+      {0, Fence, Leader + "asm_store(C, s[0], 1024); s[0][threadIdx.x] = 1.0f;"},
+      // Stores of every kind: of a class type (an operator= call), in inline assembly; a barrier in
+      // inline assembly fences nothing; a struct laid over shared memory tells its members apart.
+      {1, Fence, "reinterpret_cast<float2 *>(s[0])[threadIdx.x] = make_float2(1.0f, 2.0f); __syncthreads(); " + Leader +
+                     "asm_store(C, s[0], 1024);"},
+      {1, Fence, "asm volatile(\"st.shared.f32\\t[%0], %1;\" :: \"r\"((unsigned)__cvta_generic_to_shared(&s[0][threadIdx.x])), "
+                 "\"f\"(1.0f)); __syncthreads(); " + Leader + "asm_store(C, s[0], 1024);"},
+      {1, Fence, "s[0][threadIdx.x] = 1.0f; asm volatile(\"bar.sync 0;\" ::: \"memory\"); " + Leader + "asm_store(C, s[0], 1024);"},
+      {0, Fence, "Halves &h = *reinterpret_cast<Halves *>(&s[0][0]); h.lo[threadIdx.x % 128] = 1.0f; __syncthreads(); " + Leader +
+                     "asm_store(C, h.hi, 512);"},
+      {1, Fence, "Halves &h = *reinterpret_cast<Halves *>(&s[0][0]); float *hi = h.hi; hi[threadIdx.x % 128] = 1.0f; "
+                 "__syncthreads(); " + Leader + "asm_store(C, h.hi, 512);"},
+      // ... and between a barrier's init and a copy that completes on it.
+      {1, Fence, Leader + "asm_init(&mb[0], 1); __syncthreads(); " + Leader + "{ asm_expect(&mb[0], 1024); asm_load(s[0], A, 1024, &mb[0]); }"},
+      {0, Fence, Leader + "{ asm_init(&mb[0], 1); asm_init_fence(); } __syncthreads(); " + Leader +
+                     "{ asm_expect(&mb[0], 1024); asm_load(s[0], A, 1024, &mb[0]); }"},
+      {0, Fence, Leader + "{ init(&bar, 1); g(); } __syncthreads(); " + Leader +
+                     "{ (void)cuda::device::barrier_arrive_tx(bar, 1, 1024); cuda::device::memcpy_async_tx(s[0], A, cuda::aligned_size_t<16>(1024), bar); }"},
+      // An init while a copy may be in flight on the barrier: no wait on it (or a block barrier) between.
+      {1, Reinit, "for (int t = 0; t < n; ++t) " + Leader + "{ asm_init(&mb[0], 1); asm_fence(); asm_expect(&mb[0], 1024); "
+                  "asm_load(s[0], A, 1024, &mb[0]); }"},
+      {0, Reinit, "for (int t = 0; t < n; ++t) { " + Leader + "{ asm_init(&mb[0], 1); asm_fence(); asm_expect(&mb[0], 1024); "
+                  "asm_load(s[0], A, 1024, &mb[0]); } while (!asm_try_wait(&mb[0], 0)) ; }"},
+      {0, Reinit, "for (int t = 0; t < n; ++t) { " + Leader + "{ asm_init(&mb[0], 1); asm_fence(); asm_expect(&mb[0], 1024); "
+                  "asm_load(s[0], A, 1024, &mb[0]); } __syncthreads(); }"},
+      {1, Reinit, Leader + "{ asm_init(&mb[0], 1); asm_fence(); asm_expect(&mb[0], 1024); asm_load(s[0], A, 1024, &mb[0]); "
+                  "asm_init(&mb[0], 1); }"},
+      {0, Reinit, Leader + "{ init(&bar, 1); asm_fence(); (void)cuda::device::barrier_arrive_tx(bar, 1, 1024); "
+                  "cuda::device::memcpy_async_tx(s[0], A, cuda::aligned_size_t<16>(1024), bar); bar.wait_parity(0); init(&bar, 1); }"},
+  };
+  const std::string Shared = "(unsigned)__cvta_generic_to_shared";
+  std::string Code =
+      "#include <cuda.h>\n#include <cuda/barrier>\n#include <cuda/ptx>\n#include <cstdint>\n"
+      "using bar_t = cuda::barrier<cuda::thread_scope_block>;\nnamespace ptx = cuda::ptx;\n"
+      "namespace cde = cuda::device::experimental;\n__device__ void g();\n"
+      "struct Halves { float lo[128]; float hi[128]; };\n"
+      "__device__ void fence_helper() { ptx::fence_proxy_async(ptx::space_shared); }\n"
+      "__device__ void load_helper(float *d, const float *s, bar_t &b) { cuda::device::memcpy_async_tx(d, s, "
+      "cuda::aligned_size_t<16>(1024), b); }\n"
+      "__device__ inline void asm_load(void *d, const void *s, unsigned n, uint64_t *b) { asm volatile("
+      "\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\" :: \"r\"(" + Shared +
+      "(d)), \"l\"(s), \"r\"(n), \"r\"(" + Shared + "(b)) : \"memory\"); }\n"
+      "__device__ inline void asm_expect(uint64_t *b, unsigned n) { asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, "
+      "[%0], %1;\" :: \"r\"(" + Shared + "(b)), \"r\"(n) : \"memory\"); }\n"
+      "__device__ inline void asm_init(uint64_t *b, unsigned n) { asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" "
+      ":: \"r\"(" + Shared + "(b)), \"r\"(n) : \"memory\"); }\n"
+      "__device__ inline void asm_fence() { asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
+      "__device__ inline void asm_init_fence() { asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\"); }\n"
+      "__device__ inline bool asm_try_wait(uint64_t *b, unsigned p) { unsigned ok; asm volatile(\"{ .reg .pred P; "
+      "mbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2; selp.b32 %0, 1, 0, P; }\" : \"=r\"(ok) : \"r\"(" + Shared +
+      "(b)), \"r\"(p) : \"memory\"); return ok; }\n"
+      "__device__ inline void asm_store(void *g, const void *s, unsigned n) { asm volatile("
+      "\"cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\" :: \"l\"(g), \"r\"(" + Shared +
+      "(s)), \"r\"(n) : \"memory\"); }\n";
+  const unsigned First = 1 + static_cast<unsigned>(std::count(Code.begin(), Code.end(), '\n'));
+  for (size_t I = 0; I < Cases.size(); ++I)
+    Code += "__global__ void k" + std::to_string(I) + "(const __grid_constant__ CUtensorMap m, const float *A, float *C, int n) { "
+            "alignas(128) __shared__ float s[4][256]; __shared__ bar_t bar; __shared__ uint64_t mb[4]; " +
+            Cases[I].Body + " }\n";
+  FileResult R = runOnCode(Code, auditOptions());
+  ASSERT_TRUE(R.Ok) << R.Error;
+  std::vector<size_t> Got(Cases.size());
+  for (const AuditFinding &F : R.Findings) {
+    ASSERT_GE(F.At.Line, First) << auditText(F);
+    ASSERT_LT(F.At.Line - First, Cases.size()) << auditText(F);
+    if (F.Code == Cases[F.At.Line - First].Code)
+      ++Got[F.At.Line - First];
+    else
+      ADD_FAILURE() << "another finding than the case's: " << auditText(F);
+  }
+  for (size_t I = 0; I < Cases.size(); ++I)
+    EXPECT_EQ(Cases[I].Expected, Got[I]) << Cases[I].Body;
+}
+
+// The TMA checks' fix-its: alignas(128) on a tensor copy's destination; the bytes the copies move
+// in place of the expectation. Applied, the findings they were offered for are gone, the others
+// stay, and nothing new appears.
+TEST(Audit, TmaFixesMendTheirFindings) {
+  for (auto [Name, Fixable] : {std::make_pair("tma_alignment.cu", 1u), std::make_pair("tma_barriers.cu", 2u)}) {
+    const std::string File = sourceDir() + "/testdata/audit/" + Name;
+    FileResult R = runOnFile(File, auditOptions());
+    ASSERT_TRUE(R.Ok) << R.Error;
+    clang::tooling::Replacements All;
+    std::set<std::pair<unsigned, int>> Left;
+    unsigned Fixed = 0;
+    for (const AuditFinding &F : R.Findings) {
+      if (F.Fixes.empty())
+        Left.insert({F.At.Line, static_cast<int>(F.Code)});
+      else
+        ++Fixed;
+      for (const clang::tooling::Replacement &Fix : F.Fixes) {
+        if (F.Code == Reason::AsyncTmaAlignment)
+          EXPECT_EQ("alignas(128) ", Fix.getReplacementText().str());
+        else
+          EXPECT_EQ("2048", Fix.getReplacementText().str());
+        EXPECT_FALSE(bool(All.add(Fix)));
+      }
+    }
+    EXPECT_EQ(Fixable, Fixed) << Name;
+    auto Text = clang::tooling::applyAllReplacements(R.Original, All);
+    ASSERT_TRUE(bool(Text)) << llvm::toString(Text.takeError());
+    std::string Dir = tempDir();
+    writeFile(Dir + "/" + Name, *Text);
+    FileResult After = runOnFile(Dir + "/" + Name, auditOptions());
+    ASSERT_TRUE(After.Ok) << After.Error;
+    std::set<std::pair<unsigned, int>> Now;
+    for (const AuditFinding &F : After.Findings)
+      Now.insert({F.At.Line, static_cast<int>(F.Code)});
+    EXPECT_EQ(Left, Now) << *Text; // the fixes add no line, so the others stay where they were
+  }
 }
 
 // The fix-its: a barrier after the read's statement, indented as it is (stage overrun); the count

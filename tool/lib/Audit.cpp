@@ -5,6 +5,7 @@
 #include "tilepipe/Audit.h"
 #include "AuditOps.h"
 #include "AuditSchedule.h"
+#include "AuditTma.h"
 #include "tilepipe/AstUtil.h"
 #include "tilepipe/Effects.h"
 #include "tilepipe/Find.h"
@@ -70,6 +71,8 @@ public:
     stageCount();
     for (AuditFinding &F : scheduleFindings(Ctx, MainName))
       report(std::move(F));
+    for (AuditFinding &F : tmaFindings(Ctx, MainName))
+      report(std::move(F));
     std::sort(Out.begin(), Out.end(), [](const AuditFinding &A, const AuditFinding &B) {
       return std::tie(A.At.File, A.At.Line, A.At.Column, A.Code) < std::tie(B.At.File, B.At.Line, B.At.Column, B.Code);
     });
@@ -118,27 +121,6 @@ private:
 
   std::string text(const Expr *E) const {
     return sourceText(Ctx, SM.getExpansionRange(E->getSourceRange()).getAsRange());
-  }
-
-  /// `alignas(A) ` before the declaration statement of a local __shared__ array V, where the
-  /// statement declares V alone and starts in the file, not in a macro of the user's.
-  std::optional<tooling::Replacement> alignFix(const VarDecl *V, uint64_t A) {
-    const DeclStmt *DS = nullptr;
-    for (const DynTypedNode &P : Ctx.getParents(*V))
-      DS = P.get<DeclStmt>();
-    if (!DS || !DS->isSingleDecl())
-      return std::nullopt;
-    SourceLocation L = DS->getBeginLoc(), Start;
-    if (L.isMacroID()) {
-      // `__shared__` is itself a macro of the toolkit's (of macros): the fix goes where the
-      // outermost expansion starts, in the user's text.
-      if (!Lexer::isAtStartOfMacroExpansion(L, SM, Ctx.getLangOpts(), &Start) || Start.isMacroID())
-        return std::nullopt;
-      L = Start;
-    }
-    if (!inUserFile(SM, L))
-      return std::nullopt;
-    return tooling::Replacement(SM, L, 0, "alignas(" + std::to_string(A) + ") ");
   }
 
   void slowPath(const Copy &C) {
@@ -210,7 +192,7 @@ private:
                            "'" + B.Array->getName().str() + "' is aligned to " + std::to_string(Declared) +
                                " bytes: alignas(" + std::to_string(Best) + ") on its declaration makes its start a multiple of " +
                                std::to_string(Best)});
-        if (auto Fix = alignFix(B.Array, Best))
+        if (auto Fix = alignasFix(Ctx, B.Array, Best))
           F.Fixes.push_back(*Fix);
       }
     }
@@ -329,7 +311,8 @@ std::string auditText(const AuditFinding &F) {
   for (const auto &[P, Note] : F.Notes)
     Out += "\n" + placeText(P) + ": note: " + Note;
   for (const tooling::Replacement &R : F.Fixes)
-    Out += "\n" + placeText(F.Notes.empty() ? F.At : F.Notes.front().first) + ": note: fix: insert '" +
+    Out += "\n" + placeText(F.FixAt ? *F.FixAt : F.Notes.empty() ? F.At : F.Notes.front().first) + ": note: fix: " +
+           (R.getLength() ? "replace " + std::to_string(R.getLength()) + " byte(s) with '" : "insert '") +
            R.getReplacementText().str() + "' at offset " + std::to_string(R.getOffset()) + " of " +
            R.getFilePath().str();
   return Out;

@@ -6,7 +6,9 @@
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <cstring>
 
@@ -205,6 +207,28 @@ const Expr *arriveAndWaitBarrier(const Stmt *S) {
 }
 
 bool isBlockArriveAndWait(const Stmt *S) { return arriveAndWaitBarrier(S) != nullptr; }
+
+const Expr *sharedOperand(const Expr *E) { return sharedPointerOf(E); }
+
+std::optional<tooling::Replacement> alignasFix(ASTContext &Ctx, const VarDecl *V, uint64_t A) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  const DeclStmt *DS = nullptr;
+  for (const DynTypedNode &P : Ctx.getParents(*V))
+    DS = P.get<DeclStmt>();
+  if (!DS || !DS->isSingleDecl())
+    return std::nullopt;
+  SourceLocation L = DS->getBeginLoc(), Start;
+  if (L.isMacroID()) {
+    // `__shared__` is itself a macro of the toolkit's (of macros): the fix goes where the
+    // outermost expansion starts, in the user's text.
+    if (!Lexer::isAtStartOfMacroExpansion(L, SM, Ctx.getLangOpts(), &Start) || Start.isMacroID())
+      return std::nullopt;
+    L = Start;
+  }
+  if (!inUserFile(SM, L))
+    return std::nullopt;
+  return tooling::Replacement(SM, L, 0, "alignas(" + std::to_string(A) + ") ");
+}
 
 /// D is declared in namespace `cuda` (CCCL's), directly or through inline namespaces.
 bool inCuda(const Decl *D) {

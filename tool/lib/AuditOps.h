@@ -11,6 +11,7 @@
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
+#include "clang/Tooling/Core/Replacement.h"
 #include <optional>
 
 namespace tilepipe {
@@ -32,6 +33,15 @@ struct WaitPrior {
   const clang::Stmt *At;
   const clang::Expr *Spelled;
 };
+
+/// The shared pointer a shared address operand is made from: P in
+/// `(uint32_t)__cvta_generic_to_shared(P)`, through the const locals that hold it and the helpers
+/// that return it (`smem_u32(p)`); or null.
+const clang::Expr *sharedOperand(const clang::Expr *E);
+
+/// `alignas(A) ` before the declaration statement of a local __shared__ variable V, where the
+/// statement declares V alone and starts in the user's file, not in a macro of the user's.
+std::optional<clang::tooling::Replacement> alignasFix(clang::ASTContext &Ctx, const clang::VarDecl *V, uint64_t A);
 
 /// D is declared in namespace `cuda` (CCCL's), directly or through inline namespaces.
 bool inCuda(const clang::Decl *D);

@@ -13,6 +13,11 @@
 //    stage buffer before a block barrier separates it from the last read of what it held;
 //  - async-read-before-wait (AuditSchedule.cpp): a read of a tile whose copy group the wait before
 //    it (pipeline_consumer_wait_prior<K>, __pipeline_wait_prior) may leave in flight;
+//  - async-tma-alignment, async-tx-bytes, async-proxy-fence, async-barrier-reinit (AuditTma.cpp):
+//    bulk and tensor copies (TMA) and their mbarriers: a shared address not aligned as the
+//    instruction requires, an expectation that differs from the bytes the copies move, a missing
+//    fence.proxy.async after the threads' stores or a barrier's init, an init while a copy is in
+//    flight;
 //  - async-unknown (AuditSchedule.cpp), a remark: a loop whose copies into stage buffers, or reads
 //    of them, no loop's schedule reads, so that the two checks above say nothing of them.
 #ifndef TILEPIPE_AUDIT_H
@@ -23,6 +28,7 @@
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +44,7 @@ struct AuditFinding {
   std::string Detail;                                    ///< what was measured, and what would fix it
   std::vector<std::pair<Place, std::string>> Notes; ///< the other places the finding concerns
   std::vector<clang::tooling::Replacement> Fixes;        ///< only where the fix is certain
+  std::optional<Place> FixAt; ///< where the fix goes, where not at the first note's place
   /// What the audit could not decide (async-unknown): a remark, not a warning, which no exit status
   /// counts.
   bool Remark = false;
