@@ -217,9 +217,20 @@ TEST(Audit, StagesAreReadAsASchedule) {
       {0, "CW; CW; __syncthreads(); COPYT; COMMIT; ++tf; READ(t + 1);", Thread, Wait, "PRO(3)"},
       {0, "CW; __syncthreads(); COPYT; COMMIT; tf += 2; READ(t + 1);", Thread, Wait, "PRO(3)"},
       {0, "CW; __syncthreads(); if (n > 8) continue; COPYT; COMMIT; ++tf; READ(t + 1);", Thread, Wait, "PRO(3)"},
+      // A read before the body's wait_prior relies, in the first iteration, on a wait before the
+      // loop: none there (a prologue that only commits) is a read before wait; a wait, or a call
+      // that may wait, is not.
+      {1, "READ(t); __syncthreads(); COPY(t + 3); COMMIT; WAIT(2); __syncthreads();", Thread, Wait,
+       "for (int k = 0; k < 3; ++k) { COPY(k); COMMIT; }"},
+      {0, "READ(t); __syncthreads(); COPY(t + 3); COMMIT; WAIT(2); __syncthreads();", Thread, Wait,
+       "for (int k = 0; k < 3; ++k) { COPY(k); COMMIT; } WAIT(2); __syncthreads();"},
+      {0, "READ(t); __syncthreads(); COPY(t + 3); COMMIT; WAIT(2); __syncthreads();", Thread, Wait,
+       "for (int k = 0; k < 3; ++k) { COPY(k); COMMIT; } g(); __syncthreads();"},
+      {1, "READ(t); __syncthreads(); COPY(t + 3); COMMIT; __pipeline_wait_prior(2); __syncthreads();", Thread, Wait,
+       "COPY(0); COMMIT; COPY(1); COMMIT; COPY(2); COMMIT; __syncthreads();"},
   };
   // One kernel per case, one line each, in one file: one parse.
-  std::string Code = "#include <cuda/pipeline>\n#include <cooperative_groups.h>\n"
+  std::string Code = "#include <cuda/pipeline>\n#include <cuda_pipeline.h>\n#include <cooperative_groups.h>\n"
                      "#define COPY(X) cuda::memcpy_async(&s[(X) % 4][threadIdx.x], &A[(X) * 256 + threadIdx.x], "
                      "sizeof(float), pipe)\n"
                      "#define READ(X) acc += s[(X) % 4][255 - threadIdx.x]\n"
@@ -234,7 +245,7 @@ TEST(Audit, StagesAreReadAsASchedule) {
                      "sizeof(float), pipe)\n"
                      "#define PRO(K) int tf = 0; for (int k = 0; k < K; ++k, ++tf) { COPYT; COMMIT; }\n"
                      "__device__ void g();\n";
-  const unsigned First = 15;
+  const unsigned First = 16;
   for (size_t I = 0; I < Cases.size(); ++I)
     Code += "__global__ void k" + std::to_string(I) + "(const float *A, float *C, int n) { "
             "alignas(16) __shared__ float s[4][256]; " + Cases[I].Pipe + " float acc = 0; int w = 3, r = 0; " +
@@ -283,6 +294,12 @@ TEST(Audit, TmaOpsAreReadInEverySpelling) {
                  "c + (threadIdx.x << 4), A, 16, &mb[0]);"},
       {1, Align, "char *c = reinterpret_cast<char *>(s[1]); ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, "
                  "c + (threadIdx.x << 3), A, 16, &mb[0]);"},
+      // Dynamic shared memory starts on 16 bytes; 128 only where its declaration says so.
+      {0, Align, "extern __shared__ char dyn[]; ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, dyn + 4096, A, 16, &mb[0]);"},
+      {1, Align, "extern __shared__ char dyn[]; int32_t c[2] = {0, 0}; ptx::cp_async_bulk_tensor(ptx::space_cluster, "
+                 "ptx::space_global, dyn, &m, c, &mb[0]);"},
+      {0, Align, "extern __shared__ __align__(128) char dyn[]; int32_t c[2] = {0, 0}; ptx::cp_async_bulk_tensor(ptx::space_cluster, "
+                 "ptx::space_global, dyn + 8192, &m, c, &mb[0]);"},
       // Expected bytes against the copies in the same statements.
       {1, Tx, Leader + "{ asm_expect(&mb[0], 2048); asm_load(s[0], A, 1024, &mb[0]); }"},
       {1, Tx, Leader + "{ unsigned b = (unsigned)__cvta_generic_to_shared(&mb[2]); asm volatile(\"mbarrier.arrive.expect_tx."

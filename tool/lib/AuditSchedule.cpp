@@ -504,6 +504,7 @@ private:
   std::optional<std::vector<const Stmt *>> between(const VarDecl *V, const ForStmt *Outer) const;
   void carriedInductions(const ForStmt *Outer, const CompoundStmt *Body);
   std::optional<int64_t> groupsBefore(const ForStmt *Outer, const VarDecl *P) const;
+  bool nothingWaitsBefore(const ForStmt *Outer) const;
 };
 
 /// Every use of a stage buffer in S other than as a copy's destination, with its subscript chain.
@@ -864,6 +865,37 @@ std::optional<int64_t> Checker::groupsBefore(const ForStmt *Outer, const VarDecl
   return Groups;
 }
 
+/// Whether the loop stands in its function's body, and the statements before it commit copy
+/// groups and wait for none: nothing there waits (a wait_prior, a consumer_wait, anything else
+/// that may wait: a barrier's wait, a function of the user's, asm), so the first iteration finds
+/// every group committed before the loop in flight.
+bool Checker::nothingWaitsBefore(const ForStmt *Outer) const {
+  DynTypedNodeList P = Ctx.getParents(*Outer);
+  const auto *Block = P.empty() ? nullptr : P[0].get<CompoundStmt>();
+  DynTypedNodeList PP = Block ? Ctx.getParents(*Block) : DynTypedNodeList(DynTypedNode());
+  if (!Block || PP.empty() || !PP[0].get<FunctionDecl>())
+    return false;
+  std::function<bool(const Stmt *)> Waits = [&](const Stmt *S) {
+    if (!S)
+      return false;
+    if (waitPrior(S, Ctx) || consumerWaitOn(S) || mayWaitOtherwise(S, Ctx))
+      return true;
+    return llvm::any_of(S->children(), Waits);
+  };
+  std::function<bool(const Stmt *)> Commits = [&](const Stmt *S) {
+    return S && (isCommit(S, SM) || llvm::any_of(S->children(), Commits));
+  };
+  bool Committed = false;
+  for (const Stmt *S : Block->body()) {
+    if (S == Outer)
+      return Committed;
+    if (Waits(S))
+      return false;
+    Committed |= Commits(S);
+  }
+  return false;
+}
+
 /// The loop's inductions, counted by its iterations, and the variables its init declares that an
 /// inner producer loop (a statement of Body, without an init) steps, counted by that loop's
 /// iterations; with a producer loop, how far its counter runs past the loop's (AheadOfOuter).
@@ -1141,8 +1173,9 @@ void Checker::readBeforeWait(const ForStmt *Outer, const CompoundStmt *Body, con
     int64_t Newest = Tile - (CommitPos < WaitPos ? 0 : 1) - (Previous ? 1 : 0);
     int64_t Newer = Newest - R.Tile; // groups committed after the read tile's
     // Before the loop's one consumer_wait, the first iteration reads what nothing has waited for
-    // (groupsBefore admits no wait before the loop).
-    bool First = Previous && GroupsBefore;
+    // (groupsBefore admits no wait before the loop); so it does before the body's first wait_prior
+    // where nothing before the loop waits for the groups committed there.
+    bool First = Previous && (GroupsBefore || nothingWaitsBefore(Outer));
     if (Wait.K <= Newer && !First)
       continue;
     AuditFinding F;

@@ -350,6 +350,9 @@ private:
     if (!A)
       return;
     uint64_t Declared = Ctx.getDeclAlign(A->V).getQuantity();
+    // Dynamic shared memory (`extern __shared__ char smem[];`) starts on 16 bytes at least.
+    if (A->V->hasExternalStorage() && A->V->getType()->isIncompleteArrayType())
+      Declared = std::max<uint64_t>(Declared, 16);
     if (std::min(Declared, A->Divides ? A->Divides : Declared) >= Need)
       return;
     AuditFinding F;
