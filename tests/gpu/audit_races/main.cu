@@ -3,7 +3,8 @@
 // whose output differs from the reference in any bit. Output is poisoned before each run. The
 // blocks read 1024 slices of the input, 64 MiB in all at 64 tiles: more than L2 holds.
 //   nvcc -arch=sm_90 -std=c++17 -DTPV_SOURCE='"racy.cu"' main.cu -o racy
-//   ./racy BLOCKS RUNS     prints: kernel n K wrong_runs runs worst_wrong_elements elements
+//   ./racy BLOCKS RUNS [KERNEL]   prints: kernel n K wrong_runs runs worst_wrong_elements elements
+//                                 (KERNEL: run that kernel only)
 #include TPV_SOURCE
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,8 @@ static const Named Kernels[] = {TPV_AUDIT_KERNELS(TPV_NAMED)};
 int main(int argc, char **argv) {
   const int Blocks = argc > 1 ? std::atoi(argv[1]) : 4096;
   const int Runs = argc > 2 ? std::atoi(argv[2]) : 20;
+  const char *Only = argc > 3 ? argv[3] : nullptr;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0); // a line per case, kept if a later case fails
   const int Tiles[] = {1, 2, 3, 5, 64};
   const int Ks[] = {4, 256};
   const int MaxN = 64, Slices = 1024;
@@ -48,6 +51,8 @@ int main(int argc, char **argv) {
   for (const Named &Kn : Kernels)
     for (int K : Ks)
       for (int n : Tiles) {
+        if (Only && std::strcmp(Only, Kn.Name) != 0)
+          continue;
         for (int S = 0; S < Slices; ++S) // the reference, in the kernels' order of additions
           for (int I = 0; I < 256; ++I) {
             const float *Slice = &HA[size_t(S) * n * 256];

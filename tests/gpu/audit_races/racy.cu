@@ -10,6 +10,7 @@
 #include <cooperative_groups.h>
 #include <cuda/barrier>
 #include <cuda/pipeline>
+#include <cuda/ptx>
 #include <cuda_pipeline.h>
 
 namespace cg = cooperative_groups;
@@ -211,7 +212,52 @@ __global__ void carried_overrun(const float *A, float *C, int n, int K, int slic
   C[blockIdx.x * 256 + tid] = acc;
 }
 
+// Bulk copies (TMA) into 2 stages, each tile in two halves of 512 bytes on its own mbarrier (one
+// per tile: a broken phase cannot upset the next), whose expectation counts one half. The phase
+// then completes early (once the first half has landed, and the threads read the second too soon),
+// or never (where the two halves' bytes are counted at once, past zero): a wait gives up after
+// about 2 ms, so that the broken phase shows as a wrong result, not as a hang. Before it ends, the
+// block gives the copies it may have left in flight 20 us to land in its shared memory.
+__device__ bool waitBounded(uint64_t *Bar) {
+  const long long Start = clock64();
+  while (!cuda::ptx::mbarrier_try_wait_parity(Bar, 0))
+    if (clock64() - Start > 4000000)
+      return false;
+  return true;
+}
+
+__global__ void tx_bytes_short(const float *A, float *C, int n, int K, int slices) {
+  A += size_t(blockIdx.x % slices) * n * 256;
+  alignas(128) __shared__ float s[2][256];
+  __shared__ uint64_t full[64];
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    for (int t = 0; t < 64; ++t)
+      cuda::ptx::mbarrier_init(&full[t], 1);
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+  }
+  __syncthreads();
+  float acc = 0;
+  for (int t = 0; t < n && t < 64; ++t) {
+    const int b = t & 1;
+    if (tid == 0) {
+      cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                           &full[t], 512);
+      cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, &s[b][0], &A[t * 256], 512, &full[t]);
+      cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, &s[b][128], &A[t * 256 + 128], 512,
+                               &full[t]);
+    }
+    (void)waitBounded(&full[t]);
+    acc += tileSum(s[b], tid, K);
+    __syncthreads(); // the buffer is refilled two iterations on
+  }
+  if (tid == 0)
+    for (int i = 0; i < 20; ++i)
+      __nanosleep(1000);
+  C[blockIdx.x * 256 + tid] = acc;
+}
+
 // What the harness runs, in order.
 #define TPV_AUDIT_KERNELS(X)                                                                         \
   X(pipeline_overrun) X(primitives_overrun) X(asm_overrun) X(wait_count) X(commit_under_bound)      \
-  X(barrier_overrun) X(carried_overrun)
+  X(barrier_overrun) X(carried_overrun) X(tx_bytes_short)

@@ -5,7 +5,7 @@
 #     Where tilepipe is built: audits racy.cu (every kernel must have a finding with a fix-it),
 #     applies the fix-its with clang-apply-replacements into DIR/fixed.cu, audits that (it must be
 #     clean), and copies the harness into DIR.
-#   tests/gpu/audit_races/run.sh run DIR OUT [BLOCKS] [RUNS]
+#   tests/gpu/audit_races/run.sh run DIR OUT [BLOCKS] [RUNS] [KERNEL]
 #     On the GPU machine (nvcc only): builds racy.cu and fixed.cu into the harness, runs each
 #     kernel BLOCKS blocks (default 4096) RUNS times (default 20) for each tile count and compute
 #     length, and writes OUT/table.md: per kernel, the runs whose output differs from the
@@ -34,13 +34,14 @@ prepare() {
 }
 
 run() {
-  local dir=$1 out=$2 blocks=${3:-4096} runs=${4:-20} v rc=0
+  local dir=$1 out=$2 blocks=${3:-4096} runs=${4:-20} only=${5:-} v rc=0
   mkdir -p "$out"
   for v in racy fixed; do
     nvcc -arch=sm_90 -std=c++17 -O3 -fmad=false -DTPV_SOURCE="\"$v.cu\"" -I"$dir" "$dir/main.cu" -o "$out/$v"
   done
-  "$out/racy" "$blocks" "$runs" >"$out/racy.txt" || true
-  "$out/fixed" "$blocks" "$runs" >"$out/fixed.txt" || rc=1
+  # A broken kernel may hang the GPU; TPV_TIMEOUT seconds (default 900) end each binary.
+  timeout "${TPV_TIMEOUT:-900}" "$out/racy" "$blocks" "$runs" $only >"$out/racy.txt" || true
+  timeout "${TPV_TIMEOUT:-900}" "$out/fixed" "$blocks" "$runs" $only >"$out/fixed.txt" || rc=1
   python3 - "$out" "$blocks" <<'PY' >"$out/table.md"
 import sys
 out, blocks = sys.argv[1], sys.argv[2]
