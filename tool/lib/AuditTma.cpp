@@ -415,9 +415,16 @@ private:
     return std::nullopt;
   }
 
+  /// Whether S may change V: writes it, takes its address, binds a reference to it (LocalFacts).
+  static bool changesIn(const Stmt *S, const VarDecl *V) {
+    LocalFacts Facts;
+    Facts.scan(S);
+    return Facts.changes(V);
+  }
+
   /// A `for` loop's trip count where it is a constant: a counter declared in its init with a
   /// constant start, compared (<, <=, !=) with a constant, stepped by ++ or += a positive constant,
-  /// and written nowhere in the body.
+  /// and changed nowhere in the body (LocalFacts: no write, address or reference of it).
   std::optional<uint64_t> tripsOf(const ForStmt *For) const {
     const auto *DS = dyn_cast_or_null<DeclStmt>(For->getInit());
     const auto *V = DS && DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl()) : nullptr;
@@ -432,7 +439,7 @@ private:
     else if (const auto *CA = dyn_cast_or_null<CompoundAssignOperator>(Inc);
              CA && CA->getOpcode() == BO_AddAssign && varOf(CA->getLHS()) == V)
       Step = constant(CA->getRHS());
-    if (!From || !To || !Step || *Step == 0 || writes(For->getBody(), V))
+    if (!From || !To || !Step || *Step == 0 || changesIn(For->getBody(), V))
       return std::nullopt;
     uint64_t End = *To + (Cond->getOpcode() == BO_LE);
     if (Cond->getOpcode() != BO_LT && Cond->getOpcode() != BO_LE && Cond->getOpcode() != BO_NE)
@@ -440,26 +447,6 @@ private:
     if (Cond->getOpcode() == BO_NE && (End < *From || (End - *From) % *Step != 0))
       return std::nullopt;
     return End <= *From ? 0 : (End - *From + *Step - 1) / *Step;
-  }
-
-  /// Whether S writes V or takes its address.
-  static bool writes(const Stmt *S, const VarDecl *V) {
-    struct W : RecursiveASTVisitor<W> {
-      bool VisitBinaryOperator(BinaryOperator *B) {
-        Found |= B->isAssignmentOp() && varOf(B->getLHS()->IgnoreParenImpCasts()) == V;
-        return true;
-      }
-      bool VisitUnaryOperator(UnaryOperator *U) {
-        Found |= (U->isIncrementDecrementOp() || U->getOpcode() == UO_AddrOf) &&
-                 varOf(U->getSubExpr()->IgnoreParenImpCasts()) == V;
-        return true;
-      }
-      const VarDecl *V;
-      bool Found = false;
-    } Walk;
-    Walk.V = V;
-    Walk.TraverseStmt(const_cast<Stmt *>(S));
-    return Walk.Found;
   }
 
   /// Whether E names a variable declared inside Region (its value may differ from one run of the
