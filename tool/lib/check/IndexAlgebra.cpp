@@ -183,11 +183,17 @@ bool LoopChecker::affine(const Expr *E, Affine &A) {
 /// canonical profile, which names each variable by its declaration, so two spellings of one
 /// computation are one atom and no two computations are.
 bool LoopChecker::opaqueAtom(const Expr *E, std::string &Key) {
-  if (!E->getType()->isIntegerType() || E->isValueDependent() || E->HasSideEffects(Ctx))
+  // Side effects are looked for node by node: a read of threadIdx is a call of its getter, which
+  // Clang counts as one, and is no more than a read.
+  if (!E->getType()->isIntegerType() || E->isValueDependent())
     return false;
   std::function<bool(const Stmt *)> Pure = [&](const Stmt *S) {
     if (const auto *X = dyn_cast<Expr>(S); X && (isBuiltinIndexRead(X) || varOf(X)))
       return !varOf(X) || !varOf(X)->getType().isVolatileQualified();
+    if (const auto *B = dyn_cast<BinaryOperator>(S); B && (B->isAssignmentOp() || B->isCommaOp()))
+      return false;
+    if (const auto *U = dyn_cast<UnaryOperator>(S); U && U->isIncrementDecrementOp())
+      return false;
     if (!isa<BinaryOperator>(S) && !isa<UnaryOperator>(S) && !isa<ParenExpr>(S) && !isa<CastExpr>(S) &&
         !isa<IntegerLiteral>(S) && !isa<ConditionalOperator>(S))
       return false;
