@@ -3,6 +3,7 @@
 // loop copies by cp.async, none where every rewritten loop prefetches through registers. Every
 // kind of plan each testdata loop may take builds for sm_80 and sm_90 (NvccPlans).
 #include "TestSupport.h"
+#include "tilepipe/Resources.h"
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -12,6 +13,7 @@
 #include <set>
 
 using namespace tilepipe::test;
+using tilepipe::warpsByRegisters;
 
 namespace {
 
@@ -173,13 +175,6 @@ std::map<std::string, unsigned> registersPerKernel(const std::string &Nvcc, cons
     }
   }
   return Out;
-}
-
-/// Warps an SM can hold by its 64 Ki registers, at Registers per thread (allocated per warp in
-/// units of 256), at most 64.
-unsigned warpsByRegisters(unsigned Registers) {
-  const unsigned PerWarp = (Registers * 32 + 255) / 256 * 256;
-  return std::min(64u, 65536u / std::max(PerWarp, 1u));
 }
 
 // Every path of a rewritten kernel (tensor copies, cp.async, their fallbacks) shares one register

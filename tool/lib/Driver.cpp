@@ -361,6 +361,14 @@ static void boundLaunches(ASTContext &Ctx, const tooling::CompilationDatabase &D
     else if (auto It = LC.Spills.find(L.Kernel); It != LC.Spills.end() && L.Plan && L.Plan->Source == "model")
       Keep.KeepLoops[{L.File, L.Offset}] = Verdict::refuse(
           Reason::NoGain, It->second + "; its prefetch would go through local memory (--plan=always rewrites it)");
+    // The model takes the register-staged prefetch where a pipeline would not pay, counting its
+    // registers as free; where they cost the kernel warps on an SM (which hide the original's
+    // load latency too), it keeps the loop.
+    else if (auto It = LC.FewerWarps.find(L.Kernel);
+             It != LC.FewerWarps.end() && L.Plan && L.Plan->Source == "model" && L.Plan->Registers)
+      Keep.KeepLoops[{L.File, L.Offset}] = Verdict::refuse(
+          Reason::NoGain, It->second + ": the model takes a register-staged prefetch only where it costs no warps "
+                                       "(--plan=always rewrites it)");
   }
   if (Keep.KeepLoops.size() != Opts.KeepLoops.size()) {
     // The decisions are an input to one more run of the whole chain, never edits of its records;

@@ -489,6 +489,11 @@ unsigned maxThreadsPerBlock(unsigned Registers) {
   return std::min(1024u, 65536u / PerWarp * 32);
 }
 
+unsigned warpsByRegisters(unsigned Registers) {
+  unsigned PerWarp = (Registers * 32 + 255) / 256 * 256;
+  return std::min(64u, 65536u / std::max(PerWarp, 1u));
+}
+
 /// The arguments of a Clang parse that matter to nvcc: include paths, macros, forced includes,
 /// the language standard.
 static std::vector<std::string> nvccArgs(ArrayRef<std::string> Args) {
@@ -881,6 +886,25 @@ void compareSpills(ArrayRef<KernelUsage> Original, ArrayRef<KernelUsage> Rewrite
     }
 }
 
+/// Where the rewrite needs so many more registers a thread than the original, on some
+/// architecture, that an SM holds fewer of its warps: the kernel's name and what was measured,
+/// into Out.
+void compareWarps(ArrayRef<KernelUsage> Original, ArrayRef<KernelUsage> Rewrite,
+                  const std::map<KernelKey, const FunctionDecl *> &Kernels, std::map<std::string, std::string> &Out) {
+  for (const KernelUsage &O : Original)
+    for (const KernelUsage &W : Rewrite) {
+      if (!sameKernel(O, W) || warpsByRegisters(W.Registers) >= warpsByRegisters(O.Registers))
+        continue;
+      auto It = Kernels.find({O.Name, O.Params});
+      std::string Name = It == Kernels.end() ? O.Name : patternOf(It->second)->getNameAsString();
+      if (!Out.count(Name))
+        Out[Name] = "on " + O.Arch + " the rewrite needs " + std::to_string(W.Registers) +
+                    " registers a thread against the original's " + std::to_string(O.Registers) +
+                    ", so an SM holds " + std::to_string(warpsByRegisters(W.Registers)) + " of its warps instead of " +
+                    std::to_string(warpsByRegisters(O.Registers));
+    }
+}
+
 /// How the rewrite is compiled: nvcc, its arguments and architectures, the source's folder, and
 /// the rewritten headers beside it.
 struct Build {
@@ -937,6 +961,7 @@ llvm::Error confirmBounds(const FileResult &R, const clang::tooling::Replacement
                     std::to_string(O.Registers));
       }
   compareSpills(Original, *Again, Kernels, Out.Bounds, Out.Spills);
+  compareWarps(Original, *Again, Kernels, Out.FewerWarps);
   return llvm::Error::success();
 }
 
@@ -981,6 +1006,7 @@ llvm::Error compareLaunchResources(ASTContext &Ctx, const FileResult &R, const s
     return E;
   if (Out.Bounds.empty()) {
     compareSpills(*Original, *Rewrite, Kernels, {}, Out.Spills);
+    compareWarps(*Original, *Rewrite, Kernels, Out.FewerWarps);
     return llvm::Error::success();
   }
   return confirmBounds(R, All, Out.Bounds.front().Kernel, Build{Nvcc, Dir, Args, Archs, *Headers, Cache},

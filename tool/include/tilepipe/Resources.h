@@ -62,6 +62,11 @@ void splitDemangled(llvm::StringRef Demangled, std::string &Name, std::vector<st
 /// capability 8.0 and 9.0 (64 K registers per block, allocated per warp in units of 256).
 unsigned maxThreadsPerBlock(unsigned Registers);
 
+/// The warps of a kernel an SM's 64 K registers hold at this many registers a thread (allocated
+/// per warp in units of 256), at most 64: its occupancy as its registers bound it, in blocks of
+/// one warp.
+unsigned warpsByRegisters(unsigned Registers);
+
 /// Compiles Source with nvcc for each of Archs (device code only, no output kept) and returns
 /// ptxas's report of every kernel. Args are the compiler arguments the file was parsed with
 /// (include paths, macros, the language standard are kept). IncludeDir is searched first for
@@ -102,6 +107,10 @@ struct LaunchCheck {
   /// some architecture, by name, with what it measured: a prefetch the cost model counted as free
   /// would go through local memory.
   std::map<std::string, std::string> Spills;
+  /// Kernels whose rewrite needs so many more registers a thread than the original, on some
+  /// architecture, that an SM holds fewer of its warps (warpsByRegisters), by name, with what it
+  /// measured.
+  std::map<std::string, std::string> FewerWarps;
   /// Kernels that need __launch_bounds__ which cannot be placed (declared in a macro, or in a
   /// header the rewrite does not change), by name, with why: their loops stay as they were.
   std::map<std::string, std::string> Unbounded;
