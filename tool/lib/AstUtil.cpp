@@ -407,6 +407,16 @@ TypeLoc elementTypeLoc(const VarDecl *V) {
   return TL;
 }
 
+TypeLoc viewTypeLoc(const ExplicitCastExpr *Cast) {
+  const TypeSourceInfo *TSI = Cast->getTypeInfoAsWritten();
+  if (!TSI)
+    return {};
+  auto PTL = TSI->getTypeLoc().IgnoreParens().getAs<PointerTypeLoc>();
+  if (!PTL)
+    return {};
+  return PTL.getPointeeLoc().IgnoreParens().getUnqualifiedLoc();
+}
+
 std::vector<NameUse> namesIn(TypeLoc TL) {
   NameUses V;
   V.TraverseTypeLoc(TL);

@@ -191,7 +191,8 @@ Lines PipelineEmitter::hoistedTiles() const {
     }
     std::string Decl = editSpan(F, F.begin(T.DeclaredInBody), F.end(T.DeclaredInBody), Renames);
     if (Pipelined && llvm::any_of(M.Tiles, [&](const Tile &U) {
-          return U.DeclaredInBody == T.DeclaredInBody && (planOf(U).CpAsync == CopyKind::Chunks16 || TmaLoop);
+          return U.DeclaredInBody == T.DeclaredInBody && (planOf(U).CpAsync == CopyKind::Chunks16 || TmaLoop ||
+                                                          storesVectors(U));
         }))
       Decl = (TmaLoop ? "alignas(128) " : "alignas(16) ") + Decl;
     if (!llvm::is_contained(Hoisted, Decl))
@@ -377,7 +378,8 @@ void PipelineEmitter::tileDeclEdits(std::vector<Replacement> &Out) const {
       // Chunks start on 16 bytes of the shared tile only if the array does.
       SourceLocation Begin = F.SM.getExpansionLoc(T.Var->getBeginLoc());
       // Tensor copies need 128 bytes; the first tile of a declaration decides for all of it.
-      if ((planOf(T).CpAsync == CopyKind::Chunks16 || TmaLoop) && Aligned.insert(F.offset(Begin)).second) {
+      if ((planOf(T).CpAsync == CopyKind::Chunks16 || TmaLoop || storesVectors(T)) &&
+          Aligned.insert(F.offset(Begin)).second) {
         Out.emplace_back(F.SM, Begin, 0, TmaLoop ? "alignas(128) " : "alignas(16) ");
       }
     }

@@ -2,6 +2,7 @@
 // per-element copy (one ::cuda::memcpy_async of one element), a store that fills a whole tile the
 // block-wide 16-byte copy of templates/wide_copy.cu.in, and `t = c ? x : y` a copy or a fill.
 #include "EmitPipeline.h"
+#include "tilepipe/AstUtil.h"
 #include "clang/AST/Expr.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -52,7 +53,10 @@ std::string PipelineEmitter::copyCall(const TileStore &S, const std::string &Ext
   size_t Rank = 0;
   for (QualType Ty = Tl.Var->getType(); const ArrayType *A = Ty->getAsArrayTypeUnsafe(); Ty = A->getElementType())
     ++Rank;
-  const std::string T = sizeIn(Tl.Var->getName().str(), Rank);
+  // A vector store copies the vector, sized by its type as the view's cast writes it (which the
+  // copy phase's text names where the copy stands).
+  const std::string T = S.View ? "sizeof(" + F.text(viewTypeLoc(S.View).getSourceRange()) + ")"
+                               : sizeIn(Tl.Var->getName().str(), Rank);
   std::string Head = "::cuda::memcpy_async(&" + D + ", &" + R + ",";
   std::string Tail = "::cuda::aligned_size_t<" + T + ">(" + T + "), " + Pipe + ")";
   // Long calls continue under their first argument.

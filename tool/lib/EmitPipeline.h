@@ -62,6 +62,11 @@ private:
 
   /// How the plan copies a tile of M.
   const TilePlan &planOf(const Tile &T) const { return Plan.Tiles[&T - M.Tiles.data()]; }
+  /// Whether a store copies a vector into T: its stage array must start each stage on 16 bytes,
+  /// as Check proved the vectors do in the tile (checkView).
+  bool storesVectors(const Tile &T) const {
+    return llvm::any_of(M.Stores, [&](const TileStore &S) { return S.View && &M.Tiles[S.TileIdx] == &T; });
+  }
   /// The stage array of variable V, or "" where V is not a tile.
   std::string stageArrayOf(const VarDecl *V) const {
     auto It = StageArray.find(V);

@@ -75,7 +75,14 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
     std::string Value = F.text(R->getSourceRange()), Dst = F.text(S.Dst->getSourceRange());
     if (Value.empty() || Dst.empty())
       return Fail("a tile store is not plain text");
-    Registers.push_back(mark(T.ElementTypeText + " " + Reg + (Deep ? "[" + std::to_string(Depth) + "]" : "") + ";"));
+    // A vector store's register holds the vector, in its type as the view's cast writes it.
+    std::string Type = T.ElementTypeText;
+    if (S.View) {
+      Type = F.text(viewTypeLoc(S.View).getSourceRange());
+      if (Type.empty())
+        return Fail("the type of a vector store is not plain text");
+    }
+    Registers.push_back(mark(Type + " " + Reg + (Deep ? "[" + std::to_string(Depth) + "]" : "") + ";"));
     if (Deep)
       Reg += "[" + Slot + "]";
     LoadEdits.emplace_back(B, E - B, mark(Reg + " = " + Value));
@@ -107,6 +114,9 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
       Types.Provided.push_back(cast<NamedDecl>(D));
   for (const Tile &T : M.Tiles)
     Types.Types.push_back(elementTypeLoc(T.Var));
+  for (const TileStore &S : M.Stores)
+    if (S.View)
+      Types.Types.push_back(viewTypeLoc(S.View));
   Pieces.push_back(Types);
   if (std::string Why = movedNamesProblem(F, M, Pieces); !Why.empty())
     return llvm::make_error<EmitError>(Reason::NameBinding, Why);

@@ -85,6 +85,23 @@ uint64_t stageBytes(const LoopModel &M) {
 
 /// Tiles of every instantiation block-wide only where each allows it: the first instantiation
 /// that cannot says why for all.
+/// TilePlan::VectorBytes of tile T.
+static unsigned vectorBytes(llvm::ArrayRef<const LoopModel *> Is, size_t T) {
+  uint64_t Bytes = 0;
+  for (const LoopModel *M : Is)
+    for (const TileStore &S : M->Stores) {
+      if (S.TileIdx != T)
+        continue;
+      if (!S.View)
+        return 0;
+      uint64_t B = M->Function->getASTContext().getTypeSizeInChars(S.View->getType()->getPointeeType()).getQuantity();
+      if (Bytes && B != Bytes)
+        return 0;
+      Bytes = B;
+    }
+  return static_cast<unsigned>(Bytes);
+}
+
 void planCpAsync(llvm::ArrayRef<const LoopModel *> Is, LoopPlan &P) {
   const LoopModel &M0 = *Is.front();
   for (size_t T = 0; T < M0.Tiles.size(); ++T) {
@@ -103,6 +120,7 @@ void planCpAsync(llvm::ArrayRef<const LoopModel *> Is, LoopPlan &P) {
     }
     // A guarded copy fills zeros, which the 16-byte chunks do not: only a tensor copy moves it whole.
     TP.Kind = TP.CpAsync = TP.BlockWide && !Guarded ? CopyKind::Chunks16 : CopyKind::PerElement;
+    TP.VectorBytes = vectorBytes(Is, T);
   }
 }
 
@@ -212,7 +230,7 @@ unsigned modelRegisterDepth(llvm::ArrayRef<const LoopModel *> Is) {
       if (!S.Src && !Pair)
         continue; // a fill: no register
       const Tile &T = M->Tiles[S.TileIdx];
-      uint64_t Bytes = M->Function->getASTContext().getTypeSizeInChars(T.ElementType).getQuantity();
+      uint64_t Bytes = M->Function->getASTContext().getTypeSizeInChars(T.ElementType).getQuantity() * S.Width;
       W += (Bytes + 3) / 4;
       if (Pair)
         ++I;
@@ -231,7 +249,10 @@ void planKeep(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In, LoopPl
   PlanFeatures F;
   F.EngineCopies = P.Engine;
   for (size_t T = 0; T < P.Tiles.size() && F.PerElementTile.empty(); ++T)
-    if (P.Tiles[T].CpAsync != CopyKind::Chunks16)
+    // A tile stored wholly in 16-byte vectors is copied by 16-byte cp.async, the instruction of
+    // the block-wide chunks, in the access pattern of the original's own vector loads (on the
+    // H100, testdata/vector_stores.cu's sgemm_vec_both ran 1.29x so, docs/gpu-record.md).
+    if (P.Tiles[T].CpAsync != CopyKind::Chunks16 && P.Tiles[T].VectorBytes != 16)
       F.PerElementTile = Is.front()->Tiles[T].Var->getNameAsString();
   for (const LoopModel *M : Is)
     F.StageBytes = std::max(F.StageBytes, stageBytes(*M));
@@ -427,12 +448,15 @@ std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, l
                     (P.Stages > 1 ? "tile " + std::to_string(P.Stages) + " ahead" : std::string("next tile")) +
                     " into registers while the block computes on this one, and stores them where the "
                     "copy phase did (one buffer, no cp.async: every device)");
-  std::vector<std::string> Wide, Narrow, TmaTiles, BulkTiles, NoTma;
+  std::vector<std::string> Wide, Narrow, Vectors, TmaTiles, BulkTiles, NoTma;
   for (size_t I = 0; I < M.Tiles.size() && !P.Registers; ++I) {
     const TilePlan &T = P.Tiles[I];
     std::string Name = TileNames[I];
     if (T.CpAsync == CopyKind::Chunks16)
       Wide.push_back(Name);
+    else if (T.VectorBytes)
+      Vectors.push_back(Name + " in copies of " + std::to_string(T.VectorBytes) +
+                        " bytes, one per vector the copy phase stores");
     else
       Narrow.push_back(T.WhyPerElement);
     if (P.Engine && T.Kind == CopyKind::Bulk)
@@ -461,6 +485,8 @@ std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, l
     Parts.push_back(llvm::join(Wide, ", ") +
                     " in 16-byte chunks over the block where its shape and alignment allow, "
                     "else per element");
+  for (const std::string &W : Vectors)
+    Parts.push_back(W);
   // With tensor copies, the per-element copies are the cp.async loop's.
   for (const std::string &W : Narrow)
     Parts.push_back((TmaTiles.empty() && BulkTiles.empty() ? "per element: " : "in the cp.async loop, per element: ") + W);

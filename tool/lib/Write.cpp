@@ -261,6 +261,8 @@ static llvm::json::Object planJson(const LoopPlan &P, llvm::ArrayRef<std::string
                          {"cp_async", copyKindName(T.CpAsync)}};
     if (!T.MapName.empty())
       O["map"] = T.MapName;
+    if (T.VectorBytes)
+      O["vector_bytes"] = T.VectorBytes;
     Tiles.push_back(std::move(O));
   }
   return llvm::json::Object{{"choice", P.choice().str()},

@@ -83,6 +83,11 @@ struct TileStore {
   /// value as written (`v.x`); the element copied is that part of Read.
   const clang::VarDecl *Via = nullptr;
   const clang::Expr *Read = nullptr;
+  /// A vector store, `reinterpret_cast<float4 *>(&t[i])[0] = ...`: the cast that views the tile
+  /// as vectors, and how many tile elements the one vector writes (1 where there is no view). Dst
+  /// is then the vector as written, and the value a whole vector of the same type.
+  const clang::ExplicitCastExpr *View = nullptr;
+  unsigned Width = 1;
 };
 
 struct LoopModel {

@@ -77,6 +77,10 @@ struct TilePlan {
   /// Tensor: the kernel parameter that carries its map. Plan leaves it empty: names are the
   /// kernel's text's to give, after the plan (RewriteLoop's nameEngineCopies).
   std::string MapName;
+  /// Where every store into the tile stores a vector through a cast (`reinterpret_cast<float4 *>
+  /// (&t[i])[0] = ...`), in every instantiation, all of one size: that size in bytes (8 or 16),
+  /// each vector one copy of the thread that stores it. 0 otherwise.
+  unsigned VectorBytes = 0;
   std::string WhyPerElement; ///< when CpAsync is PerElement: why
   std::string WhyNoEngine;   ///< when Kind is neither Tensor nor Bulk: why ("" where the kernel's problem says)
 };

@@ -29,10 +29,7 @@ static bool usedOnlyAsStoredValue(ASTContext &Ctx, const FunctionDecl *FD, const
   U.V = V;
   U.TraverseStmt(FD->getBody());
   auto IntoTile = [](const Expr *L) {
-    L = L->IgnoreParens();
-    while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(L))
-      L = ASE->getBase()->IgnoreParenImpCasts();
-    const VarDecl *T = varOf(L);
+    const VarDecl *T = varOf(targetSpine(L));
     return T && isSharedVar(T);
   };
   // Set again at the top level of the copy phase (`v = P[j];`): a definition, not a use.

@@ -61,12 +61,8 @@ Verdict LoopChecker::checkTiles() {
     if (!isa<DeclStmt>(S) && !llvm::is_contained(RefusedCopy, S))
       InCopy.TraverseStmt(const_cast<Stmt *>(S));
   for (const DeclRefExpr *DRE : InCopy.Found) {
-    bool IsDst = llvm::any_of(M.Stores, [&](const TileStore &S) {
-      const Expr *E = S.Dst->IgnoreParens();
-      while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
-        E = ASE->getBase()->IgnoreParenImpCasts();
-      return E == DRE;
-    });
+    // The tile a store writes, down the spine of its target (targetOf).
+    bool IsDst = llvm::any_of(M.Stores, [&](const TileStore &S) { return targetSpine(S.Dst) == DRE; });
     if (!IsDst)
       return Verdict::refuse(Reason::LoadComputes,
                              "the copy phase reads the tile " + quoted(DRE->getDecl()));
@@ -212,23 +208,34 @@ Verdict LoopChecker::checkOverlap() {
   // asynchronous copies do not keep. Distinct sites must differ by a nonzero constant in some
   // dimension; a site inside an inner copy loop must use each inner variable in an index.
   for (size_t I = 0; I < Sites.size(); ++I) {
-    std::vector<const Expr *> IdxI;
-    const VarDecl *TV = nullptr;
-    (void)tileOfLValue(Sites[I].Dst, TV, IdxI);
+    const TileTarget &TI = Sites[I].Target;
+    const std::vector<const Expr *> &IdxI = TI.Indices;
+    const VarDecl *TV = TI.Tile;
     if (!Sites[I].Inner.empty()) {
       // Each inner variable selects the element: it is the only inner variable in some
       // subscript's form, whose other terms the inner loops do not change. Appearing somewhere
       // is not enough: `s[x][i + j]` writes one element for (i, j) = (0, 1) and (1, 0), and two
-      // copies in flight to one element may land in either order.
+      // copies in flight to one element may land in either order. A vector spans elements:
+      // there the one inner variable must move the element it starts at by a whole vector.
       std::vector<Affine> Forms(IdxI.size());
       std::vector<bool> Known(IdxI.size());
       for (size_t D = 0; D < IdxI.size(); ++D)
         Known[D] = affine(IdxI[D], Forms[D]);
+      if (TI.View) {
+        Forms.assign(1, Affine());
+        Known.assign(1, linearIndex(TI, Forms[0]));
+        auto Step = Forms[0].Terms.find(affineAtom(Sites[I].Inner.front()));
+        if (Sites[I].Inner.size() != 1 || !Known[0] || Step == Forms[0].Terms.end() ||
+            std::abs(Step->second) < static_cast<int64_t>(TI.Width))
+          return Verdict::refuse(Reason::TileOverlap, "the vector store into " + quoted(TV) +
+                                                          " in an inner copy loop does not move by a whole "
+                                                          "vector with one inner loop variable");
+      }
       for (const VarDecl *IV : Sites[I].Inner) {
         bool Selects = false;
         // The other terms must not vary with the inner variables either: an index variable
         // declared in a block of the copy phase whose start is no affine form may.
-        for (size_t D = 0; D < IdxI.size(); ++D)
+        for (size_t D = 0; D < Forms.size(); ++D)
           Selects |= Known[D] && Forms[D].Terms.count(affineAtom(IV)) &&
                      llvm::none_of(Sites[I].Inner, [&](const VarDecl *Other) {
                        return Other != IV && Forms[D].Terms.count(affineAtom(Other));
@@ -245,21 +252,30 @@ Verdict LoopChecker::checkOverlap() {
       if (!Sites[I].Inner.empty() || !Sites[J].Inner.empty())
         return Verdict::refuse(Reason::TileOverlap,
                                "an inner copy loop and another copy both write " + quoted(TV));
-      std::vector<const Expr *> IdxJ;
-      (void)tileOfLValue(Sites[J].Dst, TV, IdxJ);
+      const TileTarget &TJ = Sites[J].Target;
       bool Distinct = false;
-      for (size_t D = 0; D < IdxI.size() && D < IdxJ.size(); ++D) {
+      // One thread, one iteration: what it cannot expand it reads alike at both sites.
+      OpaqueAtoms = true;
+      if (TI.View || TJ.View) {
+        // Vectors span elements, across rows too: the elements each starts at, counted from the
+        // tile's first, must lie a whole span apart.
         Affine A, B;
-        // One thread, one iteration: what it cannot expand it reads alike at both sites.
-        OpaqueAtoms = true;
-        bool Known = affine(IdxI[D], A) && affine(IdxJ[D], B);
-        OpaqueAtoms = false;
+        if (linearIndex(TI, A) && linearIndex(TJ, B)) {
+          A.add(B, -1);
+          Distinct = A.Terms.empty() && (A.Constant >= static_cast<int64_t>(TJ.Width) ||
+                                         -A.Constant >= static_cast<int64_t>(TI.Width));
+        }
+      }
+      for (size_t D = 0; D < IdxI.size() && D < TJ.Indices.size() && !TI.View && !TJ.View; ++D) {
+        Affine A, B;
+        bool Known = affine(IdxI[D], A) && affine(TJ.Indices[D], B);
         if (!Known)
           continue;
         A.add(B, -1);
         if (A.Terms.empty() && A.Constant != 0)
           Distinct = true;
       }
+      OpaqueAtoms = false;
       if (!Distinct)
         return Verdict::refuse(Reason::TileOverlap, "'" + text(Sites[I].Dst) + "' and '" +
                                                         text(Sites[J].Dst) +

@@ -69,6 +69,24 @@ inline std::string affineAtom(const clang::VarDecl *V) {
 /// `v += step`, `++v`, `v = v + step` and comma lists of them, on integer or pointer variables.
 bool isIncrementStmt(const clang::Stmt *S);
 
+/// The array a store's target stands on: down its subscripts' bases and, for a vector store
+/// (`reinterpret_cast<float4 *>(&t[i])[0]`, `*(float2 *)&t[i]`), its cast, `*` and `&`, to the
+/// expression that names the array (a tile's DeclRefExpr where it is one).
+inline const clang::Expr *targetSpine(const clang::Expr *E) {
+  while (true) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *ASE = llvm::dyn_cast<clang::ArraySubscriptExpr>(E))
+      E = ASE->getBase();
+    else if (const auto *UO = llvm::dyn_cast<clang::UnaryOperator>(E);
+             UO && (UO->getOpcode() == clang::UO_Deref || UO->getOpcode() == clang::UO_AddrOf))
+      E = UO->getSubExpr();
+    else if (const auto *C = llvm::dyn_cast<clang::ExplicitCastExpr>(E); C && C->getCastKind() == clang::CK_BitCast)
+      E = C->getSubExpr();
+    else
+      return E;
+  }
+}
+
 /// How many array dimensions T has.
 inline unsigned arrayRank(clang::ASTContext &Ctx, clang::QualType T) {
   unsigned N = 0;
@@ -103,10 +121,21 @@ private:
   llvm::DenseMap<const clang::VarDecl *, size_t> TileIndex;
   RootSet SourceRoots; ///< where the pointers the copies read may point
   EffectsAnalyzer Effects;
+  /// Where a store writes: the tile element it starts at (Indices, outermost first; empty for a
+  /// tile of one dimension viewed whole) and, for a vector store, the vector's subscript (null for
+  /// `[0]` or `*`) and the elements it spans.
+  struct TileTarget {
+    const clang::VarDecl *Tile = nullptr;
+    std::vector<const clang::Expr *> Indices;
+    const clang::ExplicitCastExpr *View = nullptr;
+    const clang::Expr *VectorIndex = nullptr;
+    unsigned Width = 1;
+  };
   struct StoreSite {
     const clang::Expr *Dst;
     unsigned TileIdx;
     std::vector<const clang::VarDecl *> Inner;
+    TileTarget Target;
   };
   std::vector<StoreSite> Sites;
   std::vector<const clang::VarDecl *> InnerStack;
@@ -207,12 +236,15 @@ private:
   Verdict checkStore(const clang::Stmt *S, const clang::Expr *LHS, const clang::Expr *RHS);
   Verdict checkStoreValue(const clang::Stmt *S, const clang::Expr *LHS, const clang::Expr *RHS);
   Verdict checkValue(const clang::Stmt *S, const clang::Expr *Dst, const clang::Expr *V,
-                     size_t TileIdx);
+                     size_t TileIdx, const TileTarget &To);
   Verdict checkGlobalRead(const clang::Stmt *S, const clang::Expr *Plain);
   Verdict checkValueLocalRead(const clang::Stmt *S, const clang::Expr *V, const clang::Expr *Plain,
                               TileStore &Store);
   Verdict tileOfLValue(const clang::Expr *E, const clang::VarDecl *&TileVar,
                        std::vector<const clang::Expr *> &Indices);
+  Verdict targetOf(const clang::Expr *LHS, TileTarget &To);
+  Verdict checkView(TileTarget &To);
+  bool linearIndex(const TileTarget &To, Affine &Lin);
   Verdict addTile(const clang::VarDecl *V, const clang::DeclStmt *InBody);
   bool isGlobalPointer(const clang::VarDecl *V, unsigned Depth);
   const clang::VarDecl *pointerBase(const clang::Expr *E);

@@ -23,6 +23,10 @@ void LoopChecker::analyzeBox(size_t TI) {
       Mine.push_back(I);
   const std::string Name = quoted(M.Tiles[TI].Var);
   const TileStore *FillStore = nullptr;
+  for (size_t I : Mine)
+    if (M.Stores[I].View)
+      return No(Name + " is stored as vectors of " + std::to_string(M.Stores[I].Width) +
+                " elements, each copied whole by the thread that stores it");
   if (!takeGuardedPair(Mine, B, Name, FillStore))
     return No("the copy into " + Name + " is guarded");
   if (Mine.size() != 1)

@@ -21,16 +21,21 @@ Verdict LoopChecker::checkStore(const Stmt *S, const Expr *LHS, const Expr *RHS)
 }
 
 Verdict LoopChecker::checkStoreValue(const Stmt *S, const Expr *LHS, const Expr *RHS) {
-  const VarDecl *TileVar = nullptr;
-  std::vector<const Expr *> Indices;
-  if (Verdict V = tileOfLValue(LHS, TileVar, Indices); !V.ok())
+  TileTarget To;
+  if (Verdict V = targetOf(LHS, To); !V.ok())
     return V;
+  const VarDecl *TileVar = To.Tile;
   if (Verdict V = addTile(TileVar, nullptr); !V.ok())
     return V;
   size_t T = TileIndex[TileVar];
-  if (Indices.size() != arrayRank(Ctx, TileVar->getType()))
+  // A vector may start at a row or at the tile itself; a plain store writes one whole element.
+  unsigned Rank = arrayRank(Ctx, TileVar->getType());
+  if (To.View ? To.Indices.size() > Rank : To.Indices.size() != Rank)
     return Verdict::refuse(Reason::LoadPhase, "'" + text(LHS) + "' is not one tile element");
-  for (const Expr *I : Indices) {
+  std::vector<const Expr *> Subscripts = To.Indices;
+  if (To.VectorIndex)
+    Subscripts.push_back(To.VectorIndex);
+  for (const Expr *I : Subscripts) {
     DepResult D = classify(I);
     if (D.D == Dep::Bad)
       return Verdict::refuse(Reason::AddressNotInvariant,
@@ -39,9 +44,12 @@ Verdict LoopChecker::checkStoreValue(const Stmt *S, const Expr *LHS, const Expr 
       return Verdict::refuse(Reason::TileIndex,
                              "the tile index '" + text(I) + "' depends on the induction variables");
   }
+  if (To.View)
+    if (Verdict V = checkView(To); !V.ok())
+      return V;
   if (!editable(S))
     return Verdict::refuse(Reason::Macro, "the copy '" + text(S) + "' is written in a macro");
-  Sites.push_back({LHS, static_cast<unsigned>(TileIndex[TileVar]), InnerStack});
+  Sites.push_back({LHS, static_cast<unsigned>(TileIndex[TileVar]), InnerStack, To});
   const Expr *R = skipCleanups(RHS)->IgnoreParens();
   if (const auto *CO = dyn_cast<ConditionalOperator>(R);
       CO && !isa<ArraySubscriptExpr>(stripNoOps(RHS))) {
@@ -49,7 +57,7 @@ Verdict LoopChecker::checkStoreValue(const Stmt *S, const Expr *LHS, const Expr 
     if (D.D == Dep::Bad)
       return Verdict::refuse(Reason::AddressNotInvariant, "the guard '" + text(CO->getCond()) + "' " + D.Why);
     for (bool Holds : {true, false}) {
-      if (Verdict V = checkValue(S, LHS, Holds ? CO->getTrueExpr() : CO->getFalseExpr(), T); !V.ok())
+      if (Verdict V = checkValue(S, LHS, Holds ? CO->getTrueExpr() : CO->getFalseExpr(), T, To); !V.ok())
         return V;
       TileStore &Added = M.Stores.back();
       Added.Guard = CO->getCond();
@@ -58,7 +66,110 @@ Verdict LoopChecker::checkStoreValue(const Stmt *S, const Expr *LHS, const Expr 
     }
     return {};
   }
-  return checkValue(S, LHS, RHS, T);
+  return checkValue(S, LHS, RHS, T, To);
+}
+
+/// Where a store's left side writes: one tile element `t[i]...[k]`, or a vector that views the
+/// tile from an element on: `reinterpret_cast<V *>(&t[i]...[k])[j]`, `*(V *)&t[i]`, `((V *)t)[j]`.
+Verdict LoopChecker::targetOf(const Expr *LHS, TileTarget &To) {
+  const Expr *E = LHS->IgnoreParens(), *Ptr = nullptr;
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E); ASE && isa<ExplicitCastExpr>(ASE->getBase()->IgnoreParens())) {
+    Ptr = ASE->getBase()->IgnoreParens();
+    To.VectorIndex = ASE->getIdx();
+  } else if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->getOpcode() == UO_Deref) {
+    Ptr = UO->getSubExpr()->IgnoreParens();
+  }
+  if (!Ptr)
+    return tileOfLValue(LHS, To.Tile, To.Indices);
+  auto NotATile = [&] {
+    return Verdict::refuse(Reason::LoadPhase, "stores through the pointer '" + text(Ptr) + "', not into a tile");
+  };
+  const auto *Cast = dyn_cast<ExplicitCastExpr>(Ptr);
+  if (!Cast || Cast->getCastKind() != CK_BitCast || !Cast->getType()->isPointerType())
+    return NotATile();
+  To.View = Cast;
+  const Expr *Of = Cast->getSubExpr()->IgnoreParens();
+  for (const ImplicitCastExpr *ICE; (ICE = dyn_cast<ImplicitCastExpr>(Of)) && ICE->getCastKind() == CK_NoOp;)
+    Of = ICE->getSubExpr()->IgnoreParens();
+  if (const auto *UO = dyn_cast<UnaryOperator>(Of); UO && UO->getOpcode() == UO_AddrOf)
+    return tileOfLValue(UO->getSubExpr(), To.Tile, To.Indices);
+  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(Of); ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
+    return tileOfLValue(ICE->getSubExpr(), To.Tile, To.Indices);
+  return NotATile();
+}
+
+/// A vector store is copied whole, as one 8- or 16-byte copy: its type must be a whole number of
+/// the tile's elements, trivially copyable and aligned to its size. The original dereferences a
+/// pointer to it, so its address is aligned in the original's tile; the stage arrays start on
+/// 16 bytes and hold whole vectors, so where its offset in the tile is a multiple of its size,
+/// as the index shows, it is aligned there too.
+Verdict LoopChecker::checkView(TileTarget &To) {
+  const Tile &T = M.Tiles[TileIndex[To.Tile]];
+  QualType V = To.View->getType()->getPointeeType();
+  std::string Name = "the vector store into " + quoted(To.Tile);
+  if (V->isDependentType() || V->isIncompleteType())
+    return Verdict::refuse(Reason::ElementType, Name + " stores a type that is unknown");
+  if (hasVolatilePart(Ctx, V) || overloadsAddressOf(Ctx, V) || !V.isTriviallyCopyableType(Ctx))
+    return Verdict::refuse(Reason::ElementType, Name + " stores '" + V.getAsString() +
+                                                    "', which is volatile, not trivially copyable or has a "
+                                                    "user's operator&");
+  uint64_t Size = Ctx.getTypeSizeInChars(V).getQuantity(), Align = Ctx.getTypeAlignInChars(V).getQuantity();
+  uint64_t Elem = Ctx.getTypeSizeInChars(T.ElementType).getQuantity();
+  if ((Size != 8 && Size != 16) || Align != Size || Size % Elem != 0 || Size == Elem)
+    return Verdict::refuse(Reason::ElementType,
+                           Name + " stores '" + V.getAsString() + "' (" + std::to_string(Size) + " bytes, aligned to " +
+                               std::to_string(Align) + ") into elements of " + std::to_string(Elem) +
+                               " bytes; a vector is copied whole only as 8 or 16 bytes aligned to its size, "
+                               "several elements");
+  To.Width = static_cast<unsigned>(Size / Elem);
+  if (T.Bytes % Size != 0)
+    return Verdict::refuse(Reason::ElementType, Name + ": " + quoted(To.Tile) + " (" + std::to_string(T.Bytes) +
+                                                    " bytes) is no whole number of '" + V.getAsString() +
+                                                    "', so its next stage would not start on one");
+  Affine Lin;
+  // A term the algebra cannot expand is some integer: times a multiple of the width, it is one.
+  OpaqueAtoms = true;
+  bool Known = linearIndex(To, Lin);
+  OpaqueAtoms = false;
+  bool Whole = Known && Lin.Constant % To.Width == 0 &&
+               llvm::all_of(Lin.Terms, [&](const auto &KV) { return KV.second % To.Width == 0; });
+  if (!Whole)
+    return Verdict::refuse(Reason::ElementType, Name + " starts at an element whose index is not provably a "
+                                                       "multiple of " + std::to_string(To.Width) +
+                                                       ": the copy could not be proven aligned");
+  if (!editable(To.View))
+    return Verdict::refuse(Reason::Macro, Name + " is written in a macro");
+  // The register-staged prefetch declares a register of the vector's type as the cast writes it.
+  TypeLoc Written = viewTypeLoc(To.View);
+  if (Written.isNull() || fileRange(Ctx, Written.getSourceRange()).isInvalid())
+    return Verdict::refuse(Reason::ElementType, Name + " names its pointer type other than as 'V *' in plain text");
+  return {};
+}
+
+/// The element index a target starts at, counted in elements from the tile's first: its
+/// subscripts times the sizes of the dimensions inside them, and the vector's times its width.
+bool LoopChecker::linearIndex(const TileTarget &To, Affine &Lin) {
+  std::vector<uint64_t> Extents;
+  for (QualType Ty = To.Tile->getType(); const ConstantArrayType *A = Ctx.getAsConstantArrayType(Ty);
+       Ty = A->getElementType())
+    Extents.push_back(A->getSize().getZExtValue());
+  Lin = Affine();
+  for (size_t D = 0; D < To.Indices.size(); ++D) {
+    Affine A;
+    if (!affine(To.Indices[D], A))
+      return false;
+    int64_t Stride = 1;
+    for (size_t K = D + 1; K < Extents.size(); ++K)
+      Stride *= static_cast<int64_t>(Extents[K]);
+    Lin.add(A, Stride);
+  }
+  if (To.VectorIndex) {
+    Affine A;
+    if (!affine(To.VectorIndex, A))
+      return false;
+    Lin.add(A, To.Width);
+  }
+  return true;
 }
 
 Verdict LoopChecker::tileOfLValue(const Expr *E, const VarDecl *&TileVar,
@@ -191,12 +302,17 @@ static std::string conversionBetween(const Expr *V, const Expr *Plain, bool Temp
   return "";
 }
 
-Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, size_t TileIdx) {
+Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, size_t TileIdx,
+                                const TileTarget &To) {
   const Tile *T = &M.Tiles[TileIdx];
   TileStore Store;
   Store.Statement = S;
   Store.Dst = Dst;
   Store.TileIdx = TileIdx;
+  Store.View = To.View;
+  Store.Width = To.Width;
+  // What one store writes: an element of the tile, or the vector that views it.
+  const QualType Stored = To.View ? To.View->getType()->getPointeeType() : T->ElementType;
   const Expr *Plain = stripNoOps(V);
   if (Verdict R = checkValueLocalRead(S, V, Plain, Store); !R.ok() || Store.Via)
     return R;
@@ -217,11 +333,11 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
   }
   // A read: it must be exactly one element of the tile's type, with no conversion on the way.
   QualType ReadT = Plain->getType().getUnqualifiedType().getCanonicalType();
-  if (ReadT != T->ElementType.getUnqualifiedType().getCanonicalType())
+  if (ReadT != Stored.getUnqualifiedType().getCanonicalType())
     return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' reads '" +
-                                                     Plain->getType().getAsString() +
-                                                     "' into a tile of '" +
-                                                     T->ElementType.getAsString() + "'");
+                                                     Plain->getType().getAsString() + "' into " +
+                                                     (To.View ? "a vector" : "a tile") + " of '" +
+                                                     Stored.getAsString() + "'");
   if (std::string Why = conversionBetween(V, Plain, /*Temporaries=*/true); !Why.empty())
     return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' " + Why);
   if (Verdict R = checkGlobalRead(S, Plain); !R.ok())
@@ -252,10 +368,11 @@ Verdict LoopChecker::checkValueLocalRead(const Stmt *S, const Expr *V, const Exp
   if (It == ValueLocals.end())
     return {};
   const Tile &T = M.Tiles[Store.TileIdx];
-  if (Plain->getType().getUnqualifiedType().getCanonicalType() !=
-      T.ElementType.getUnqualifiedType().getCanonicalType())
+  const QualType Stored = Store.View ? Store.View->getType()->getPointeeType() : T.ElementType;
+  if (Plain->getType().getUnqualifiedType().getCanonicalType() != Stored.getUnqualifiedType().getCanonicalType())
     return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' reads '" + Plain->getType().getAsString() +
-                                                     "' into a tile of '" + T.ElementType.getAsString() + "'");
+                                                     "' into " + (Store.View ? "a vector" : "a tile") + " of '" +
+                                                     Stored.getAsString() + "'");
   if (std::string Why = conversionBetween(V, Plain, /*Temporaries=*/false); !Why.empty())
     return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' " + Why);
   if (!editable(Store.Dst) || !editable(Plain))
