@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Random legal tiled CUDA kernels for differential testing of tilepipe.
 
-    gen.py --seed N [--kernels K] [--only I,J,...] [--labels CLASS,...] -o batch.cu
+    gen.py --seed N [--kernels K] [--only I,J,...] [--labels CLASS,...] [--with-label L] -o batch.cu
            [--manifest batch.tsv]
 
 Writes one .cu file (a "batch") with K kernels, each with a host driver, and one main() that runs
@@ -1835,6 +1835,37 @@ class MatmulKernel(Kernel):
             bump_after = form == 'trailing' and br.random() < 0.4
             if bump_after:
                 self.L('bump-after')
+        # Vector stores through a cast (`reinterpret_cast<float4 *>(&As[r][c * 4])[0] = ...`), as
+        # kernels write their 16-byte loads: the first TS * TS / W threads each copy W elements of
+        # each tile. Drawn from a generator of its own, so that a seed gives the kernel it gave
+        # before the form existed, or that kernel with its tiles stored as vectors.
+        vr = random.Random('tilepipe-fuzz-vector:%d:%d' % (self.seed, self.idx))
+        vec = None
+        if T in ('float', 'int', 'double') and not guard and not bump and iv in ('k0', 'counter') and \
+                vr.random() < 0.5:
+            W = 2 if T == 'double' else vr.choice([2, 4, 4])
+            vec = ('%s%d' % (T, W), W)
+            self.L('vector-store', 'vec%d' % W)
+            # Every vector of a source row starts on its own size: the pitches are whole vectors.
+            pads = [p - p % W for p in pads]
+            b.append('const int vl = ty * %s + tx, vrow = vl / (%s / %d), vcol = vl %% (%s / %d);' % (ts, ts, W, ts, W))
+            kk = 'k0' if iv == 'k0' else 't * %s' % ts
+            cast = vr.choice(['cpp', 'c', 'deref'])
+
+            def vstore(dst, src):
+                if cast == 'cpp':
+                    return 'reinterpret_cast<%s *>(&%s)[0] = reinterpret_cast<const %s *>(&%s)[0];' % (
+                        vec[0], dst, vec[0], src)
+                if cast == 'c':
+                    return '((%s *)&%s)[0] = ((const %s *)&%s)[0];' % (vec[0], dst, vec[0], src)
+                return '*(%s *)&%s = *(const %s *)&%s;' % (vec[0], dst, vec[0], src)
+            self.L('vector-' + cast)
+            vcp = ['if (vl < %s * %s / %d) {' % (ts, ts, W),
+                   '  ' + vstore('As[vrow][vcol * %d]' % W,
+                                 'A[(blockIdx.y * %s + vrow) * lda + %s + vcol * %d]' % (ts, kk, W)),
+                   '  ' + vstore('Bs[vrow][vcol * %d]' % W,
+                                 'B[(%s + vrow) * ldb + blockIdx.x * %s + vcol * %d]' % (kk, ts, W)),
+                   '}']
         if bump:
             head = 'for (int k0 = 0; k0 < K; k0 += %s) {' % ts
             cp = loads('k0 + tx', 'k0 + ty', 'A[ty * lda + tx]', 'B[ty * ldb + tx]')
@@ -1856,6 +1887,8 @@ class MatmulKernel(Kernel):
             head = 'while (k0 < K) {'
             cp = loads('k0 + tx', 'k0 + ty', 'A[row * lda + k0 + tx]', 'B[(k0 + ty) * ldb + col]')
             tail = ['k0 += %s;' % ts]
+        if vec:
+            cp = vcp
         b.append(head)
         body = []
         if form == 'rotated':
@@ -2277,6 +2310,31 @@ class NamesMatmulKernel(Kernel):
         return H
 
 
+def make_kernel(seed, i, force=None):
+    """Kernel i of seed: the kernel object (its labels) and its text."""
+    cls = names_class(seed, i, force)
+    if cls in NAMES_MATMUL:
+        k = NamesMatmulKernel(seed, i, cls)
+    else:
+        k = Kernel(seed, i)
+        if k.r.random() < 0.12 and not cls:
+            k = MatmulKernel(seed, i)
+            k.r.random()
+        k.names = cls
+    return k, k.emit()
+
+
+def with_label(seed, label, count, force=None):
+    """The first count kernel indices of seed whose labels hold label (at most 200 * count tried)."""
+    out = []
+    for i in range(200 * count):
+        if len(out) == count:
+            break
+        if label in make_kernel(seed, i, force)[0].labels:
+            out.append(i)
+    return out
+
+
 def batch(seed, indices, force=None):
     with open(os.path.join(HERE, 'prelude.cu.in')) as f:
         prelude = f.read().replace('@SEED@', str(seed))
@@ -2284,16 +2342,7 @@ def batch(seed, indices, force=None):
     entries = []
     manifest = []
     for i in indices:
-        cls = names_class(seed, i, force)
-        if cls in NAMES_MATMUL:
-            k = NamesMatmulKernel(seed, i, cls)
-        else:
-            k = Kernel(seed, i)
-            if k.r.random() < 0.12 and not cls:
-                k = MatmulKernel(seed, i)
-                k.r.random()
-            k.names = cls
-        text = k.emit()
+        k, text = make_kernel(seed, i, force)
         parts.append(text)
         labels = ','.join(sorted(k.labels))
         entries.append('  {"%s", "%s", run_%s},' % (k.id, labels, k.id))
@@ -2362,13 +2411,18 @@ def main():
     ap.add_argument('--manifest', help='one line per kernel: id, labels, main case')
     ap.add_argument('--labels', help='comma-separated names classes (%s): kernel i is of the '
                     '(i mod count)-th; the same --labels reproduce it' % ', '.join(NAMES_CLASSES))
+    ap.add_argument('--with-label', help='the first --kernels kernels of the seed whose labels hold '
+                    'this one (`vector-store`), each with the id it has in the full batch')
     a = ap.parse_args()
     force = [x for x in (a.labels or '').split(',') if x]
     bad = [x for x in force if x not in NAMES_CLASSES]
     if bad:
         ap.error('--labels takes names classes (%s), not %s' % (', '.join(NAMES_CLASSES),
                                                                ', '.join(bad)))
-    idx = [int(x) for x in a.only.split(',')] if a.only else list(range(a.kernels))
+    if a.with_label:
+        idx = with_label(a.seed, a.with_label, a.kernels, force or None)
+    else:
+        idx = [int(x) for x in a.only.split(',')] if a.only else list(range(a.kernels))
     text, manifest = batch(a.seed, idx, force or None)
     with open(a.output, 'w') as f:
         f.write(text)

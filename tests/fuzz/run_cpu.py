@@ -322,6 +322,7 @@ def main():
     ap.add_argument('--archs', default='sm_90,sm_80', help='architectures each rewrite builds for')
     ap.add_argument('--bundle', help='write the GPU harness input here')
     ap.add_argument('--keep', action='store_true', help='keep the work files of passing batches')
+    ap.add_argument('--with-label', help='only kernels whose labels hold this one (gen.py --with-label)')
     ap.add_argument('--labels', help='only kernels of these names classes, comma-separated '
                     '(gen.py --labels: shadow-extent, shadow-index, shadow-param, shadow-step, '
                     'shadow-typedef, samename-ns)')
@@ -364,7 +365,8 @@ def main():
         subprocess.run([sys.executable, os.path.join(HERE, 'gen.py'), '--seed', str(seed),
                         '--kernels', str(a.kernels), '-o', os.path.join(bdir, 'orig.cu'),
                         '--manifest', os.path.join(bdir, 'manifest.tsv')] +
-                       (['--labels', a.labels] if a.labels else []), check=True)
+                       (['--labels', a.labels] if a.labels else []) +
+                       (['--with-label', a.with_label] if a.with_label else []), check=True)
         gen_dt = time.time() - t0
         man = [l.split('\t') for l in read(os.path.join(bdir, 'manifest.tsv')).splitlines() if l]
         kernels = [m[0] for m in man]
