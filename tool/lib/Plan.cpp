@@ -83,8 +83,6 @@ uint64_t stageBytes(const LoopModel &M) {
   return Sum;
 }
 
-/// Tiles of every instantiation block-wide only where each allows it: the first instantiation
-/// that cannot says why for all.
 /// TilePlan::VectorBytes of tile T.
 static unsigned vectorBytes(llvm::ArrayRef<const LoopModel *> Is, size_t T) {
   uint64_t Bytes = 0;
@@ -102,6 +100,8 @@ static unsigned vectorBytes(llvm::ArrayRef<const LoopModel *> Is, size_t T) {
   return static_cast<unsigned>(Bytes);
 }
 
+/// Tiles of every instantiation block-wide only where each allows it: the first instantiation
+/// that cannot says why for all.
 void planCpAsync(llvm::ArrayRef<const LoopModel *> Is, LoopPlan &P) {
   const LoopModel &M0 = *Is.front();
   for (size_t T = 0; T < M0.Tiles.size(); ++T) {

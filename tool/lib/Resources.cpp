@@ -482,16 +482,18 @@ std::vector<KernelUsage> parseResourceUsage(StringRef Report) {
   return Out;
 }
 
+/// The registers a warp of a kernel takes, at Registers a thread: allocated in units of 256.
+static unsigned registersPerWarp(unsigned Registers) { return (Registers * 32 + 255) / 256 * 256; }
+
 unsigned maxThreadsPerBlock(unsigned Registers) {
-  unsigned PerWarp = (Registers * 32 + 255) / 256 * 256;
+  unsigned PerWarp = registersPerWarp(Registers);
   if (PerWarp == 0)
     return 1024;
   return std::min(1024u, 65536u / PerWarp * 32);
 }
 
 unsigned warpsByRegisters(unsigned Registers) {
-  unsigned PerWarp = (Registers * 32 + 255) / 256 * 256;
-  return std::min(64u, 65536u / std::max(PerWarp, 1u));
+  return std::min(64u, 65536u / std::max(registersPerWarp(Registers), 1u));
 }
 
 /// The arguments of a Clang parse that matter to nvcc: include paths, macros, forced includes,
@@ -863,6 +865,13 @@ llvm::Error boundsEdits(const SourceManager &SM, const FileResult &R, const Need
   return llvm::Error::success();
 }
 
+/// The name of kernel O's pattern, as LoopRecord::Kernel spells it (ptxas's name where the
+/// translation unit has no such kernel).
+std::string patternName(const std::map<KernelKey, const FunctionDecl *> &Kernels, const KernelUsage &O) {
+  auto It = Kernels.find({O.Name, O.Params});
+  return It == Kernels.end() ? O.Name : patternOf(It->second)->getNameAsString();
+}
+
 /// Where ptxas spills more of a kernel's registers to local memory in Rewrite than in Original, on
 /// some architecture: the kernel's name (as LoopRecord::Kernel spells it) and what was measured,
 /// into Out. Bounded: the kernels Rewrite carries __launch_bounds__ for.
@@ -873,8 +882,7 @@ void compareSpills(ArrayRef<KernelUsage> Original, ArrayRef<KernelUsage> Rewrite
     for (const KernelUsage &W : Rewrite) {
       if (!sameKernel(O, W) || W.SpillBytes <= O.SpillBytes)
         continue;
-      auto It = Kernels.find({O.Name, O.Params});
-      std::string Name = It == Kernels.end() ? O.Name : patternOf(It->second)->getNameAsString();
+      std::string Name = patternName(Kernels, O);
       if (Out.count(Name))
         continue;
       bool WithBounds = llvm::any_of(Bounded, [&](const LaunchCheck::Bound &B) { return B.Kernel == Name; });
@@ -895,8 +903,7 @@ void compareWarps(ArrayRef<KernelUsage> Original, ArrayRef<KernelUsage> Rewrite,
     for (const KernelUsage &W : Rewrite) {
       if (!sameKernel(O, W) || warpsByRegisters(W.Registers) >= warpsByRegisters(O.Registers))
         continue;
-      auto It = Kernels.find({O.Name, O.Params});
-      std::string Name = It == Kernels.end() ? O.Name : patternOf(It->second)->getNameAsString();
+      std::string Name = patternName(Kernels, O);
       if (!Out.count(Name))
         Out[Name] = "on " + O.Arch + " the rewrite needs " + std::to_string(W.Registers) +
                     " registers a thread against the original's " + std::to_string(O.Registers) +

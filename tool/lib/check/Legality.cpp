@@ -217,13 +217,13 @@ Verdict LoopChecker::checkOverlap() {
       // is not enough: `s[x][i + j]` writes one element for (i, j) = (0, 1) and (1, 0), and two
       // copies in flight to one element may land in either order. A vector spans elements:
       // there the one inner variable must move the element it starts at by a whole vector.
-      std::vector<Affine> Forms(IdxI.size());
-      std::vector<bool> Known(IdxI.size());
-      for (size_t D = 0; D < IdxI.size(); ++D)
-        Known[D] = affine(IdxI[D], Forms[D]);
+      // A vector's one form is its element index counted from the tile's first.
+      const size_t NForms = TI.View ? 1 : IdxI.size();
+      std::vector<Affine> Forms(NForms);
+      std::vector<bool> Known(NForms);
+      for (size_t D = 0; D < NForms; ++D)
+        Known[D] = TI.View ? linearIndex(TI, Forms[D]) : affine(IdxI[D], Forms[D]);
       if (TI.View) {
-        Forms.assign(1, Affine());
-        Known.assign(1, linearIndex(TI, Forms[0]));
         auto Step = Forms[0].Terms.find(affineAtom(Sites[I].Inner.front()));
         if (Sites[I].Inner.size() != 1 || !Known[0] || Step == Forms[0].Terms.end() ||
             std::abs(Step->second) < static_cast<int64_t>(TI.Width))
