@@ -956,10 +956,12 @@ TEST(Analysis, StagesAreLoweredToFitSharedMemory) {
   EXPECT_NE(O.second.find("3 stages requested, 2 fit"), std::string::npos) << O.second;
 }
 
-// Stages of exactly a third of 48 KiB: three fill it to the byte, and the copy-engine loop's
-// stage barriers would push the block over (ptxas: "uses too much shared data").
+// Stages of exactly a third of 48 KiB: three fill it to the byte, 49,152 bytes, which builds. The
+// copy-engine loop's stage barriers, 8 bytes a stage, would push the block over (ptxas: "uses too
+// much shared data"): a loop that takes the engine gets one stage fewer; one that copies by
+// cp.async alone (a strided copy loop, or --mode=pipeline) keeps three.
 TEST(Analysis, StageBarriersCountAgainstSharedMemory) {
-  auto O = outcome(kernel(R"(
+  auto Strided = outcome(kernel(R"(
   __shared__ float s[4096];
   float acc = 0;
   for (int t = 0; t < nt; ++t) {
@@ -970,8 +972,32 @@ TEST(Analysis, StageBarriersCountAgainstSharedMemory) {
     __syncthreads();
   }
   C[threadIdx.x] = acc;)"));
-  EXPECT_EQ("pipelined", O.first);
-  EXPECT_NE(O.second.find("3 stages requested, 2 fit"), std::string::npos) << O.second;
+  EXPECT_EQ("pipelined", Strided.first);
+  EXPECT_NE(Strided.second.find("3-stage cp.async pipeline"), std::string::npos) << Strided.second;
+  const std::string Box = R"(
+__global__ void k(const float4 *A, float *C, int nt, int ld) {
+  __shared__ float4 s[32][32];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = A[(blockIdx.x * 32 + threadIdx.y) * ld + t * 32 + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x][threadIdx.y].x;
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+)";
+  auto Engine = outcome(Box);
+  EXPECT_EQ("pipelined", Engine.first);
+  EXPECT_NE(Engine.second.find("2-stage cp.async pipeline"), std::string::npos) << Engine.second;
+  EXPECT_NE(Engine.second.find("by tensor copy"), std::string::npos) << Engine.second;
+  EXPECT_NE(Engine.second.find("3 stages fit in 48 KiB of static shared memory, 2 beside the copy engine's barriers"),
+            std::string::npos)
+      << Engine.second;
+  ToolOptions Pipeline = defaultOptions();
+  Pipeline.Mode = CopyMode::Pipeline;
+  auto CpAsync = outcome(Box, Pipeline);
+  EXPECT_NE(CpAsync.second.find("3-stage cp.async pipeline"), std::string::npos) << CpAsync.second;
 }
 
 // Templates (one rewrite for every instantiation, instantiations that disagree, one bad or none):

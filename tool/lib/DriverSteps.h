@@ -61,6 +61,9 @@ struct LoopResult : CheckedLoop {
   std::string StageNote;
   unsigned Requested = 0;
   unsigned MaxStages = 0; ///< the most stages (up to 6) the function's shared memory allows the loop
+  /// The function's static shared variables beside this loop's tiles, the other loops' stage
+  /// arrays as planned: what the copy engine's barriers must fit beside (planEngine).
+  std::vector<SharedVar> SharedBeside;
   std::string Fingerprint;
   /// A measured choice (--plan-choice, or the tuning file's entry for the loop), what was measured
   /// of it, and why an entry for the loop was not taken.

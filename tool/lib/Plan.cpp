@@ -6,21 +6,48 @@
 
 namespace tilepipe {
 
-std::vector<std::optional<unsigned>> planStages(llvm::ArrayRef<uint64_t> TileBytes,
-                                                uint64_t OtherBytes,
+uint64_t sharedBytesBound(llvm::ArrayRef<SharedVar> Vars) {
+  uint64_t G = 128, Sum = 0;
+  for (const SharedVar &V : Vars) {
+    Sum += V.Bytes;
+    while (G > 1 && V.Bytes % G != 0)
+      G /= 2;
+  }
+  for (const SharedVar &V : Vars)
+    if (V.Align > G)
+      Sum += V.Align - G;
+  return Sum;
+}
+
+std::vector<SharedVar> withStages(llvm::ArrayRef<SharedVar> Other, llvm::ArrayRef<uint64_t> Tiles,
+                                  unsigned Stages) {
+  std::vector<SharedVar> Vars(Other.begin(), Other.end());
+  for (uint64_t B : Tiles)
+    Vars.push_back(Stages > 1 ? SharedVar{nullptr, B * Stages, StageArrayAlign} : SharedVar{nullptr, B, 16});
+  return Vars;
+}
+
+std::vector<std::optional<unsigned>> planStages(llvm::ArrayRef<std::vector<uint64_t>> TileBytes,
+                                                llvm::ArrayRef<SharedVar> Other,
                                                 llvm::ArrayRef<unsigned> Requested) {
   std::vector<std::optional<unsigned>> Stages(Requested.begin(), Requested.end());
   auto Total = [&] {
-    uint64_t Sum = OtherBytes;
+    std::vector<SharedVar> Vars(Other.begin(), Other.end());
     for (size_t I = 0; I < TileBytes.size(); ++I)
-      Sum += Stages[I] && *Stages[I] > 1 ? (TileBytes[I] + StageOverheadBytes) * *Stages[I] : TileBytes[I];
+      Vars = withStages(Vars, TileBytes[I], Stages[I].value_or(1));
+    return sharedBytesBound(Vars);
+  };
+  auto LoopBytes = [&](size_t I) {
+    uint64_t Sum = 0;
+    for (uint64_t B : TileBytes[I])
+      Sum += B;
     return Sum;
   };
   while (Total() > StaticSharedLimit) {
     // Lower the loop whose extra stage costs the most; drop it to one buffer below two stages.
     size_t Pick = TileBytes.size();
     for (size_t I = 0; I < TileBytes.size(); ++I)
-      if (Stages[I] && *Stages[I] > 1 && (Pick == TileBytes.size() || TileBytes[I] > TileBytes[Pick]))
+      if (Stages[I] && *Stages[I] > 1 && (Pick == TileBytes.size() || LoopBytes(I) > LoopBytes(Pick)))
         Pick = I;
     if (Pick == TileBytes.size())
       break; // nothing left to lower: the function did not fit before the rewrite either
@@ -188,6 +215,35 @@ std::string planEngine(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &I
         Blocker = "'" + Tiles0[T].Var->getNameAsString() +
                   "' has three dimensions, whose tensor copies measured slower than the 16-byte "
                   "cp.async copies (--tma-3d-tiles takes them)";
+  // The stages were planned without the engine's barriers, one per stage. Where they do not fit
+  // beside them in the function's static shared memory, the model's plan takes one stage fewer
+  // for the engine, as it did before cp.async loops were given the full 48 KiB; a measured plan,
+  // whose stages are what was measured, keeps its cp.async copies.
+  auto BarriersFit = [&](unsigned Stages) {
+    for (size_t I = 0; I < Is.size(); ++I) {
+      if (I >= In.SharedBeside.size())
+        return false;
+      std::vector<uint64_t> Tiles;
+      for (const Tile &T : Is[I]->Tiles)
+        Tiles.push_back(T.Bytes);
+      std::vector<SharedVar> Vars = withStages(In.SharedBeside[I], Tiles, Stages);
+      Vars.push_back({nullptr, EngineBarrierBytes * Stages, EngineBarrierBytes});
+      if (sharedBytesBound(Vars) > StaticSharedLimit)
+        return false;
+    }
+    return true;
+  };
+  if (Blocker.empty() && !BarriersFit(P.Stages)) {
+    if (CostBlockers && P.Stages > 2 && BarriersFit(P.Stages - 1)) {
+      P.StageNote = std::to_string(P.Stages) + " stages fit in 48 KiB of static shared memory, " +
+                    std::to_string(P.Stages - 1) + " beside the copy engine's barriers";
+      --P.Stages;
+    } else {
+      Blocker = "the copy engine's barriers (" + std::to_string(EngineBarrierBytes * P.Stages) +
+                " bytes) do not fit beside " + std::to_string(P.Stages) +
+                " stages in 48 KiB of static shared memory";
+    }
+  }
   if (Blocker.empty())
     P.Engine = true;
   for (size_t T = 0; T < Tiles0.size(); ++T) {
@@ -387,6 +443,7 @@ std::string choiceProblem(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs
   if (C.Stages < 2)
     return "a pipeline needs two stages or more";
   LoopPlan P;
+  P.Stages = C.Stages;
   P.Tiles.resize(Is.front()->Tiles.size());
   planCpAsync(Is, P);
   switch (C.Copy) {

@@ -45,19 +45,25 @@ static void measuredChoice(ASTContext &Ctx, const ToolOptions &Opts, const Stmt 
 /// are planned together (planStages), each loop as many as it asked for where they fit; a loop
 /// for which none fits is refused (shared-memory).
 static void shareStages(std::vector<LoopResult> &Local, const ToolOptions &Opts) {
-  std::vector<uint64_t> Bytes;
-  uint64_t FunctionShared = 0;
+  std::vector<std::vector<uint64_t>> Bytes;
+  std::vector<SharedVar> Other;
+  llvm::SmallPtrSet<const VarDecl *, 8> Staged; // the tiles of the legal loops
   for (LoopResult &LR : Local)
     if (LR.V.ok()) {
-      uint64_t B = 0;
-      for (const Tile &T : LR.Model.Tiles)
-        B += T.Bytes;
-      Bytes.push_back(B);
-      FunctionShared = LR.Model.OtherSharedBytes + B;
+      Bytes.emplace_back();
+      for (const Tile &T : LR.Model.Tiles) {
+        Bytes.back().push_back(T.Bytes);
+        Staged.insert(T.Var);
+      }
     }
-  uint64_t Other = FunctionShared;
-  for (uint64_t B : Bytes)
-    Other -= B;
+  // Every loop's model lists the function's shared variables beside its own tiles.
+  for (LoopResult &LR : Local)
+    if (LR.V.ok()) {
+      for (const SharedVar &V : LR.Model.OtherShared)
+        if (!Staged.contains(V.Var))
+          Other.push_back(V);
+      break;
+    }
   std::vector<unsigned> Requested;
   for (LoopResult &LR : Local)
     if (LR.V.ok()) {
@@ -83,10 +89,19 @@ static void shareStages(std::vector<LoopResult> &Local, const ToolOptions &Opts)
         LR.TuningNote = "the measured plan " + LR.Forced->str() + " does not fit the function's shared memory";
         LR.Forced.reset();
       }
+      LR.SharedBeside = Other;
+      for (size_t J = 0; J < Bytes.size(); ++J)
+        if (J != K)
+          LR.SharedBeside = withStages(LR.SharedBeside, Bytes[J], Plan[J].value_or(1));
+      uint64_t Tiles = 0, Beside = 0;
+      for (uint64_t B : Bytes[K])
+        Tiles += B;
+      for (const SharedVar &V : Other)
+        Beside += V.Bytes;
       if (!LR.Stages)
         LR.V = Verdict::refuse(Reason::SharedMemory,
-                               std::to_string(Bytes[K]) + " bytes of tiles per stage next to " +
-                                   std::to_string(Other) + " other bytes");
+                               std::to_string(Tiles) + " bytes of tiles per stage next to " +
+                                   std::to_string(Beside) + " other bytes");
       else if (*LR.Stages < Requested[K])
         LR.StageNote = std::to_string(Requested[K]) + " stages requested, " +
                        std::to_string(*LR.Stages) + " fit in 48 KiB of static shared memory";

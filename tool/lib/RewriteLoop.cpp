@@ -202,6 +202,8 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
   // Plan: the stages, how each tile is copied, or keep the loop; then the names tensor copies add.
   const bool InMain = Key.first == SM.getMainFileID();
   PlanInputs In = planInputs(Ctx, Opts, A, InMain, Stages, Note, Front.Function);
+  for (const LoopResult &LR : Results)
+    In.SharedBeside.push_back(LR.SharedBeside);
   std::vector<const LoopModel *> Models;
   for (const LoopResult &LR : Results)
     Models.push_back(&LR.Model);

@@ -57,6 +57,12 @@ struct TileBox {
 };
 
 /// A __shared__ array the copy phase fills.
+/// A static __shared__ variable as the layout sees it: its size and alignment, in bytes.
+struct SharedVar {
+  const clang::VarDecl *Var = nullptr; ///< null for what the rewrite adds
+  uint64_t Bytes = 0, Align = 1;
+};
+
 struct Tile {
   const clang::VarDecl *Var = nullptr;
   const clang::DeclStmt *DeclaredInBody = nullptr; ///< set when the array is declared inside the loop body
@@ -135,7 +141,8 @@ struct LoopModel {
   /// so copies spread over the whole block, or issued by one thread for all, copy what the
   /// original's threads did. When false, each thread copies its own elements.
   bool AllThreadsReachLoop = false;
-  uint64_t OtherSharedBytes = 0;            ///< static shared memory of the function outside these tiles
+  /// The function's static __shared__ variables other than these tiles.
+  std::vector<SharedVar> OtherShared;
 };
 
 } // namespace tilepipe

@@ -39,16 +39,35 @@ constexpr uint64_t SmallLaunchMaxExtraBytes = 2048;
 /// Static shared memory a block may declare without opting in to more.
 constexpr uint64_t StaticSharedLimit = 48 * 1024;
 
-/// Shared memory a stage needs besides its tiles: the copy-engine loop's barrier for the stage
-/// (8 bytes), and the padding that aligning the stage buffers to 16 bytes may add.
+/// The most shared memory a small-launch pipeline's second stage may add is counted with this
+/// much besides its tiles (the copy engine's barrier, padding).
 constexpr uint64_t StageOverheadBytes = 16;
 
-/// Stage counts for the loops of one function, each of whose tiles take TileBytes[i] per stage,
-/// (plus StageOverheadBytes) next to OtherBytes of shared memory that stays as it is. Starts loop
-/// i at Requested[i] and lowers the loop with the largest tiles until everything fits; a loop
-/// that would need fewer than two stages gets none (nullopt) and keeps its single buffer.
-std::vector<std::optional<unsigned>> planStages(llvm::ArrayRef<uint64_t> TileBytes,
-                                                uint64_t OtherBytes,
+/// The alignment a stage array may get: alignas(128) for tensor copies (16 for chunks and vectors).
+constexpr uint64_t StageArrayAlign = 128;
+
+/// The copy engine's barrier per stage: one `cuda::barrier<cuda::thread_scope_block>`, an mbarrier.
+constexpr uint64_t EngineBarrierBytes = 8;
+
+/// An upper bound of the static shared memory Vars take, laid out in any order, each at a multiple
+/// of its alignment: their sizes, plus padding only before a variable aligned more strictly than
+/// G, the largest power of two (up to 128) that divides every size, since every offset stays a
+/// multiple of G (at most its alignment minus G there).
+uint64_t sharedBytesBound(llvm::ArrayRef<SharedVar> Vars);
+
+/// Other, with a loop's tiles (Tiles[t] bytes each) as stage arrays of Stages buffers (aligned
+/// to StageArrayAlign), or as they were (aligned to 16 at most) where Stages is below 2.
+std::vector<SharedVar> withStages(llvm::ArrayRef<SharedVar> Other, llvm::ArrayRef<uint64_t> Tiles,
+                                  unsigned Stages);
+
+/// Stage counts for the loops of one function, loop i's tiles taking TileBytes[i][t] bytes each
+/// per stage, next to Other, the shared variables that stay as they are: their bound
+/// (sharedBytesBound) within StaticSharedLimit. Starts loop i at Requested[i] and lowers the loop
+/// with the largest tiles until everything fits; a loop that would need fewer than two stages gets
+/// none (nullopt) and keeps its single buffer. The copy engine's barriers are not counted here:
+/// a loop gets the engine only where they fit beside the stages (planEngine).
+std::vector<std::optional<unsigned>> planStages(llvm::ArrayRef<std::vector<uint64_t>> TileBytes,
+                                                llvm::ArrayRef<SharedVar> Other,
                                                 llvm::ArrayRef<unsigned> Requested);
 
 /// How one tile moves from global into shared memory.
@@ -165,6 +184,10 @@ struct PlanInputs {
   /// main file gets).
   bool InMainFile = true;
   std::string KernelProblem; ///< why the loop's kernel cannot take tensor maps, or ""
+  /// Per instantiation, the function's static shared variables beside the loop's tiles (the
+  /// other loops' stage arrays as planned): the copy engine's barriers must fit beside them and
+  /// the loop's stages. Empty: not known, and no engine.
+  std::vector<std::vector<SharedVar>> SharedBeside;
   /// A choice made by measuring (a tuning file, or a tune bundle's variant): the plan is this
   /// choice, where it is legal, and the cost model and its thresholds are not asked.
   std::optional<PlanChoice> Forced;

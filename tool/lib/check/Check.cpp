@@ -47,8 +47,8 @@ llvm::ArrayRef<const CallExpr *> TranslationUnitIndex::callersOf(const FunctionD
 
 namespace tilepipe::check {
 
-static uint64_t sharedBytesOutside(ASTContext &Ctx, const FunctionDecl *FD,
-                                   const std::vector<Tile> &Tiles) {
+static std::vector<SharedVar> sharedOutside(ASTContext &Ctx, const FunctionDecl *FD,
+                                            const std::vector<Tile> &Tiles) {
   struct Decls : RecursiveASTVisitor<Decls> {
     std::vector<const VarDecl *> Shared;
     bool VisitVarDecl(VarDecl *V) {
@@ -58,12 +58,13 @@ static uint64_t sharedBytesOutside(ASTContext &Ctx, const FunctionDecl *FD,
     }
   } D;
   D.TraverseStmt(FD->getBody());
-  uint64_t Bytes = 0;
+  std::vector<SharedVar> Out;
   for (const VarDecl *V : D.Shared)
     if (llvm::none_of(Tiles, [&](const Tile &T) { return T.Var == V; }) &&
         !V->getType()->isDependentType() && !V->getType()->isIncompleteType())
-      Bytes += Ctx.getTypeSizeInChars(V->getType()).getQuantity();
-  return Bytes;
+      Out.push_back({V, static_cast<uint64_t>(Ctx.getTypeSizeInChars(V->getType()).getQuantity()),
+                     static_cast<uint64_t>(Ctx.getDeclAlign(V).getQuantity())});
+  return Out;
 }
 
 /// The steps in order. A step that refuses the loop does not end the check where the steps after
@@ -183,7 +184,7 @@ void LoopChecker::describeSurroundings() {
   } L;
   L.TraverseStmt(M.Function->getBody());
   M.NestedInLoop |= L.Found;
-  M.OtherSharedBytes = sharedBytesOutside(Ctx, M.Function, M.Tiles);
+  M.OtherShared = sharedOutside(Ctx, M.Function, M.Tiles);
 }
 
 } // namespace tilepipe::check
