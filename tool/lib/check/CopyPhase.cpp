@@ -458,10 +458,82 @@ Verdict LoopChecker::checkInnerCopyLoop(const ForStmt *For) {
   if (Step)
     if (Verdict R = sameEachIteration(Step, "the inner copy loop step"); !R.ok())
       return R;
+  if (Declared.size() == 1)
+    if (auto R = innerRange(For, Declared.front()))
+      InnerRanges[Declared.front()] = *R;
   Verdict V = checkCopyStmt(For->getBody());
   for (size_t I = 0; I < Declared.size(); ++I)
     InnerStack.pop_back();
   return V;
+}
+
+/// The least and greatest value V takes in the iterations of its inner copy loop, where they are
+/// constants: V starts at a constant, the increment adds a constant to it (`++`, `--`, `+=`, `-=`),
+/// and the condition compares two affine forms in V alone (`offset + 32 <= 128`). The loop is run
+/// here, at most 65536 iterations, with every value (V's and both sides') within 32-bit signed
+/// arithmetic and not negative where it is unsigned, so the compiled comparison and the one run
+/// here agree (V within its own type's range). The body never changes V (checkInnerCopyLoop); a break ends it sooner, within the
+/// range. A loop that runs no iteration has no range.
+std::optional<LoopChecker::InnerRange> LoopChecker::innerRange(const ForStmt *For, const VarDecl *V) {
+  const auto *Cond = dyn_cast<BinaryOperator>(For->getCond()->IgnoreParens());
+  const Expr *Inc = For->getInc()->IgnoreParens();
+  if (!Cond || !Cond->isComparisonOp() || Cond->getOpcode() == BO_EQ)
+    return std::nullopt;
+  Affine Start, L, R, Step;
+  int64_t Sign = 1;
+  if (const auto *U = dyn_cast<UnaryOperator>(Inc); U && U->isIncrementDecrementOp() && varOf(U->getSubExpr()) == V)
+    Step.Constant = U->isIncrementOp() ? 1 : -1;
+  else if (const auto *CA = dyn_cast<CompoundAssignOperator>(Inc);
+           CA && (CA->getOpcode() == BO_AddAssign || CA->getOpcode() == BO_SubAssign) && varOf(CA->getLHS()) == V &&
+           affine(CA->getRHS(), Step))
+    Sign = CA->getOpcode() == BO_AddAssign ? 1 : -1;
+  else
+    return std::nullopt;
+  if (!affine(V->getInit(), Start) || !affine(Cond->getLHS(), L) || !affine(Cond->getRHS(), R) ||
+      !Start.Terms.empty() || !Step.Terms.empty() || Step.Constant == 0 || std::abs(Step.Constant) >= (int64_t(1) << 31))
+    return std::nullopt;
+  const std::string Atom = affineAtom(V);
+  auto OnlyV = [&](const Affine &A) {
+    return A.Terms.empty() || (A.Terms.size() == 1 && A.Terms.count(Atom) &&
+                               std::abs(A.Terms.at(Atom)) < (int64_t(1) << 24) &&
+                               std::abs(A.Constant) < (int64_t(1) << 40));
+  };
+  if (!OnlyV(L) || !OnlyV(R))
+    return std::nullopt;
+  auto At = [&](const Affine &A, int64_t X) {
+    auto T = A.Terms.find(Atom);
+    return A.Constant + (T == A.Terms.end() ? 0 : T->second * X);
+  };
+  const bool VUnsigned = V->getType()->isUnsignedIntegerType();
+  const bool CmpUnsigned = Cond->getLHS()->getType()->isUnsignedIntegerType() ||
+                           Cond->getRHS()->getType()->isUnsignedIntegerType();
+  // Within the type's range too for V (a `char` counter wraps at 256), at most 31 bits.
+  auto Fits = [](int64_t X, bool Unsigned, unsigned Bits = 32) {
+    const unsigned B = std::min(Bits, 32u) - (Unsigned ? 0 : 1);
+    return X < (int64_t(1) << std::min(B, 31u)) && X >= (Unsigned ? 0 : -(int64_t(1) << B));
+  };
+  const unsigned VBits = Ctx.getIntWidth(V->getType());
+  std::optional<InnerRange> Range;
+  int64_t X = Start.Constant;
+  for (int N = 0;; ++N) {
+    const int64_t A = At(L, X), B = At(R, X);
+    if (N == 65536 || !Fits(X, VUnsigned, VBits) || !Fits(A, CmpUnsigned) || !Fits(B, CmpUnsigned))
+      return std::nullopt;
+    bool Holds = false;
+    switch (Cond->getOpcode()) {
+    case BO_LT: Holds = A < B; break;
+    case BO_LE: Holds = A <= B; break;
+    case BO_GT: Holds = A > B; break;
+    case BO_GE: Holds = A >= B; break;
+    case BO_NE: Holds = A != B; break;
+    default: return std::nullopt;
+    }
+    if (!Holds)
+      return Range;
+    Range = Range ? InnerRange{std::min(Range->Lo, X), std::max(Range->Hi, X), std::abs(Step.Constant)}
+                  : InnerRange{X, X, std::abs(Step.Constant)};
+    X += Sign * Step.Constant;
+  }
 }
 
 } // namespace tilepipe::check

@@ -188,8 +188,12 @@ bool LoopChecker::opaqueAtom(const Expr *E, std::string &Key) {
   if (!E->getType()->isIntegerType() || E->isValueDependent())
     return false;
   std::function<bool(const Stmt *)> Pure = [&](const Stmt *S) {
-    if (const auto *X = dyn_cast<Expr>(S); X && (isBuiltinIndexRead(X) || varOf(X)))
-      return !varOf(X) || !varOf(X)->getType().isVolatileQualified();
+    if (const auto *X = dyn_cast<Expr>(S); X && (isBuiltinIndexRead(X) || varOf(X))) {
+      const VarDecl *V = varOf(X);
+      if (V && OpaqueFixedOnly && (InnerVars.contains(V) || llvm::is_contained(NestedIndexVars, V)))
+        return false; // it may differ from one inner iteration to the next
+      return !V || !V->getType().isVolatileQualified();
+    }
     if (const auto *B = dyn_cast<BinaryOperator>(S); B && (B->isAssignmentOp() || B->isCommaOp()))
       return false;
     if (const auto *U = dyn_cast<UnaryOperator>(S); U && U->isIncrementDecrementOp())

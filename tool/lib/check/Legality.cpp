@@ -211,7 +211,7 @@ Verdict LoopChecker::checkOverlap() {
     const TileTarget &TI = Sites[I].Target;
     const std::vector<const Expr *> &IdxI = TI.Indices;
     const VarDecl *TV = TI.Tile;
-    if (!Sites[I].Inner.empty()) {
+    if (!Sites[I].Inner.empty() && !distinctAcrossInner(Sites[I])) {
       // Each inner variable selects the element: it is the only inner variable in some
       // subscript's form, whose other terms the inner loops do not change. Appearing somewhere
       // is not enough: `s[x][i + j]` writes one element for (i, j) = (0, 1) and (1, 0), and two
@@ -249,9 +249,14 @@ Verdict LoopChecker::checkOverlap() {
     for (size_t J = I + 1; J < Sites.size(); ++J) {
       if (Sites[I].TileIdx != Sites[J].TileIdx)
         continue;
-      if (!Sites[I].Inner.empty() || !Sites[J].Inner.empty())
+      if (!Sites[I].Inner.empty() || !Sites[J].Inner.empty()) {
+        if (disjointAcrossInner(Sites[I], Sites[J]))
+          continue;
         return Verdict::refuse(Reason::TileOverlap,
-                               "an inner copy loop and another copy both write " + quoted(TV));
+                               "'" + text(Sites[I].Dst) + "' and '" + text(Sites[J].Dst) + "' both write " +
+                                   quoted(TV) + " in an inner copy loop, and the elements each may write "
+                                   "are not provably apart (over constant bounds of the inner loop variables)");
+      }
       const TileTarget &TJ = Sites[J].Target;
       bool Distinct = false;
       // One thread, one iteration: what it cannot expand it reads alike at both sites.
@@ -283,6 +288,106 @@ Verdict LoopChecker::checkOverlap() {
     }
   }
   return {};
+}
+
+/// Whether two stores into one tile, one of them or both in inner copy loops, write no element
+/// in common in one iteration of the tiled loop, whatever iterations of the inner loops write
+/// them. In some subscript (the element index counted from the tile's first, where a vector is
+/// stored) the two affine forms differ by a constant once their inner loop variables' terms are
+/// taken out, and those terms, over the constant ranges of their variables (innerRange), keep the
+/// elements each writes (a vector spans its width) in two intervals apart: `As[(c * 4 + j) * 128 +
+/// r + offset]` for j = 0..3, offset = 0, 32, 64, 96. Each inner variable ranges over its own
+/// values independently, which covers both stores in one loop and in two. What is left of a form
+/// must be the same in every inner iteration: no index variable declared in the copy phase whose
+/// start is no affine form, and no opaque atom that reads one or an inner variable.
+bool LoopChecker::disjointAcrossInner(const StoreSite &SI, const StoreSite &SJ) {
+  const TileTarget &TI = SI.Target, &TJ = SJ.Target;
+  const bool Linear = TI.View || TJ.View;
+  const size_t NForms = Linear ? 1 : std::min(TI.Indices.size(), TJ.Indices.size());
+  bool Disjoint = false;
+  OpaqueAtoms = OpaqueFixedOnly = true;
+  for (size_t D = 0; D < NForms && !Disjoint; ++D) {
+    Affine A, B;
+    int64_t LoI, HiI, LoJ, HiJ;
+    bool Known = Linear ? linearIndex(TI, A) && linearIndex(TJ, B)
+                        : affine(TI.Indices[D], A) && affine(TJ.Indices[D], B);
+    if (!Known || !innerPart(A, SI, LoI, HiI) || !innerPart(B, SJ, LoJ, HiJ))
+      continue;
+    A.add(B, -1);
+    if (!A.Terms.empty())
+      continue;
+    const int64_t WI = Linear ? TI.Width : 1, WJ = Linear ? TJ.Width : 1;
+    Disjoint = A.Constant + HiI + WI - 1 < LoJ || HiJ + WJ - 1 < A.Constant + LoI;
+  }
+  OpaqueAtoms = OpaqueFixedOnly = false;
+  return Disjoint;
+}
+
+/// Takes F's terms of S's inner loop variables out, as the interval [Lo, Hi] of the values they
+/// sum to over the variables' ranges; false where a variable has no range or what is left may
+/// change within the inner loops (an index variable of the copy phase, an inner variable).
+bool LoopChecker::innerPart(Affine &F, const StoreSite &S, int64_t &Lo, int64_t &Hi) {
+  Lo = Hi = 0;
+  for (const VarDecl *V : S.Inner) {
+    auto T = F.Terms.find(affineAtom(V));
+    if (T == F.Terms.end())
+      continue;
+    auto R = InnerRanges.find(V);
+    if (R == InnerRanges.end() || std::abs(T->second) >= (int64_t(1) << 24))
+      return false; // the sums below stay far from overflow
+    const int64_t X = T->second * R->second.Lo, Y = T->second * R->second.Hi;
+    Lo += std::min(X, Y);
+    Hi += std::max(X, Y);
+    F.Terms.erase(T);
+  }
+  return llvm::none_of(NestedIndexVars, [&](const VarDecl *N) { return F.Terms.count(affineAtom(N)); }) &&
+         llvm::none_of(InnerVars, [&](const VarDecl *N) { return F.Terms.count(affineAtom(N)); });
+}
+
+/// Whether a store in inner copy loops writes no element twice in one iteration of the tiled
+/// loop: in some subscript (the element index counted from the tile's first, for a vector) the
+/// inner variables' terms count in mixed radix. Each variable moves the form by a unit (its
+/// coefficient times its step, in magnitude) over its trip count; ordered by unit, each unit is at
+/// least the element's span (a vector's width) plus all that the smaller ones can move together, so
+/// two iterations that differ first (from the largest unit down) in one variable write elements a
+/// whole span apart. `s[x + 128 * i + 256 * j]` for i, j < 2; not `s[x][i + j]`. A variable whose
+/// loop runs more than once must move the form; what is left of it is the same in every inner
+/// iteration (innerPart).
+bool LoopChecker::distinctAcrossInner(const StoreSite &S) {
+  const TileTarget &T = S.Target;
+  const size_t NForms = T.View ? 1 : T.Indices.size();
+  bool Distinct = false;
+  OpaqueAtoms = OpaqueFixedOnly = true;
+  for (size_t D = 0; D < NForms && !Distinct; ++D) {
+    Affine F;
+    if (!(T.View ? linearIndex(T, F) : affine(T.Indices[D], F)))
+      continue;
+    std::vector<std::pair<int64_t, int64_t>> Units; // (unit, trips - 1)
+    bool Known = true;
+    for (const VarDecl *V : S.Inner) {
+      auto R = InnerRanges.find(V);
+      auto Term = F.Terms.find(affineAtom(V));
+      if (R == InnerRanges.end() || (Term == F.Terms.end() && R->second.Hi != R->second.Lo) ||
+          (Term != F.Terms.end() && std::abs(Term->second) >= (int64_t(1) << 24))) {
+        Known = false;
+        break;
+      }
+      if (Term != F.Terms.end())
+        Units.push_back({std::abs(Term->second) * R->second.Step, (R->second.Hi - R->second.Lo) / R->second.Step});
+    }
+    int64_t Lo, Hi;
+    if (!Known || !innerPart(F, S, Lo, Hi))
+      continue;
+    llvm::sort(Units);
+    int64_t Reach = 0; // how far the smaller units move the form together
+    Distinct = true;
+    for (const auto &[Unit, Moves] : Units) {
+      Distinct &= Unit >= static_cast<int64_t>(T.Width) + Reach;
+      Reach += Unit * Moves;
+    }
+  }
+  OpaqueAtoms = OpaqueFixedOnly = false;
+  return Distinct;
 }
 
 /// Copies of whole tiles (16-byte chunks spread over the block's thread ranks, or one thread

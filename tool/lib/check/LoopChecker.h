@@ -139,6 +139,12 @@ private:
   };
   std::vector<StoreSite> Sites;
   std::vector<const clang::VarDecl *> InnerStack;
+  /// The values an inner copy loop variable takes, where its loop's start, bound and step are
+  /// constants (innerRange): Lo, Lo + Step, ..., Hi, Step > 0.
+  struct InnerRange {
+    int64_t Lo, Hi, Step;
+  };
+  llvm::DenseMap<const clang::VarDecl *, InnerRange> InnerRanges;
   /// Statements of the copy phase refused: later steps do not refuse the loop again for them.
   std::vector<const clang::Stmt *> RefusedCopy;
   llvm::SmallPtrSet<const clang::VarDecl *, 4> RefusedVars; ///< declared by those statements
@@ -197,6 +203,9 @@ private:
   /// indices only, as an atom of its own (checkOverlap: two sites of one thread in one iteration
   /// read it alike). Elsewhere an atom must be a variable: the analyses ask which ones a form reads.
   bool OpaqueAtoms = false;
+  /// While set too, such an atom may not name an inner copy loop variable or an index variable of
+  /// the copy phase: it must be the same in every iteration of the inner copy loops.
+  bool OpaqueFixedOnly = false;
   bool opaqueAtom(const clang::Expr *E, std::string &Key);
   char threadDim(const clang::Expr *E);
   bool mentionsThread(const clang::Stmt *S, unsigned Depth = 0);
@@ -230,6 +239,7 @@ private:
   Verdict checkCopyIf(const clang::IfStmt *If);
   Verdict checkGuardedStore(const clang::IfStmt *If);
   Verdict checkInnerCopyLoop(const clang::ForStmt *For);
+  std::optional<InnerRange> innerRange(const clang::ForStmt *For, const clang::VarDecl *V);
   Verdict sameEachIteration(const clang::Expr *E, const std::string &What);
 
   // TileStores.cpp
@@ -255,6 +265,9 @@ private:
   Verdict checkStores();
   Verdict classifyStoreTarget(const RootSet &Target, const clang::Stmt *Where);
   Verdict checkOverlap();
+  bool disjointAcrossInner(const StoreSite &I, const StoreSite &J);
+  bool distinctAcrossInner(const StoreSite &S);
+  bool innerPart(Affine &F, const StoreSite &S, int64_t &Lo, int64_t &Hi);
   void requireAllThreadsForWholeTiles();
 
   // TileBoxes.cpp
