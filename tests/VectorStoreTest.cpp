@@ -199,3 +199,44 @@ TEST(VectorStores, TheModelCountsSixteenByteVectorsAsWide) {
   ASSERT_TRUE(Q.Loops[0].Plan);
   EXPECT_TRUE(Q.Loops[0].Plan->Registers || Q.Loops[0].Plan->Keep.has_value()) << Q.Loops[0].message();
 }
+
+// A reference to the tile is not the tile: the copy phase stores through another name, which the
+// rewrite would not redirect to the stage buffer.
+TEST(VectorStores, AStoreThroughAReferenceToTheTileIsRefused) {
+  FileResult R = runOnCode(vectorKernel("    reinterpret_cast<float4 *>(&r[4 * threadIdx.x])[0] =\n"
+                                        "        reinterpret_cast<const float4 *>(&A[(t * T + threadIdx.x) * 4])[0];",
+                                        "__shared__ float s[4 * T]; float (&r)[4 * T] = s;"),
+                           pipelineOnly());
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_EQ("load-phase", reasonInfo(R.Loops[0].Code).Id.str()) << R.Loops[0].message();
+  EXPECT_EQ(R.Original, R.Rewritten);
+}
+
+// The vector's type is named where the cast names it: a typedef in a block around the loop that
+// shadows the file's (float4 there, float2 outside) still names the register's type, which the
+// rewrite declares inside that block, after the typedef.
+TEST(VectorStores, AShadowingTypedefStillNamesTheRegister) {
+  const std::string Code = "#define T 64\ntypedef float2 V;\n"
+                           "__global__ void k(const float *A, float *C, int nt) {\n"
+                           "  __shared__ float s[4 * T];\n  float acc = 0;\n  {\n    typedef float4 V;\n"
+                           "    for (int t = 0; t < nt; ++t) {\n"
+                           "      reinterpret_cast<V *>(&s[4 * threadIdx.x])[0] =\n"
+                           "          reinterpret_cast<const V *>(&A[(t * T + threadIdx.x) * 4])[0];\n"
+                           "      __syncthreads();\n      acc += s[(threadIdx.x * 5 + 3) % (4 * T)];\n"
+                           "      __syncthreads();\n    }\n  }\n  C[threadIdx.x] = acc;\n}\n";
+  ToolOptions O = defaultOptions();
+  O.Choice = PlanChoice{false, 1, PlanChoice::Registers};
+  FileResult R = runOnCode(Code, O);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  const size_t Local = R.Rewritten.find("typedef float4 V;"), Reg = R.Rewritten.find("V s_next;");
+  ASSERT_NE(std::string::npos, Local) << R.Rewritten;
+  ASSERT_NE(std::string::npos, Reg) << R.Rewritten;
+  EXPECT_LT(Local, Reg) << R.Rewritten;
+  // Still inside the block that holds the typedef: no closing brace of it between them.
+  EXPECT_EQ(std::string::npos, R.Rewritten.substr(Local, Reg - Local).find("\n  }")) << R.Rewritten;
+  FileResult P = runOnCode(Code, pipelineOnly());
+  ASSERT_TRUE(P.Ok) << P.Error;
+  EXPECT_NE(std::string::npos, squeezed(P.Rewritten).find("::cuda::aligned_size_t<sizeof(V)>(sizeof(V))")) << P.Rewritten;
+}
