@@ -136,3 +136,26 @@ TEST(InnerRanges, EachRefusedTwinSaysWhy) {
   for (const Case &K : Cases)
     EXPECT_EQ(0u, outcome(K.Copy).rfind("tile-overlap", 0)) << K.What << ": " << outcome(K.Copy);
 }
+
+// Elements are told apart counted from the tile's first, across rows: a subscript past its
+// dimension addresses the next row, as the compiled code does, so two stores whose rows differ may
+// still write one element (`s[0][x + 64]` is `s[1][x]` in a `float s[2][64]`).
+TEST(InnerRanges, RowsThatDifferProveNothingAlone) {
+  auto Run = [](const std::string &Copy) {
+    const std::string Code = "__global__ void k(const float *A, float *C, int nt) {\n"
+                             "  __shared__ float s[2][64];\n  const int x = threadIdx.x % 64;\n  float acc = 0;\n"
+                             "  for (int t = 0; t < nt; ++t) {\n" +
+                             Copy +
+                             "\n    __syncthreads();\n    acc += s[1][threadIdx.x % 64];\n    __syncthreads();\n  }\n"
+                             "  C[threadIdx.x] = acc;\n}\n";
+    FileResult R = runOnCode(Code, pipelineOnly());
+    return R.Ok && R.Loops.size() == 1 ? reasonInfo(R.Loops[0].Code).Id.str() + " (" + R.Loops[0].message() + ")"
+                                       : "error: " + R.Error;
+  };
+  std::string Rows = Run("    s[0][x] = A[t * 128 + x];\n    s[1][x] = A[t * 128 + 64 + x];");
+  EXPECT_EQ(0u, Rows.rfind("pipelined", 0)) << Rows;
+  std::string Past = Run("    s[0][x + 64] = A[t * 128 + x];\n    s[1][x] = A[t * 128 + 64 + x];");
+  EXPECT_EQ(0u, Past.rfind("tile-overlap", 0)) << Past;
+  std::string Loop = Run("    for (int i = 0; i < 2; ++i) s[0][x + 64 * i] = A[t * 128 + x];\n    s[1][x] = A[t * 128 + 64 + x];");
+  EXPECT_EQ(0u, Loop.rfind("tile-overlap", 0)) << Loop;
+}

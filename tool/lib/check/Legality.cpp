@@ -259,26 +259,17 @@ Verdict LoopChecker::checkOverlap() {
       }
       const TileTarget &TJ = Sites[J].Target;
       bool Distinct = false;
-      // One thread, one iteration: what it cannot expand it reads alike at both sites.
+      // One thread, one iteration: what it cannot expand it reads alike at both sites. The
+      // elements each starts at are counted from the tile's first, across rows: a subscript past
+      // its dimension (`s[0][x + 64]` of a `float s[2][64]`) is the next row's element, as the
+      // compiled code addresses it, so rows that differ prove nothing alone. A vector spans
+      // elements: the two must lie a whole span apart.
       OpaqueAtoms = true;
-      if (TI.View || TJ.View) {
-        // Vectors span elements, across rows too: the elements each starts at, counted from the
-        // tile's first, must lie a whole span apart.
-        Affine A, B;
-        if (linearIndex(TI, A) && linearIndex(TJ, B)) {
-          A.add(B, -1);
-          Distinct = A.Terms.empty() && (A.Constant >= static_cast<int64_t>(TJ.Width) ||
-                                         -A.Constant >= static_cast<int64_t>(TI.Width));
-        }
-      }
-      for (size_t D = 0; D < IdxI.size() && D < TJ.Indices.size() && !TI.View && !TJ.View; ++D) {
-        Affine A, B;
-        bool Known = affine(IdxI[D], A) && affine(TJ.Indices[D], B);
-        if (!Known)
-          continue;
+      Affine A, B;
+      if (linearIndex(TI, A) && linearIndex(TJ, B)) {
         A.add(B, -1);
-        if (A.Terms.empty() && A.Constant != 0)
-          Distinct = true;
+        Distinct = A.Terms.empty() && (A.Constant >= static_cast<int64_t>(TJ.Width) ||
+                                       -A.Constant >= static_cast<int64_t>(TI.Width));
       }
       OpaqueAtoms = false;
       if (!Distinct)
@@ -292,9 +283,8 @@ Verdict LoopChecker::checkOverlap() {
 
 /// Whether two stores into one tile, one of them or both in inner copy loops, write no element
 /// in common in one iteration of the tiled loop, whatever iterations of the inner loops write
-/// them. In some subscript (the element index counted from the tile's first, where a vector is
-/// stored) the two affine forms differ by a constant once their inner loop variables' terms are
-/// taken out, and those terms, over the constant ranges of their variables (innerRange), keep the
+/// them. In the element index counted from the tile's first (across rows: checkOverlap) the two
+/// affine forms differ by a constant once their inner loop variables' terms are taken out, and those terms, over the constant ranges of their variables (innerRange), keep the
 /// elements each writes (a vector spans its width) in two intervals apart: `As[(c * 4 + j) * 128 +
 /// r + offset]` for j = 0..3, offset = 0, 32, 64, 96. Each inner variable ranges over its own
 /// values independently, which covers both stores in one loop and in two. What is left of a form
@@ -302,25 +292,17 @@ Verdict LoopChecker::checkOverlap() {
 /// start is no affine form, and no opaque atom that reads one or an inner variable.
 bool LoopChecker::disjointAcrossInner(const StoreSite &SI, const StoreSite &SJ) {
   const TileTarget &TI = SI.Target, &TJ = SJ.Target;
-  const bool Linear = TI.View || TJ.View;
-  const size_t NForms = Linear ? 1 : std::min(TI.Indices.size(), TJ.Indices.size());
-  bool Disjoint = false;
+  // Counted from the tile's first element, across rows (checkOverlap says why).
+  Affine A, B;
+  int64_t LoI, HiI, LoJ, HiJ;
   OpaqueAtoms = OpaqueFixedOnly = true;
-  for (size_t D = 0; D < NForms && !Disjoint; ++D) {
-    Affine A, B;
-    int64_t LoI, HiI, LoJ, HiJ;
-    bool Known = Linear ? linearIndex(TI, A) && linearIndex(TJ, B)
-                        : affine(TI.Indices[D], A) && affine(TJ.Indices[D], B);
-    if (!Known || !innerPart(A, SI, LoI, HiI) || !innerPart(B, SJ, LoJ, HiJ))
-      continue;
-    A.add(B, -1);
-    if (!A.Terms.empty())
-      continue;
-    const int64_t WI = Linear ? TI.Width : 1, WJ = Linear ? TJ.Width : 1;
-    Disjoint = A.Constant + HiI + WI - 1 < LoJ || HiJ + WJ - 1 < A.Constant + LoI;
-  }
+  bool Known = linearIndex(TI, A) && linearIndex(TJ, B) && innerPart(A, SI, LoI, HiI) &&
+               innerPart(B, SJ, LoJ, HiJ);
   OpaqueAtoms = OpaqueFixedOnly = false;
-  return Disjoint;
+  if (!Known)
+    return false;
+  A.add(B, -1);
+  return A.Terms.empty() && (A.Constant + HiI + TI.Width - 1 < LoJ || HiJ + TJ.Width - 1 < A.Constant + LoI);
 }
 
 /// Takes F's terms of S's inner loop variables out, as the interval [Lo, Hi] of the values they
@@ -345,8 +327,8 @@ bool LoopChecker::innerPart(Affine &F, const StoreSite &S, int64_t &Lo, int64_t 
 }
 
 /// Whether a store in inner copy loops writes no element twice in one iteration of the tiled
-/// loop: in some subscript (the element index counted from the tile's first, for a vector) the
-/// inner variables' terms count in mixed radix. Each variable moves the form by a unit (its
+/// loop: in the element index counted from the tile's first, across rows, the inner variables'
+/// terms count in mixed radix. Each variable moves the form by a unit (its
 /// coefficient times its step, in magnitude) over its trip count; ordered by unit, each unit is at
 /// least the element's span (a vector's width) plus all that the smaller ones can move together, so
 /// two iterations that differ first (from the largest unit down) in one variable write elements a
@@ -355,39 +337,34 @@ bool LoopChecker::innerPart(Affine &F, const StoreSite &S, int64_t &Lo, int64_t 
 /// iteration (innerPart).
 bool LoopChecker::distinctAcrossInner(const StoreSite &S) {
   const TileTarget &T = S.Target;
-  const size_t NForms = T.View ? 1 : T.Indices.size();
-  bool Distinct = false;
+  Affine F; // the element index, across rows
+  std::vector<std::pair<int64_t, int64_t>> Units; // (unit, trips - 1)
   OpaqueAtoms = OpaqueFixedOnly = true;
-  for (size_t D = 0; D < NForms && !Distinct; ++D) {
-    Affine F;
-    if (!(T.View ? linearIndex(T, F) : affine(T.Indices[D], F)))
-      continue;
-    std::vector<std::pair<int64_t, int64_t>> Units; // (unit, trips - 1)
-    bool Known = true;
-    for (const VarDecl *V : S.Inner) {
-      auto R = InnerRanges.find(V);
-      auto Term = F.Terms.find(affineAtom(V));
-      if (R == InnerRanges.end() || (Term == F.Terms.end() && R->second.Hi != R->second.Lo) ||
-          (Term != F.Terms.end() && std::abs(Term->second) >= (int64_t(1) << 24))) {
-        Known = false;
-        break;
-      }
-      if (Term != F.Terms.end())
-        Units.push_back({std::abs(Term->second) * R->second.Step, (R->second.Hi - R->second.Lo) / R->second.Step});
-    }
-    int64_t Lo, Hi;
-    if (!Known || !innerPart(F, S, Lo, Hi))
-      continue;
-    llvm::sort(Units);
-    int64_t Reach = 0; // how far the smaller units move the form together
-    Distinct = true;
-    for (const auto &[Unit, Moves] : Units) {
-      Distinct &= Unit >= static_cast<int64_t>(T.Width) + Reach;
-      Reach += Unit * Moves;
-    }
+  bool Known = linearIndex(T, F);
+  for (const VarDecl *V : S.Inner) {
+    if (!Known)
+      break;
+    auto R = InnerRanges.find(V);
+    auto Term = F.Terms.find(affineAtom(V));
+    if (R == InnerRanges.end() || (Term == F.Terms.end() && R->second.Hi != R->second.Lo) ||
+        (Term != F.Terms.end() && (R->second.Step == 0 || std::abs(Term->second) >= (int64_t(1) << 24))))
+      Known = false;
+    else if (Term != F.Terms.end())
+      Units.push_back({std::abs(Term->second) * R->second.Step, (R->second.Hi - R->second.Lo) / R->second.Step});
   }
+  int64_t Lo, Hi;
+  Known = Known && innerPart(F, S, Lo, Hi);
   OpaqueAtoms = OpaqueFixedOnly = false;
-  return Distinct;
+  if (!Known)
+    return false;
+  llvm::sort(Units);
+  int64_t Reach = 0; // how far the smaller units move the form together
+  for (const auto &[Unit, Moves] : Units) {
+    if (Unit < static_cast<int64_t>(T.Width) + Reach)
+      return false;
+    Reach += Unit * Moves;
+  }
+  return true;
 }
 
 /// Copies of whole tiles (16-byte chunks spread over the block's thread ranks, or one thread
