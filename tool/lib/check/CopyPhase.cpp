@@ -458,9 +458,15 @@ Verdict LoopChecker::checkInnerCopyLoop(const ForStmt *For) {
   if (Step)
     if (Verdict R = sameEachIteration(Step, "the inner copy loop step"); !R.ok())
       return R;
-  if (Declared.size() == 1)
-    if (auto R = innerRange(For, Declared.front()))
+  if (Declared.size() == 1) {
+    std::optional<InnerRange> R = innerRange(For, Declared.front());
+    if (R)
       InnerRanges[Declared.front()] = *R;
+    else
+      R = boundedRange(For, Declared.front());
+    if (R)
+      SubscriptRanges[Declared.front()] = {R->Lo, R->Hi};
+  }
   Verdict V = checkCopyStmt(For->getBody());
   for (size_t I = 0; I < Declared.size(); ++I)
     InnerStack.pop_back();
@@ -534,6 +540,59 @@ std::optional<LoopChecker::InnerRange> LoopChecker::innerRange(const ForStmt *Fo
                   : InnerRange{X, X, std::abs(Step.Constant)};
     X += Sign * Step.Constant;
   }
+}
+
+/// The values V takes where its start differs between threads (`for (int i = threadIdx.x; i < N;
+/// i += blockDim.x)`): the start's least value (threadRange), up to the bound of a condition
+/// `i < C` or `i <= C` (`C > i`, `C >= i`), C a constant; the step a positive constant or
+/// blockDim's. Each value is at least the start, since the step is positive, and passed the
+/// condition. V is at least 32 bits, and the bound plus the largest step (1024 for blockDim's)
+/// stays within 31 bits, so no increment wraps. Step 0: the values within the range are not known
+/// one by one.
+std::optional<LoopChecker::InnerRange> LoopChecker::boundedRange(const ForStmt *For, const VarDecl *V) {
+  const auto *Cond = dyn_cast<BinaryOperator>(For->getCond()->IgnoreParens());
+  const Expr *Inc = For->getInc()->IgnoreParens();
+  if (!Cond || Ctx.getIntWidth(V->getType()) < 32)
+    return std::nullopt;
+  int64_t Step = 0, MaxStep = 0;
+  Affine S;
+  if (const auto *U = dyn_cast<UnaryOperator>(Inc); U && U->isIncrementOp() && varOf(U->getSubExpr()) == V)
+    Step = MaxStep = 1;
+  else if (const auto *CA = dyn_cast<CompoundAssignOperator>(Inc);
+           CA && CA->getOpcode() == BO_AddAssign && varOf(CA->getLHS()) == V && affine(CA->getRHS(), S)) {
+    if (S.Terms.empty() && S.Constant > 0 && S.Constant < (int64_t(1) << 20))
+      Step = MaxStep = S.Constant;
+    else if (S.Terms.size() == 1 && S.Constant >= 0 &&
+             (S.Terms.begin()->first == "blockDim.x" || S.Terms.begin()->first == "blockDim.y" ||
+              S.Terms.begin()->first == "blockDim.z") &&
+             S.Terms.begin()->second >= 1 && S.Terms.begin()->second < 1024)
+      MaxStep = S.Terms.begin()->second * 1024 + S.Constant;
+    else
+      return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  auto Start = threadRange(V->getInit());
+  if (!Start)
+    return std::nullopt;
+  // The variable on one side alone, a constant on the other.
+  const Expr *VarSide = Cond->getLHS(), *Bound = Cond->getRHS();
+  BinaryOperatorKind Op = Cond->getOpcode();
+  if (varOf(VarSide->IgnoreParenImpCasts()) != V) {
+    std::swap(VarSide, Bound);
+    Op = Op == BO_GT ? BO_LT : Op == BO_GE ? BO_LE : BO_Comma;
+  }
+  Affine B;
+  if (varOf(VarSide->IgnoreParenImpCasts()) != V || (Op != BO_LT && Op != BO_LE) || !affine(Bound, B) ||
+      !B.Terms.empty() || B.Constant >= (int64_t(1) << 30))
+    return std::nullopt;
+  if ((VarSide->getType()->isUnsignedIntegerType() || Bound->getType()->isUnsignedIntegerType()) &&
+      (Start->first < 0 || B.Constant < 0))
+    return std::nullopt;
+  const int64_t Hi = Op == BO_LT ? B.Constant - 1 : B.Constant;
+  if (Hi < Start->first || Hi + MaxStep >= (int64_t(1) << 31))
+    return std::nullopt;
+  return InnerRange{Start->first, Hi, Step};
 }
 
 } // namespace tilepipe::check

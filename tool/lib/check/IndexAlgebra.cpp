@@ -235,6 +235,77 @@ char LoopChecker::threadDim(const Expr *E) {
   return 0;
 }
 
+/// The least and greatest value E may take in any thread, where E is built from thread indices
+/// (threadIdx.x and .y below 1024, .z below 64), integer constants and locals set once from such
+/// values, and inner copy loop variables over their ranges, by +, -, * and by / and % of a
+/// positive constant, every step within 31 bits and, in an unsigned type, never below zero (so no
+/// step wraps): `threadIdx.x`, `tid * 4 + 1`, `tid % 32`, `x` of `for (x = threadIdx.x; x < 36;
+/// x += blockDim.x)`.
+std::optional<std::pair<int64_t, int64_t>> LoopChecker::threadRange(const Expr *E, unsigned Depth) {
+  using Range = std::pair<int64_t, int64_t>;
+  const int64_t Big = int64_t(1) << 31;
+  if (Depth > 8 || !E->getType()->isIntegerType() || E->isValueDependent())
+    return std::nullopt;
+  auto Checked = [&](Range R, QualType T) -> std::optional<Range> {
+    if (R.first > R.second || R.first <= -Big || R.second >= Big ||
+        (T->isUnsignedIntegerType() && R.first < 0) || Ctx.getIntWidth(T) < 32)
+      return std::nullopt;
+    return R;
+  };
+  E = E->IgnoreParens();
+  // A conversion, implicit or written (`(int)threadIdx.x - 1`), keeps a value its type holds.
+  if (const auto *CE = dyn_cast<CastExpr>(E)) {
+    const CastKind K = CE->getCastKind();
+    if (K != CK_LValueToRValue && K != CK_IntegralCast && K != CK_NoOp)
+      return std::nullopt;
+    auto R = threadRange(CE->getSubExpr(), Depth + 1);
+    return R ? Checked(*R, CE->getType()) : std::nullopt;
+  }
+  Expr::EvalResult C;
+  if (E->EvaluateAsInt(C, Ctx)) {
+    const int64_t V = C.Val.getInt().getExtValue();
+    return Checked({V, V}, E->getType());
+  }
+  std::string Key;
+  if (isBuiltinIndexRead(E, &Key)) {
+    if (Key == "threadIdx.x" || Key == "threadIdx.y")
+      return Range{0, 1023};
+    if (Key == "threadIdx.z")
+      return Range{0, 63};
+    return std::nullopt;
+  }
+  if (const VarDecl *V = varOf(E)) {
+    if (auto It = SubscriptRanges.find(V); It != SubscriptRanges.end())
+      return It->second; // an inner copy loop's variable, in its loop
+    return setOnceLocal(V) ? threadRange(V->getInit(), Depth + 1) : std::nullopt;
+  }
+  const auto *BO = dyn_cast<BinaryOperator>(E);
+  if (!BO)
+    return std::nullopt;
+  auto L = threadRange(BO->getLHS(), Depth + 1), R = threadRange(BO->getRHS(), Depth + 1);
+  if (!L || !R)
+    return std::nullopt;
+  switch (BO->getOpcode()) {
+  case BO_Add:
+    return Checked({L->first + R->first, L->second + R->second}, BO->getType());
+  case BO_Sub:
+    return Checked({L->first - R->second, L->second - R->first}, BO->getType());
+  case BO_Mul: {
+    const int64_t P[] = {L->first * R->first, L->first * R->second, L->second * R->first, L->second * R->second};
+    return Checked({*std::min_element(P, P + 4), *std::max_element(P, P + 4)}, BO->getType());
+  }
+  case BO_Div:
+  case BO_Rem:
+    if (R->first != R->second || R->first <= 0 || L->first < 0)
+      return std::nullopt;
+    return Checked(BO->getOpcode() == BO_Div ? Range{L->first / R->first, L->second / R->first}
+                                             : Range{0, std::min(L->second, R->first - 1)},
+                   BO->getType());
+  default:
+    return std::nullopt;
+  }
+}
+
 /// Whether FD, or a function it calls, reads something that differs between the threads of a
 /// block: threadIdx, a special register other than the block's and grid's, inline assembly, or a
 /// call that cannot be followed.

@@ -245,6 +245,24 @@ Verdict LoopChecker::checkOverlap() {
           return Verdict::refuse(Reason::TileOverlap, "the inner copy loop variable " + quoted(IV) +
                                                           " does not select the tile element");
       }
+      // Each variable selecting a subscript of its own tells iterations apart only where no
+      // subscript leaves its dimension: `s[i][j]` of a `float s[2][64]` with j up to 64 writes
+      // s[0][64], which is s[1][0], at (0, 64) and at (1, 0). With two inner variables or more,
+      // every subscript but the first must lie within its extent (threadRange, over the inner
+      // variables' ranges).
+      if (!TI.View && Sites[I].Inner.size() >= 2)
+        for (size_t D = 1; D < IdxI.size(); ++D) {
+          QualType Ty = TV->getType(); // the array whose extent the subscript D indexes
+          for (size_t K = 0; K < D && Ty->isArrayType(); ++K)
+            Ty = Ctx.getAsArrayType(Ty)->getElementType();
+          const ConstantArrayType *Dim = Ctx.getAsConstantArrayType(Ty);
+          auto R = threadRange(IdxI[D]);
+          if (!Dim || !R || R->first < 0 || R->second >= static_cast<int64_t>(Dim->getSize().getZExtValue()))
+            return Verdict::refuse(Reason::TileOverlap,
+                                   "'" + text(IdxI[D]) + "' in '" + text(Sites[I].Dst) +
+                                       "' is not provably within its dimension, so two iterations of the "
+                                       "inner copy loops may write one element through two rows");
+        }
     }
     for (size_t J = I + 1; J < Sites.size(); ++J) {
       if (Sites[I].TileIdx != Sites[J].TileIdx)

@@ -145,6 +145,9 @@ private:
     int64_t Lo, Hi, Step;
   };
   llvm::DenseMap<const clang::VarDecl *, InnerRange> InnerRanges;
+  /// Bounds of every inner copy loop variable that has them, those of a strided loop over the block
+  /// too (boundedRange): what its subscripts may be (threadRange).
+  llvm::DenseMap<const clang::VarDecl *, std::pair<int64_t, int64_t>> SubscriptRanges;
   /// Statements of the copy phase refused: later steps do not refuse the loop again for them.
   std::vector<const clang::Stmt *> RefusedCopy;
   llvm::SmallPtrSet<const clang::VarDecl *, 4> RefusedVars; ///< declared by those statements
@@ -208,6 +211,7 @@ private:
   bool OpaqueFixedOnly = false;
   bool opaqueAtom(const clang::Expr *E, std::string &Key);
   char threadDim(const clang::Expr *E);
+  std::optional<std::pair<int64_t, int64_t>> threadRange(const clang::Expr *E, unsigned Depth = 0);
   bool mentionsThread(const clang::Stmt *S, unsigned Depth = 0);
   std::map<const clang::FunctionDecl *, bool> AddressTakenOf; ///< addressTaken, once per function
   struct Coef {
@@ -240,6 +244,7 @@ private:
   Verdict checkGuardedStore(const clang::IfStmt *If);
   Verdict checkInnerCopyLoop(const clang::ForStmt *For);
   std::optional<InnerRange> innerRange(const clang::ForStmt *For, const clang::VarDecl *V);
+  std::optional<InnerRange> boundedRange(const clang::ForStmt *For, const clang::VarDecl *V);
   Verdict sameEachIteration(const clang::Expr *E, const std::string &What);
 
   // TileStores.cpp
