@@ -40,6 +40,19 @@ std::string outcome(const std::string &Copy) {
   return reasonInfo(R.Loops[0].Code).Id.str() + " (" + R.Loops[0].message() + ")";
 }
 
+/// The loop's reason ID and message, for a tile of 2 rows of 64 floats (x is threadIdx.x % 64).
+std::string twoRows(const std::string &Copy) {
+  const std::string Code = "__global__ void k(const float *A, float *C, int nt) {\n"
+                           "  __shared__ float s[2][64];\n  const int x = threadIdx.x % 64;\n  float acc = 0;\n"
+                           "  for (int t = 0; t < nt; ++t) {\n" +
+                           Copy +
+                           "\n    __syncthreads();\n    acc += s[1][threadIdx.x % 64];\n    __syncthreads();\n  }\n"
+                           "  C[threadIdx.x] = acc;\n}\n";
+  FileResult R = runOnCode(Code, pipelineOnly());
+  return R.Ok && R.Loops.size() == 1 ? reasonInfo(R.Loops[0].Code).Id.str() + " (" + R.Loops[0].message() + ")"
+                                     : "error: " + R.Error;
+}
+
 } // namespace
 
 // Each shape writes elements that no other store of the same iteration writes, and is rewritten.
@@ -141,22 +154,11 @@ TEST(InnerRanges, EachRefusedTwinSaysWhy) {
 // dimension addresses the next row, as the compiled code does, so two stores whose rows differ may
 // still write one element (`s[0][x + 64]` is `s[1][x]` in a `float s[2][64]`).
 TEST(InnerRanges, RowsThatDifferProveNothingAlone) {
-  auto Run = [](const std::string &Copy) {
-    const std::string Code = "__global__ void k(const float *A, float *C, int nt) {\n"
-                             "  __shared__ float s[2][64];\n  const int x = threadIdx.x % 64;\n  float acc = 0;\n"
-                             "  for (int t = 0; t < nt; ++t) {\n" +
-                             Copy +
-                             "\n    __syncthreads();\n    acc += s[1][threadIdx.x % 64];\n    __syncthreads();\n  }\n"
-                             "  C[threadIdx.x] = acc;\n}\n";
-    FileResult R = runOnCode(Code, pipelineOnly());
-    return R.Ok && R.Loops.size() == 1 ? reasonInfo(R.Loops[0].Code).Id.str() + " (" + R.Loops[0].message() + ")"
-                                       : "error: " + R.Error;
-  };
-  std::string Rows = Run("    s[0][x] = A[t * 128 + x];\n    s[1][x] = A[t * 128 + 64 + x];");
+  std::string Rows = twoRows("    s[0][x] = A[t * 128 + x];\n    s[1][x] = A[t * 128 + 64 + x];");
   EXPECT_EQ(0u, Rows.rfind("pipelined", 0)) << Rows;
-  std::string Past = Run("    s[0][x + 64] = A[t * 128 + x];\n    s[1][x] = A[t * 128 + 64 + x];");
+  std::string Past = twoRows("    s[0][x + 64] = A[t * 128 + x];\n    s[1][x] = A[t * 128 + 64 + x];");
   EXPECT_EQ(0u, Past.rfind("tile-overlap", 0)) << Past;
-  std::string Loop = Run("    for (int i = 0; i < 2; ++i) s[0][x + 64 * i] = A[t * 128 + x];\n    s[1][x] = A[t * 128 + 64 + x];");
+  std::string Loop = twoRows("    for (int i = 0; i < 2; ++i) s[0][x + 64 * i] = A[t * 128 + x];\n    s[1][x] = A[t * 128 + 64 + x];");
   EXPECT_EQ(0u, Loop.rfind("tile-overlap", 0)) << Loop;
 }
 
@@ -164,25 +166,14 @@ TEST(InnerRanges, RowsThatDifferProveNothingAlone) {
 // first must lie within its dimension: a column loop that runs past its row writes the next row's
 // first element twice. The strided 2-D copy of a tile and its halo stays within its rows.
 TEST(InnerRanges, SubscriptsSelectOnlyWithinTheirDimension) {
-  auto Run = [](const std::string &Copy) {
-    const std::string Code = "__global__ void k(const float *A, float *C, int nt) {\n"
-                             "  __shared__ float s[2][64];\n  float acc = 0;\n"
-                             "  for (int t = 0; t < nt; ++t) {\n" +
-                             Copy +
-                             "\n    __syncthreads();\n    acc += s[1][threadIdx.x % 64];\n    __syncthreads();\n  }\n"
-                             "  C[threadIdx.x] = acc;\n}\n";
-    FileResult R = runOnCode(Code, pipelineOnly());
-    return R.Ok && R.Loops.size() == 1 ? reasonInfo(R.Loops[0].Code).Id.str() + " (" + R.Loops[0].message() + ")"
-                                       : "error: " + R.Error;
-  };
-  std::string Past = Run("    for (int i = 0; i < 2; ++i)\n      for (int j = 0; j < 65; ++j)\n"
+  std::string Past = twoRows("    for (int i = 0; i < 2; ++i)\n      for (int j = 0; j < 65; ++j)\n"
                          "        s[i][j] = A[t * 130 + i * 65 + j];");
   EXPECT_EQ(0u, Past.rfind("tile-overlap", 0)) << Past;
-  std::string Strided = Run("    for (int y = threadIdx.y; y < 2; y += blockDim.y)\n"
+  std::string Strided = twoRows("    for (int y = threadIdx.y; y < 2; y += blockDim.y)\n"
                             "      for (int x = threadIdx.x; x < 64; x += blockDim.x)\n"
                             "        s[y][x] = A[t * 128 + y * 64 + x];");
   EXPECT_EQ(0u, Strided.rfind("pipelined", 0)) << Strided;
-  std::string StridedPast = Run("    for (int y = threadIdx.y; y < 2; y += blockDim.y)\n"
+  std::string StridedPast = twoRows("    for (int y = threadIdx.y; y < 2; y += blockDim.y)\n"
                                 "      for (int x = threadIdx.x; x < 65; x += blockDim.x)\n"
                                 "        s[y][x] = A[t * 130 + y * 65 + x];");
   EXPECT_EQ(0u, StridedPast.rfind("tile-overlap", 0)) << StridedPast;
