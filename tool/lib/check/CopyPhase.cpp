@@ -478,8 +478,8 @@ Verdict LoopChecker::checkInnerCopyLoop(const ForStmt *For) {
 /// and the condition compares two affine forms in V alone (`offset + 32 <= 128`). The loop is run
 /// here, at most 65536 iterations, with every value (V's and both sides') within 32-bit signed
 /// arithmetic and not negative where it is unsigned, so the compiled comparison and the one run
-/// here agree (V within its own type's range). The body never changes V (checkInnerCopyLoop); a break ends it sooner, within the
-/// range. A loop that runs no iteration has no range.
+/// here agree (V within its own type's range). The body never changes V (checkInnerCopyLoop); a
+/// break ends it sooner, within the range. A loop that runs no iteration has no range.
 std::optional<LoopChecker::InnerRange> LoopChecker::innerRange(const ForStmt *For, const VarDecl *V) {
   const auto *Cond = dyn_cast<BinaryOperator>(For->getCond()->IgnoreParens());
   const Expr *Inc = For->getInc()->IgnoreParens();

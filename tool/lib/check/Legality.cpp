@@ -250,14 +250,11 @@ Verdict LoopChecker::checkOverlap() {
       // s[0][64], which is s[1][0], at (0, 64) and at (1, 0). With two inner variables or more,
       // every subscript but the first must lie within its extent (threadRange, over the inner
       // variables' ranges).
+      const std::vector<uint64_t> Extents = tileExtents(TV);
       if (!TI.View && Sites[I].Inner.size() >= 2)
         for (size_t D = 1; D < IdxI.size(); ++D) {
-          QualType Ty = TV->getType(); // the array whose extent the subscript D indexes
-          for (size_t K = 0; K < D && Ty->isArrayType(); ++K)
-            Ty = Ctx.getAsArrayType(Ty)->getElementType();
-          const ConstantArrayType *Dim = Ctx.getAsConstantArrayType(Ty);
           auto R = threadRange(IdxI[D]);
-          if (!Dim || !R || R->first < 0 || R->second >= static_cast<int64_t>(Dim->getSize().getZExtValue()))
+          if (D >= Extents.size() || !R || R->first < 0 || R->second >= static_cast<int64_t>(Extents[D]))
             return Verdict::refuse(Reason::TileOverlap,
                                    "'" + text(IdxI[D]) + "' in '" + text(Sites[I].Dst) +
                                        "' is not provably within its dimension, so two iterations of the "
@@ -302,8 +299,9 @@ Verdict LoopChecker::checkOverlap() {
 /// Whether two stores into one tile, one of them or both in inner copy loops, write no element
 /// in common in one iteration of the tiled loop, whatever iterations of the inner loops write
 /// them. In the element index counted from the tile's first (across rows: checkOverlap) the two
-/// affine forms differ by a constant once their inner loop variables' terms are taken out, and those terms, over the constant ranges of their variables (innerRange), keep the
-/// elements each writes (a vector spans its width) in two intervals apart: `As[(c * 4 + j) * 128 +
+/// affine forms differ by a constant once their inner loop variables' terms are taken out, and
+/// those terms, over the constant ranges of their variables (innerRange), keep the elements each
+/// writes (a vector spans its width) in two intervals apart: `As[(c * 4 + j) * 128 +
 /// r + offset]` for j = 0..3, offset = 0, 32, 64, 96. Each inner variable ranges over its own
 /// values independently, which covers both stores in one loop and in two. What is left of a form
 /// must be the same in every inner iteration: no index variable declared in the copy phase whose
@@ -346,8 +344,8 @@ bool LoopChecker::innerPart(Affine &F, const StoreSite &S, int64_t &Lo, int64_t 
 
 /// Whether a store in inner copy loops writes no element twice in one iteration of the tiled
 /// loop: in the element index counted from the tile's first, across rows, the inner variables'
-/// terms count in mixed radix. Each variable moves the form by a unit (its
-/// coefficient times its step, in magnitude) over its trip count; ordered by unit, each unit is at
+/// terms count in mixed radix. Each variable moves the form by a unit (its coefficient times its
+/// step, in magnitude) over its trip count; ordered by unit, each unit is at
 /// least the element's span (a vector's width) plus all that the smaller ones can move together, so
 /// two iterations that differ first (from the largest unit down) in one variable write elements a
 /// whole span apart. `s[x + 128 * i + 256 * j]` for i, j < 2; not `s[x][i + j]`. A variable whose

@@ -260,6 +260,7 @@ private:
   Verdict targetOf(const clang::Expr *LHS, TileTarget &To);
   Verdict checkView(TileTarget &To);
   bool linearIndex(const TileTarget &To, Affine &Lin);
+  std::vector<uint64_t> tileExtents(const clang::VarDecl *Tile) const;
   Verdict addTile(const clang::VarDecl *V, const clang::DeclStmt *InBody);
   bool isGlobalPointer(const clang::VarDecl *V, unsigned Depth);
   const clang::VarDecl *pointerBase(const clang::Expr *E);

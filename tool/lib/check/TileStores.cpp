@@ -146,13 +146,19 @@ Verdict LoopChecker::checkView(TileTarget &To) {
   return {};
 }
 
+/// The sizes of a tile's dimensions, outermost first.
+std::vector<uint64_t> LoopChecker::tileExtents(const VarDecl *Tile) const {
+  std::vector<uint64_t> Extents;
+  for (QualType Ty = Tile->getType(); const ConstantArrayType *A = Ctx.getAsConstantArrayType(Ty);
+       Ty = A->getElementType())
+    Extents.push_back(A->getSize().getZExtValue());
+  return Extents;
+}
+
 /// The element index a target starts at, counted in elements from the tile's first: its
 /// subscripts times the sizes of the dimensions inside them, and the vector's times its width.
 bool LoopChecker::linearIndex(const TileTarget &To, Affine &Lin) {
-  std::vector<uint64_t> Extents;
-  for (QualType Ty = To.Tile->getType(); const ConstantArrayType *A = Ctx.getAsConstantArrayType(Ty);
-       Ty = A->getElementType())
-    Extents.push_back(A->getSize().getZExtValue());
+  const std::vector<uint64_t> Extents = tileExtents(To.Tile);
   Lin = Affine();
   for (size_t D = 0; D < To.Indices.size(); ++D) {
     Affine A;
