@@ -3,14 +3,15 @@
 // one float4 read, four scalar stores `As[(c * 4 + j) * BM + r + offset]` per pass of a loop over
 // offset = 0, rowStride, ... < BM, no two of them one element in one tile; B as float4 stores in
 // a second loop. Also: two loops that fill the two halves of one tile, a loop and a store past its
-// range, nested loops whose variables count in mixed radix, a loop counting down; and three
+// range, nested loops whose variables count in mixed radix, a loop counting down, a loop strided
+// over the block whose two stores fill two halves; and three
 // stages of 16 KiB, exactly the 48 KiB of static shared memory a block may declare. Twins that are
-// refused (tile-overlap): two loops whose ranges meet at one element; an opaque term of the inner
-// variable that looks alike in both stores. Loops marked `// tilepipe: plan=always` take the
+// refused (tile-overlap): two loops whose ranges meet at one element; a strided loop whose two
+// stores reach one element; an opaque term of the inner variable that looks alike in both stores. Loops marked `// tilepipe: plan=always` take the
 // cp.async pipeline; the others the cost model's plan. Run at scale: thousands of blocks, many
 // more tiles than stages, random inputs, poisoned outputs (tests/gpu/verify_testdata.sh).
 #include <cuda/pipeline>
-#line 12
+#line 13
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -234,7 +235,7 @@ __global__ void __launch_bounds__(NT)
     }
   }
 #endif
-#line 164
+#line 165
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 8; ++j)
       C[(tr * 4 + i) * N + tc * 8 + j] = alpha * acc[i][j] + beta * C[(tr * 4 + i) * N + tc * 8 + j];
@@ -313,7 +314,7 @@ __global__ void halves(const float* A, float* C, int nt) {
     }
   }
 #endif
-#line 191
+#line 192
   C[blockIdx.x * T + tid] = acc;
 }
 
@@ -392,7 +393,7 @@ __global__ void rows_after_loop(const float* A, float* C, int nt) {
     }
   }
 #endif
-#line 215
+#line 216
   C[blockIdx.x * T + tid] = acc;
 }
 
@@ -464,7 +465,7 @@ __global__ void countdown(const float* A, float* C, int nt) {
     }
   }
 #endif
-#line 236
+#line 237
   C[blockIdx.x * T + tid] = acc;
 }
 
@@ -534,7 +535,104 @@ __global__ void stages_48k(const float* A, float* C, int nt) {
     }
   }
 #endif
-#line 257
+#line 258
+  C[blockIdx.x * T + tid] = acc;
+}
+
+// A loop strided over the block that fills both halves of a tile of 4 * T floats, a store into
+// each: i runs from the thread's rank up to 2 * T - 1 by blockDim.x, so the first store writes
+// elements 0 .. 2 * T - 1 and the second 2 * T .. 4 * T - 1, whatever the block's size.
+__global__ void strided_halves(const float* A, float* C, int nt) {
+  __shared__ float s_stages[3][4 * T];
+  const int tid = threadIdx.x;
+  const float* a = A + (size_t)blockIdx.x * nt * 4 * T;
+  float acc = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
+  {
+    int t = 0;
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
+    auto t_fetch = t;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto t = t_fetch;
+      if (t < nt) {
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          for (int i = tid; i < 2 * T; i += blockDim.x) {
+            ::cuda::memcpy_async(&s[i], &a[t * 4 * T + i],
+                                 ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
+            ::cuda::memcpy_async(&s[i + 2 * T], &a[t * 4 * T + 4 * T - 1 - i],
+                                 ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
+          }
+        }
+        ++t;
+        t_fetch = t;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+    };
+    // Prologue: the copies of the first 2 tiles.
+    for (int prologue = 0; prologue < 2; ++prologue)
+      issue_tile();
+    int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
+    for (; t < nt; ++t) {
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &s = s_stages[stage];
+      for (int j = 0; j < 4; ++j)
+        acc = mix(acc, s[(tid + 37 * j) % (4 * T)], s[(3 * tid + j) % (4 * T)]);
+      pipe.consumer_release();
+      stage = stage + 1 == 3 ? 0 : stage + 1;
+    }
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
+  }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &s = s_stages[0];
+    for (int t = 0; t < nt; ++t) {
+      for (int i = tid; i < 2 * T; i += blockDim.x) {
+        s[i] = a[t * 4 * T + i];
+        s[i + 2 * T] = a[t * 4 * T + 4 * T - 1 - i];
+      }
+      __syncthreads();
+      for (int j = 0; j < 4; ++j)
+        acc = mix(acc, s[(tid + 37 * j) % (4 * T)], s[(3 * tid + j) % (4 * T)]);
+      __syncthreads();
+    }
+  }
+#endif
+#line 281
+  C[blockIdx.x * T + tid] = acc;
+}
+
+// Refused: the strided loop's two stores reach T apart over a range of 2 * T elements, so one
+// thread writes element tid + T twice (at i = tid by the second store, at i = tid + T by the
+// first), and the later must win.
+__global__ void strided_meet(const float* A, float* C, int nt) {
+  __shared__ float s[3 * T];
+  const int tid = threadIdx.x;
+  const float* a = A + (size_t)blockIdx.x * nt * 4 * T;
+  float acc = 0.0f;
+  // EXPECT: tile-overlap
+  for (int t = 0; t < nt; ++t) {
+    for (int i = tid; i < 2 * T; i += blockDim.x) {
+      s[i] = a[t * 4 * T + i];
+      s[i + T] = a[t * 4 * T + 4 * T - 1 - i];
+    }
+    __syncthreads();
+    for (int j = 0; j < 3; ++j)
+      acc = mix(acc, s[(tid + 37 * j) % (3 * T)], s[(3 * tid + j) % (3 * T)]);
+    __syncthreads();
+  }
   C[blockIdx.x * T + tid] = acc;
 }
 
@@ -616,6 +714,8 @@ static void runRows(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
   runKernel(f, hC, [&](float* dC) { rows_after_loop<<<blocks, T>>>(dA, dC, nt); });
   runKernel(f, hC, [&](float* dC) { countdown<<<blocks, T>>>(dA, dC, nt); });
   runKernel(f, hC, [&](float* dC) { stages_48k<<<blocks, T>>>(dA, dC, nt); });
+  runKernel(f, hC, [&](float* dC) { strided_halves<<<blocks, T>>>(dA, dC, nt); });
+  runKernel(f, hC, [&](float* dC) { strided_meet<<<blocks, T>>>(dA, dC, nt); });
   runKernel(f, hC, [&](float* dC) { ranges_meet<<<blocks, T>>>(dA, dC, nt); });
   runKernel(f, hC, [&](float* dC) { opaque_alike<<<blocks, T>>>(dA, dC, nt); });
   CK(cudaFree(dA));

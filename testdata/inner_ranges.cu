@@ -3,10 +3,11 @@
 // one float4 read, four scalar stores `As[(c * 4 + j) * BM + r + offset]` per pass of a loop over
 // offset = 0, rowStride, ... < BM, no two of them one element in one tile; B as float4 stores in
 // a second loop. Also: two loops that fill the two halves of one tile, a loop and a store past its
-// range, nested loops whose variables count in mixed radix, a loop counting down; and three
+// range, nested loops whose variables count in mixed radix, a loop counting down, a loop strided
+// over the block whose two stores fill two halves; and three
 // stages of 16 KiB, exactly the 48 KiB of static shared memory a block may declare. Twins that are
-// refused (tile-overlap): two loops whose ranges meet at one element; an opaque term of the inner
-// variable that looks alike in both stores. Loops marked `// tilepipe: plan=always` take the
+// refused (tile-overlap): two loops whose ranges meet at one element; a strided loop whose two
+// stores reach one element; an opaque term of the inner variable that looks alike in both stores. Loops marked `// tilepipe: plan=always` take the
 // cp.async pipeline; the others the cost model's plan. Run at scale: thousands of blocks, many
 // more tiles than stages, random inputs, poisoned outputs (tests/gpu/verify_testdata.sh).
 #include <cstdio>
@@ -257,6 +258,51 @@ __global__ void stages_48k(const float* A, float* C, int nt) {
   C[blockIdx.x * T + tid] = acc;
 }
 
+// A loop strided over the block that fills both halves of a tile of 4 * T floats, a store into
+// each: i runs from the thread's rank up to 2 * T - 1 by blockDim.x, so the first store writes
+// elements 0 .. 2 * T - 1 and the second 2 * T .. 4 * T - 1, whatever the block's size.
+__global__ void strided_halves(const float* A, float* C, int nt) {
+  __shared__ float s[4 * T];
+  const int tid = threadIdx.x;
+  const float* a = A + (size_t)blockIdx.x * nt * 4 * T;
+  float acc = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int t = 0; t < nt; ++t) {
+    for (int i = tid; i < 2 * T; i += blockDim.x) {
+      s[i] = a[t * 4 * T + i];
+      s[i + 2 * T] = a[t * 4 * T + 4 * T - 1 - i];
+    }
+    __syncthreads();
+    for (int j = 0; j < 4; ++j)
+      acc = mix(acc, s[(tid + 37 * j) % (4 * T)], s[(3 * tid + j) % (4 * T)]);
+    __syncthreads();
+  }
+  C[blockIdx.x * T + tid] = acc;
+}
+
+// Refused: the strided loop's two stores reach T apart over a range of 2 * T elements, so one
+// thread writes element tid + T twice (at i = tid by the second store, at i = tid + T by the
+// first), and the later must win.
+__global__ void strided_meet(const float* A, float* C, int nt) {
+  __shared__ float s[3 * T];
+  const int tid = threadIdx.x;
+  const float* a = A + (size_t)blockIdx.x * nt * 4 * T;
+  float acc = 0.0f;
+  // EXPECT: tile-overlap
+  for (int t = 0; t < nt; ++t) {
+    for (int i = tid; i < 2 * T; i += blockDim.x) {
+      s[i] = a[t * 4 * T + i];
+      s[i + T] = a[t * 4 * T + 4 * T - 1 - i];
+    }
+    __syncthreads();
+    for (int j = 0; j < 3; ++j)
+      acc = mix(acc, s[(tid + 37 * j) % (3 * T)], s[(3 * tid + j) % (3 * T)]);
+    __syncthreads();
+  }
+  C[blockIdx.x * T + tid] = acc;
+}
+
 // Refused: the two loops' ranges meet at row 2, which both store, from different places.
 __global__ void ranges_meet(const float* A, float* C, int nt) {
   __shared__ float s[4 * T];
@@ -335,6 +381,8 @@ static void runRows(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
   runKernel(f, hC, [&](float* dC) { rows_after_loop<<<blocks, T>>>(dA, dC, nt); });
   runKernel(f, hC, [&](float* dC) { countdown<<<blocks, T>>>(dA, dC, nt); });
   runKernel(f, hC, [&](float* dC) { stages_48k<<<blocks, T>>>(dA, dC, nt); });
+  runKernel(f, hC, [&](float* dC) { strided_halves<<<blocks, T>>>(dA, dC, nt); });
+  runKernel(f, hC, [&](float* dC) { strided_meet<<<blocks, T>>>(dA, dC, nt); });
   runKernel(f, hC, [&](float* dC) { ranges_meet<<<blocks, T>>>(dA, dC, nt); });
   runKernel(f, hC, [&](float* dC) { opaque_alike<<<blocks, T>>>(dA, dC, nt); });
   CK(cudaFree(dA));

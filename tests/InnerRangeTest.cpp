@@ -91,6 +91,15 @@ TEST(InnerRanges, StoresApartOverTheirRangesAreRewritten) {
        "      s[i][threadIdx.x] = A[t * 512 + threadIdx.x];\n"
        "      s[i + 2][threadIdx.x] = A[t * 512 + 128 + threadIdx.x];\n"
        "    }"},
+      {"a loop strided over the block, its two stores the tile's two halves",
+       "    for (int i = threadIdx.x; i < 512; i += blockDim.x) {\n"
+       "      s[i] = A[t * 1024 + i];\n"
+       "      s[i + 512] = A[t * 1024 + 1023 - i];\n"
+       "    }"},
+      {"a loop strided by a constant from the thread's rank, and a constant loop: mixed radix",
+       "    for (int i = threadIdx.x % 64; i < 512; i += 64)\n"
+       "      for (int j = 0; j < 2; ++j)\n"
+       "        s[2 * i + j] = A[t * 1024 + 2 * i + j];"},
       {"a vector, and a loop over the elements after its span",
        "    reinterpret_cast<float4 *>(&s[threadIdx.x * 8])[0] = reinterpret_cast<const float4 *>(&A[t * 512 + threadIdx.x * 4])[0];\n"
        "    for (int i = 0; i < 4; ++i) s[threadIdx.x * 8 + 4 + i] = A[t * 512 + i];"},
@@ -139,6 +148,20 @@ TEST(InnerRanges, EachRefusedTwinSaysWhy) {
        "      reinterpret_cast<float4 *>(&s[threadIdx.x * 16 + 8 * i])[0] = reinterpret_cast<const float4 *>(&A[t * 512])[0];\n"
        "      s[threadIdx.x * 16 + 10] = A[t * 512 + 19];\n"
        "    }"},
+      {"a loop strided over the block whose two stores reach one element",
+       "    for (int i = threadIdx.x; i < 512; i += blockDim.x) {\n"
+       "      s[i] = A[t * 1024 + i];\n"
+       "      s[i + 511] = A[t * 1024 + 1023 - i];\n"
+       "    }"},
+      {"a strided loop bounded by no constant",
+       "    for (int i = threadIdx.x; i < u; i += blockDim.x) {\n"
+       "      s[i] = A[t * 1024 + i];\n"
+       "      s[i + 512] = A[t * 1024 + 1023 - i];\n"
+       "    }"},
+      {"a loop strided by blockDim's, whose values are not known one by one, and a constant loop",
+       "    for (int i = threadIdx.x; i < 512; i += blockDim.x)\n"
+       "      for (int j = 0; j < 2; ++j)\n"
+       "        s[2 * i + j] = A[t * 1024 + 2 * i + j];"},
       {"an unsigned counter that would wrap below zero",
        "    for (unsigned i = 2; i != 5; --i) s[threadIdx.x + 128 * i] = A[t * 512 + threadIdx.x];\n"
        "    s[threadIdx.x + 384] = A[t * 512 + 384];"},

@@ -460,12 +460,10 @@ Verdict LoopChecker::checkInnerCopyLoop(const ForStmt *For) {
       return R;
   if (Declared.size() == 1) {
     std::optional<InnerRange> R = innerRange(For, Declared.front());
-    if (R)
-      InnerRanges[Declared.front()] = *R;
-    else
+    if (!R)
       R = boundedRange(For, Declared.front());
     if (R)
-      SubscriptRanges[Declared.front()] = {R->Lo, R->Hi};
+      InnerRanges[Declared.front()] = *R;
   }
   Verdict V = checkCopyStmt(For->getBody());
   for (size_t I = 0; I < Declared.size(); ++I)

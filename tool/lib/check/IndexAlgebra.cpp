@@ -275,8 +275,8 @@ std::optional<std::pair<int64_t, int64_t>> LoopChecker::threadRange(const Expr *
     return std::nullopt;
   }
   if (const VarDecl *V = varOf(E)) {
-    if (auto It = SubscriptRanges.find(V); It != SubscriptRanges.end())
-      return It->second; // an inner copy loop's variable, in its loop
+    if (auto It = InnerRanges.find(V); It != InnerRanges.end())
+      return Range{It->second.Lo, It->second.Hi}; // an inner copy loop's variable, in its loop
     return setOnceLocal(V) ? threadRange(V->getInit(), Depth + 1) : std::nullopt;
   }
   const auto *BO = dyn_cast<BinaryOperator>(E);

@@ -300,9 +300,10 @@ Verdict LoopChecker::checkOverlap() {
 /// in common in one iteration of the tiled loop, whatever iterations of the inner loops write
 /// them. In the element index counted from the tile's first (across rows: checkOverlap) the two
 /// affine forms differ by a constant once their inner loop variables' terms are taken out, and
-/// those terms, over the constant ranges of their variables (innerRange), keep the elements each
-/// writes (a vector spans its width) in two intervals apart: `As[(c * 4 + j) * 128 +
-/// r + offset]` for j = 0..3, offset = 0, 32, 64, 96. Each inner variable ranges over its own
+/// those terms, over the ranges of their variables (innerRange; boundedRange for a loop strided
+/// from the thread's rank), keep the elements each writes (a vector spans its width) in two
+/// intervals apart: `As[(c * 4 + j) * 128 + r + offset]` for j = 0..3, offset = 0, 32, 64, 96;
+/// `s[i]` and `s[i + 256]` for i = threadIdx.x, ... < 256 by blockDim.x. Each inner variable ranges over its own
 /// values independently, which covers both stores in one loop and in two. What is left of a form
 /// must be the same in every inner iteration: no index variable declared in the copy phase whose
 /// start is no affine form, and no opaque atom that reads one or an inner variable.

@@ -139,15 +139,15 @@ private:
   };
   std::vector<StoreSite> Sites;
   std::vector<const clang::VarDecl *> InnerStack;
-  /// The values an inner copy loop variable takes, where its loop's start, bound and step are
-  /// constants (innerRange): Lo, Lo + Step, ..., Hi, Step > 0.
+  /// The values an inner copy loop variable takes, in one thread: where its loop's start, bound
+  /// and step are constants (innerRange), Lo, Lo + Step, ..., Hi; where the start differs between
+  /// threads (boundedRange: `for (i = threadIdx.x; i < 96; i += 32)`), values within [Lo, Hi]
+  /// that differ by multiples of Step, or by unknown amounts where Step is 0 (a step of
+  /// blockDim's). Also what its subscripts may be (threadRange).
   struct InnerRange {
     int64_t Lo, Hi, Step;
   };
   llvm::DenseMap<const clang::VarDecl *, InnerRange> InnerRanges;
-  /// Bounds of every inner copy loop variable that has them, those of a strided loop over the block
-  /// too (boundedRange): what its subscripts may be (threadRange).
-  llvm::DenseMap<const clang::VarDecl *, std::pair<int64_t, int64_t>> SubscriptRanges;
   /// Statements of the copy phase refused: later steps do not refuse the loop again for them.
   std::vector<const clang::Stmt *> RefusedCopy;
   llvm::SmallPtrSet<const clang::VarDecl *, 4> RefusedVars; ///< declared by those statements
