@@ -79,8 +79,9 @@ __global__ void k(const float *__restrict__ A, float *__restrict__ C, int nt) {
 }
 } // namespace ReadByALambda
 
-// Passed to a device function, the local is an operand, not the stored element.
-// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [address-not-invariant] {{.*}}the index variable 'v' reads memory
+// Passed to a device function, the local is an operand, not the stored element (A is unchanged
+// while the kernel runs, so v is an index variable, but what is stored is no copy).
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [load-computes] {{.*}}'pass(v)' is not one plain read of global memory
 namespace PassedToADeviceFunction {
 __global__ void k(const float *__restrict__ A, float *__restrict__ C, int nt) {
   __shared__ float s[64];
@@ -148,8 +149,10 @@ __global__ void k(const float *__restrict__ A, float *__restrict__ C, int nt) {
 }
 } // namespace AnEarlyReturnBetween
 
-// Read by the compute phase too: the pipeline would read a later tile's value there.
-// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [address-not-invariant] {{.*}}the index variable 'v' reads memory
+// Read by the compute phase too: the pipeline would read a later tile's value there, were v copied
+// through (A is unchanged while the kernel runs, so v is an index variable, but what is stored
+// through it is no copy).
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [load-computes] {{.*}}'v' is not one plain read of global memory
 namespace ReadAgainByTheCompute {
 __global__ void k(const float *__restrict__ A, float *__restrict__ C, int nt) {
   __shared__ float s[64];

@@ -553,6 +553,9 @@ std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, l
     Parts.push_back("assumes " + llvm::join(M.NoAliasAssumed, ", ") + " does not overlap " +
                     llvm::join(M.SourcePointers, ", ") +
                     " (as --assume-noalias or the loop's annotation says)");
+  if (!M.UnchangedAssumed.empty())
+    Parts.push_back("assumes no other pointer writes what " + llvm::join(M.UnchangedAssumed, ", ") +
+                    " points to while the kernel runs (as --assume-noalias or the loop's annotation says)");
   return llvm::join(Parts, "; ");
 }
 

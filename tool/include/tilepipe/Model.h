@@ -131,6 +131,9 @@ struct LoopModel {
   std::vector<TileStore> Stores;
 
   std::vector<std::string> NoAliasAssumed; ///< pointers stored to that are assumed not to overlap sources
+  /// Pointers the loop reads as unchanged while the kernel runs (an index, a trip count) where only
+  /// --assume-noalias says that no other pointer writes their memory.
+  std::vector<std::string> UnchangedAssumed;
   std::vector<std::string> SourcePointers;  ///< the pointers the copies read, for messages
   bool NestedInLoop = false;                ///< the loop may run again (an outer loop, a __device__ function, a lambda, a label for a goto)
   /// The compute phase may write memory that another thread can read after the loop (shared or

@@ -28,6 +28,12 @@ DepResult LoopChecker::classifyVar(const VarDecl *V) {
     if (V->isConstexpr() || (V->getType().isConstQualified() && V->hasInit() &&
                              !V->hasAttr<CUDADeviceAttr>()))
       return {};
+    // Device code cannot write __constant__ memory; the host writes it between launches.
+    if (V->hasAttr<CUDAConstantAttr>() && !hasVolatilePart(Ctx, V->getType())) {
+      DepResult D;
+      D.ReadsUnchanged = true;
+      return D;
+    }
     return DepResult::read("reads the global variable " + quoted(V));
   }
   if (isSharedVar(V))
@@ -46,6 +52,74 @@ DepResult LoopChecker::classifyVar(const VarDecl *V) {
     return DepResult::bad(quoted(V) + " escapes: its address is taken, or a reference or a lambda "
                                     "that may change it is bound to it");
   return {};
+}
+
+/// A read of memory at the lvalue LV (`p[i]`, `*p`, `p->f`): what its address depends on, where
+/// the memory holds the same values while the kernel runs (readOnlyMemory), so that the read, done
+/// at another time by the rewrite, gets what the original got; otherwise Bad.
+DepResult LoopChecker::readOf(const Expr *LV) {
+  DepResult No = DepResult::read("reads memory (" + text(LV) + ") not proven unchanged while the kernel runs");
+  const Expr *E = LV->IgnoreParens();
+  const Expr *Ptr = nullptr, *Idx = nullptr;
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
+    Ptr = ASE->getBase();
+    Idx = ASE->getIdx();
+  } else if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->getOpcode() == UO_Deref) {
+    Ptr = UO->getSubExpr();
+  } else if (const auto *ME = dyn_cast<MemberExpr>(E); ME && ME->isArrow() && !isReferenceMember(ME)) {
+    Ptr = ME->getBase();
+  }
+  if (!Ptr || !Ptr->getType()->isPointerType() || hasVolatilePart(Ctx, E->getType()) || !readOnlyMemory(Ptr))
+    return No;
+  DepResult D = classify(Ptr);
+  if (Idx)
+    D.join(classify(Idx));
+  if (D.D == Dep::Bad)
+    return D;
+  D.ReadsUnchanged = true;
+  return D;
+}
+
+/// Whether the memory Ptr points into holds the same values for as long as the kernel runs: Ptr's
+/// every root is one that unchangedRoot accepts.
+bool LoopChecker::readOnlyMemory(const Expr *Ptr) {
+  RootSet R = Effects.rootsOf(M.Function, Ptr);
+  return !R.Unknown && !R.Roots.empty() && llvm::all_of(R.Roots, [&](const VarDecl *Root) {
+    return unchangedRoot(Root);
+  });
+}
+
+/// A __constant__ variable (device code cannot write one), or a pointer parameter of the kernel (a
+/// __global__ function: a __device__ function's may point anywhere its callers' do) through
+/// which no store of the kernel writes (the whole kernel,
+/// through every call it makes: other blocks run every part of it while this one runs the loop,
+/// and an effect the analysis cannot follow counts as a store), and which either points to const
+/// and is __restrict__ (then no other pointer may write its memory either: nvcc itself reads such
+/// a parameter as read-only for the kernel's lifetime, through the non-coherent cache), or
+/// --assume-noalias says no other pointer reaches its memory (the remark says so).
+bool LoopChecker::unchangedRoot(const VarDecl *Root) {
+  if (auto It = UnchangedRoots.find(Root); It != UnchangedRoots.end())
+    return It->second;
+  UnchangedRoots[Root] = false;
+  if (Root->hasAttr<CUDAConstantAttr>() && !Root->hasLocalStorage() && !hasVolatilePart(Ctx, Root->getType()))
+    return UnchangedRoots[Root] = true;
+  const auto *P = dyn_cast<ParmVarDecl>(Root);
+  if (!P || !M.Function->hasAttr<CUDAGlobalAttr>() || P->getDeclContext() != M.Function ||
+      !P->getType()->isPointerType())
+    return false;
+  const bool ConstRestrict =
+      P->getType().isRestrictQualified() && P->getType()->getPointeeType().isConstQualified();
+  if (!ConstRestrict && !Opts.AssumeNoAlias)
+    return false;
+  if (!KernelEffects)
+    KernelEffects = Effects.effectsOf(M.Function, {M.Function->getBody()});
+  if (KernelEffects->UnknownAt || llvm::any_of(KernelEffects->Writes, [&](const MemoryWrite &W) {
+        return W.Target.Unknown || llvm::is_contained(W.Target.Roots, Root);
+      }))
+    return false;
+  if (!ConstRestrict && !llvm::is_contained(M.UnchangedAssumed, P->getNameAsString()))
+    M.UnchangedAssumed.push_back(P->getNameAsString());
+  return UnchangedRoots[Root] = true;
 }
 
 DepResult LoopChecker::classify(const Expr *E) {
@@ -76,7 +150,7 @@ DepResult LoopChecker::classify(const Expr *E) {
     if (ICE->getCastKind() == CK_LValueToRValue) {
       const Expr *Sub = ICE->getSubExpr()->IgnoreParens();
       if (!isa<DeclRefExpr>(Sub) && !isa<MemberExpr>(Sub) && !isBuiltinIndexRead(Sub))
-        return DepResult::read("reads memory (" + text(Sub) + ")");
+        return readOf(Sub);
     }
     return classify(ICE->getSubExpr());
   }
@@ -86,7 +160,7 @@ DepResult LoopChecker::classify(const Expr *E) {
     if (UO->isIncrementDecrementOp())
       return DepResult::bad("has a side effect (" + text(UO) + ")");
     if (UO->getOpcode() == UO_Deref)
-      return DepResult::read("reads memory (" + text(UO) + ")");
+      return readOf(UO);
     if (UO->getOpcode() == UO_AddrOf) {
       // `&P[i]` through a pointer is `P + i`: arithmetic, no read (`&a[i]` of an array is not).
       if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(UO->getSubExpr()->IgnoreParens());
@@ -113,15 +187,27 @@ DepResult LoopChecker::classify(const Expr *E) {
     return R;
   }
   if (const auto *ME = dyn_cast<MemberExpr>(E)) {
-    if (ME->isArrow() || isReferenceMember(ME))
+    if (isReferenceMember(ME))
       return DepResult::read("reads memory (" + text(ME) + ")");
+    if (ME->isArrow())
+      return readOf(ME);
     return classify(ME->getBase());
   }
   if (isa<ArraySubscriptExpr>(E))
-    return DepResult::read("reads memory (" + text(E) + ")");
+    return readOf(E);
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
     if (isa<CXXOperatorCallExpr>(Call) || isa<CXXMemberCallExpr>(Call))
       return DepResult::bad("calls " + text(Call->getCallee()));
+    // The toolkit's read-only load, `__ldg(&p[i])`: a read of what its argument points to.
+    if (isReadOnlyLoad(SM, Call)) {
+      const Expr *Ptr = Call->getArg(0);
+      if (!readOnlyMemory(Ptr))
+        return DepResult::read("reads memory (" + text(Call) + ") not proven unchanged while the kernel runs");
+      DepResult D = classify(Ptr);
+      if (D.D != Dep::Bad)
+        D.ReadsUnchanged = true;
+      return D;
+    }
     if (!Effects.isPure(Call->getDirectCallee()))
       return DepResult::bad("calls " + text(Call->getCallee()));
     DepResult R;

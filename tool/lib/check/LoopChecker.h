@@ -23,6 +23,7 @@
 #include "tilepipe/Check.h"
 #include "tilepipe/Effects.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -40,14 +41,28 @@ enum class Dep { Invariant, Iteration, Bad };
 struct DepResult {
   Dep D = Dep::Invariant;
   std::string Why;
+  bool ReadsMemory = false; ///< Bad because it reads memory (a copy that computes on its read)
+  /// Reads memory that holds the same values while the kernel runs (readOnlyMemory): fine for an
+  /// address, a bound or a guard, which the rewrite evaluates at another time; not for a value
+  /// stored into a tile or a tile's subscript.
+  bool ReadsUnchanged = false;
   void join(DepResult O) {
+    const bool Unchanged = ReadsUnchanged || O.ReadsUnchanged;
     if (static_cast<int>(O.D) > static_cast<int>(D))
       *this = std::move(O);
+    ReadsUnchanged = Unchanged;
   }
-  bool ReadsMemory = false; ///< Bad because it reads memory (a copy that computes on its read)
   static DepResult bad(std::string W) { return {Dep::Bad, std::move(W)}; }
   static DepResult read(std::string W) { return {Dep::Bad, std::move(W), true}; }
 };
+
+/// Whether Call is the toolkit's read-only load of what its one argument points to, `__ldg(p)`.
+inline bool isReadOnlyLoad(const clang::SourceManager &SM, const clang::CallExpr *Call) {
+  const clang::FunctionDecl *FD = Call ? Call->getDirectCallee() : nullptr;
+  return FD && FD->getIdentifier() && FD->getName() == "__ldg" && Call->getNumArgs() == 1 &&
+         Call->getArg(0)->getType()->isPointerType() &&
+         SM.isInSystemHeader(FD->getCanonicalDecl()->getLocation());
+}
 
 /// An index expression as sum(coefficient * atom) + constant, for telling tile elements apart.
 struct Affine {
@@ -196,6 +211,11 @@ private:
   // Dependence.cpp
   DepResult classify(const clang::Expr *E);
   DepResult classifyVar(const clang::VarDecl *V);
+  DepResult readOf(const clang::Expr *LValue);
+  bool readOnlyMemory(const clang::Expr *Ptr);
+  bool unchangedRoot(const clang::VarDecl *Root);
+  llvm::DenseMap<const clang::VarDecl *, bool> UnchangedRoots; ///< unchangedRoot's answers
+  std::optional<RegionEffects> KernelEffects;                  ///< the whole kernel's, once asked
   bool stepsEvenly(const clang::Expr *E, unsigned Depth = 0);
   std::string unevenStep(const clang::Expr *Index);
 

@@ -40,6 +40,9 @@ Verdict LoopChecker::checkStoreValue(const Stmt *S, const Expr *LHS, const Expr 
     if (D.D == Dep::Bad)
       return Verdict::refuse(Reason::AddressNotInvariant,
                              "the tile index '" + text(I) + "' " + D.Why);
+    if (D.ReadsUnchanged) // the element it writes must be known from the index's form
+      return Verdict::refuse(Reason::AddressNotInvariant,
+                             "the tile index '" + text(I) + "' reads memory");
     if (D.D == Dep::Iteration)
       return Verdict::refuse(Reason::TileIndex,
                              "the tile index '" + text(I) + "' depends on the induction variables");
@@ -308,6 +311,23 @@ static std::string conversionBetween(const Expr *V, const Expr *Plain, bool Temp
   return "";
 }
 
+/// The element the toolkit's read-only load of one element reads, `A[i]` of `__ldg(&A[i])`, or null.
+/// The load differs from the plain read only in the cache it goes through, and gives what the
+/// plain read would wherever it is correct at all (nothing writes A while the kernel runs).
+static const Expr *readOnlyLoadOf(const SourceManager &SM, const Expr *E) {
+  const auto *Call = dyn_cast<CallExpr>(E);
+  if (!isReadOnlyLoad(SM, Call))
+    return nullptr;
+  const auto *Addr = dyn_cast<UnaryOperator>(Call->getArg(0)->IgnoreParenImpCasts());
+  const auto *Read = Addr && Addr->getOpcode() == UO_AddrOf
+                         ? dyn_cast<ArraySubscriptExpr>(Addr->getSubExpr()->IgnoreParens())
+                         : nullptr;
+  if (!Read || Read->getType().getUnqualifiedType().getCanonicalType() !=
+                   Call->getType().getUnqualifiedType().getCanonicalType())
+    return nullptr;
+  return Read;
+}
+
 Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, size_t TileIdx,
                                 const TileTarget &To) {
   const Tile *T = &M.Tiles[TileIdx];
@@ -320,6 +340,8 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
   // What one store writes: an element of the tile, or the vector that views it.
   const QualType Stored = To.View ? To.View->getType()->getPointeeType() : T->ElementType;
   const Expr *Plain = stripNoOps(V);
+  if (const Expr *Read = readOnlyLoadOf(SM, Plain))
+    V = Plain = Read; // the copy reads A[i] itself
   if (Verdict R = checkValueLocalRead(S, V, Plain, Store); !R.ok() || Store.Via)
     return R;
   bool IsRead = isa<ArraySubscriptExpr>(Plain) ||
@@ -327,6 +349,9 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
   if (!IsRead) {
     // Anything else must be a fill value: no memory read, nothing that changes.
     DepResult D = classify(V);
+    if (D.ReadsUnchanged) // a value the pipeline would compute where it copies
+      return Verdict::refuse(Reason::LoadComputes, "'" + text(V) + "' is not one plain read of global memory "
+                                                   "but a value taken from memory before the store");
     if (D.D == Dep::Bad) {
       if (D.ReadsMemory)
         return Verdict::refuse(Reason::LoadComputes,
