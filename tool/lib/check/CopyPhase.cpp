@@ -144,7 +144,9 @@ Verdict LoopChecker::checkCopyPhase() {
   for (const Stmt *S : M.CopyPhase) {
     const auto *DS = dyn_cast<DeclStmt>(S);
     size_t Stores = M.Stores.size(), SiteCount = Sites.size(), Inner = InnerStack.size();
-    std::optional<Verdict> Redefined = DS ? std::nullopt : checkRedefinition(S);
+    std::optional<Verdict> Redefined = DS ? std::nullopt : checkSliceAssignment(S);
+    if (!DS && !Redefined)
+      Redefined = checkRedefinition(S);
     Verdict V = DS ? checkCopyDecl(DS) : Redefined ? *Redefined : checkCopyStmt(S);
     if (V.ok())
       continue;

@@ -16,6 +16,8 @@ DepResult LoopChecker::classifyVar(const VarDecl *V) {
     return {Dep::Invariant, ""};
   if (auto It = IndexDeclDeps.find(V); It != IndexDeclDeps.end())
     return It->second;
+  if (auto It = SliceLocalDeps.find(V); It != SliceLocalDeps.end())
+    return It->second;
   if (isCudaBuiltinVar(V))
     return {};
   if (V->getType()->isReferenceType())

@@ -364,6 +364,11 @@ bool LoopChecker::mentionsThread(const Stmt *S, unsigned Depth) {
     if (const VarDecl *V = varOf(E)) {
       if (IndexDeclDeps.count(V))
         return mentionsThread(V->getInit(), Depth + 1);
+      // A local the copy phase sets before its reads: the same in all threads where what it is
+      // set to, and what chooses that, are.
+      if (auto It = SliceLocalSets.find(V); It != SliceLocalSets.end())
+        return (It->second.Cond && mentionsThread(It->second.Cond, Depth + 1)) ||
+               llvm::any_of(It->second.Values, [&](const Expr *E) { return mentionsThread(E, Depth + 1); });
       if (isInduction(V)) {
         // Uniform when it starts uniform and steps uniformly (assumed of itself while looking).
         if (!UniformVisiting.insert(V).second)

@@ -1,6 +1,7 @@
 // What the loop changes: its induction variables (changed only by their increments, by steps the
 // loop never changes), and the locals and parameters that stay as they were set.
 #include "LoopChecker.h"
+#include <functional>
 #include "clang/AST/Attr.h"
 #include "clang/AST/ParentMapContext.h"
 
@@ -196,6 +197,19 @@ Verdict LoopChecker::checkCondition() {
 bool LoopChecker::startSetJustBefore(const VarDecl *V) {
   if (const auto *InitDS = dyn_cast_or_null<DeclStmt>(M.Init))
     return llvm::is_contained(InitDS->decls(), V);
+  // `for (t = 0; ...)` of a variable declared before the loop, as C-style kernels write it: the
+  // init sets the start right before the first iteration (its value is judged with the init's).
+  if (const auto *InitE = dyn_cast_or_null<Expr>(M.Init)) {
+    std::function<bool(const Expr *)> Assigns = [&](const Expr *E) {
+      const auto *BO = dyn_cast<BinaryOperator>(skipCleanups(E)->IgnoreParens());
+      if (!BO)
+        return false;
+      if (BO->getOpcode() == BO_Comma)
+        return Assigns(BO->getLHS()) || Assigns(BO->getRHS());
+      return BO->getOpcode() == BO_Assign && varOf(BO->getLHS()->IgnoreParens()) == V;
+    };
+    return !InFunction->Escaped.contains(V) && Assigns(InitE);
+  }
   if (M.Init || !V->getInit() || InFunction->Escaped.contains(V))
     return false;
   DynTypedNodeList P = Ctx.getParents(*M.Loop);

@@ -13,6 +13,7 @@
 //   Dependence.cpp   what a value depends on: nothing that changes, the iteration, or worse
 //   IndexAlgebra.cpp index expressions as affine forms: over any names, over thread indices
 //   CopyPhase.cpp    the copy phase, statement by statement: guards, inner copy loops, index vars
+//   SliceLocals.cpp  locals declared before the loop that the copy phase sets before their reads
 //   TileStores.cpp   one tile store: its tile, its value, the global memory it reads
 //   Legality.cpp     tile uses, the loop's stores against the copies' memory, overlapping stores;
 //                    whole-tile copies only where every thread reaches the loop
@@ -249,6 +250,15 @@ private:
   Verdict checkValueDecl(const clang::DeclStmt *DS, const clang::Expr *Read);
   Verdict checkValueLocalsUsed();
   std::optional<Verdict> checkRedefinition(const clang::Stmt *S);
+  std::optional<Verdict> checkSliceAssignment(const clang::Stmt *S);
+  /// Locals declared before the loop that the copy phase sets before any use (checkSliceAssignment):
+  /// what each iteration's value depends on. Not IndexDeclDeps, whose variables are their starts.
+  llvm::DenseMap<const clang::VarDecl *, DepResult> SliceLocalDeps;
+  struct SliceSet {
+    std::vector<const clang::Expr *> Values; ///< what the statement sets the local to
+    const clang::Expr *Cond = nullptr;       ///< the if's condition that chooses, or null
+  };
+  llvm::DenseMap<const clang::VarDecl *, SliceSet> SliceLocalSets;
   /// Where each of those locals was last set: its declaration, or a statement `v = P[j];`.
   llvm::DenseMap<const clang::VarDecl *, const clang::Stmt *> ValueDefAt;
   /// Locals of the copy phase set once from one read of global memory (`float4 v = A4[i];`), each

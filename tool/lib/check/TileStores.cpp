@@ -533,6 +533,9 @@ bool LoopChecker::isGlobalPointer(const VarDecl *V, unsigned Depth) {
     }
     return true;
   }
+  // A local the copy phase sets (checkSliceAssignment): global memory if every value it is set to is.
+  if (auto It = SliceLocalSets.find(V); It != SliceLocalSets.end())
+    return llvm::all_of(It->second.Values, [&](const Expr *E) { return isGlobalPointer(pointerBase(E), Depth + 1); });
   if (!V->hasLocalStorage() || !V->getInit())
     return false;
   // A local pointer set once from global memory.
