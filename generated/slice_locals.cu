@@ -141,24 +141,30 @@ __device__ float mix(float acc, float a, float b) { return __fadd_rn(__fmul_rn(a
 // the box's count says (masked: 0 to mask), each tile T floats of the box the list names.
 __global__ void neighbour_boxes(const float* __restrict__ rv, const int2* __restrict__ box,
                                 const int* __restrict__ nei, float* __restrict__ out, int nboxes, int mask) {
-  __shared__ float sB[T];
+  alignas(16) __shared__ float sB_stages[3][T];
   int bx = blockIdx.x, tx = threadIdx.x;
   int pointer;
   int first_j;
   const float* rB;
   float acc = 0.0f;
+  // tilepipe: plan=always
   // EXPECT: pipelined
-  // tilepipe: register-staged prefetch, 4 tiles ahead. Each thread holds its elements of the next 4 tiles in
-  // registers, one set per tile; it stores a set into the tile where the copy phase did, and the tile keeps its one buffer.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int k = 0;
-    float sB_next[4];
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
     auto k_fetch = k;
-    // Loads this thread's elements of the tile under the fetch cursor into set slot (nothing past the end).
-    auto load_next_tile = [&](int slot) {
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
       auto k = k_fetch;
       if (k < 1 + (box[bx].y & mask)) {
         { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &sB = sB_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
           if (k == 0) {
             pointer = bx;
           } else {
@@ -166,46 +172,71 @@ __global__ void neighbour_boxes(const float* __restrict__ rv, const int2* __rest
           }
           first_j = pointer * T;
           rB = &rv[first_j];
-          sB_next[slot] = rB[tx];
+          using sB_index = decltype(+(tx));
+          const sB_index sB_base = (sB_index)(tx) - (sB_index)threadIdx.x;
+          if (sizeof(sB) % 16 == 0 &&
+              blockDim.x == sizeof(sB) / sizeof(sB[0]) &&
+              reinterpret_cast<unsigned long long>(&rB[sB_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&sB[0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(sB) / 16; chunk += threads) {
+              const unsigned col = chunk % (sizeof(sB) / 16) * (16 / sizeof(sB[0]));
+              ::cuda::memcpy_async(&sB[col],
+                                   &rB[sB_base + (sB_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.y == 0 && threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&sB[tx], &rB[tx],
+                                   ::cuda::aligned_size_t<sizeof(sB[0])>(sizeof(sB[0])), pipe);
+          }
         }
         k++;
         k_fetch = k;
       }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
     };
-    // One trip of the loop, on the tile in set slot, whose loads then fetch the tile 4 ahead.
-    auto trip = [&](int slot) {
-      { // the loop body's scope: its names end before the loop's increment
-        if (k == 0) {
-          pointer = bx;
-        } else {
-          pointer = (nei[bx * 128 + k - 1] & 0x7fffffff) % nboxes;
-        }
-        first_j = pointer * T;
-        rB = &rv[first_j];
-        sB[tx] = sB_next[slot];
-        __syncthreads(); // the tile is published
-        load_next_tile(slot); // in flight during the next 4 computes
-        for (int j = 0; j < 4; ++j)
-          acc = mix(acc, sB[(tx + 13 * j) % T], sB[(3 * tx + j) % T]);
-        __syncthreads(); // no thread still reads the tile when it is stored again
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
+    // Prologue: the copies of the first 2 tiles.
+    for (int prologue = 0; prologue < 2; ++prologue)
+      issue_tile();
+    int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
+    for (; k < 1 + (box[bx].y & mask); k++) {
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &sB = sB_stages[stage];
+      for (int j = 0; j < 4; ++j)
+        acc = mix(acc, sB[(tx + 13 * j) % T], sB[(3 * tx + j) % T]);
+      pipe.consumer_release();
+      stage = stage + 1 == 3 ? 0 : stage + 1;
+    }
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
+  }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &sB = sB_stages[0];
+    for (int k = 0; k < 1 + (box[bx].y & mask); k++) {
+      if (k == 0) {
+        pointer = bx;
+      } else {
+        pointer = (nei[bx * 128 + k - 1] & 0x7fffffff) % nboxes;
       }
-      k++;
-    };
-    // Prologue: the first 4 tiles.
-#pragma unroll
-    for (int slot = 0; slot < 4; ++slot)
-      load_next_tile(slot);
-    // Mainloop, unrolled by 4: each set's index is a constant, so that the sets stay in registers.
-    while (k < 1 + (box[bx].y & mask)) {
-#pragma unroll
-      for (int slot = 0; slot < 4; ++slot) {
-        if (slot > 0 && !(k < 1 + (box[bx].y & mask)))
-          break;
-        trip(slot);
-      }
+      first_j = pointer * T;
+      rB = &rv[first_j];
+      sB[tx] = rB[tx];
+      __syncthreads();
+      for (int j = 0; j < 4; ++j)
+        acc = mix(acc, sB[(tx + 13 * j) % T], sB[(3 * tx + j) % T]);
+      __syncthreads();
     }
   }
-#line 153
+#endif
+#line 154
   out[bx * T + tx] = acc;
 }
 
@@ -328,7 +359,7 @@ __global__ void c_style_matmul(const float* __restrict__ A, const float* __restr
     }
   }
 #endif
-#line 176
+#line 177
   C[(by * 16 + ty) * wB + bx * 16 + tx] = sum;
 }
 
@@ -540,7 +571,7 @@ __global__ void c_style_counter(const float* __restrict__ A, const float* __rest
     }
   }
 #endif
-#line 198
+#line 199
   C[(by * 16 + ty) * wB + bx * 16 + tx] = sum;
 }
 
@@ -558,7 +589,7 @@ static void tilepipe_launch_c_style_counter(::dim3 grid, ::dim3 block, ::size_t 
   ::tilepipe_rt::trace("tilepipe_launch_c_style_counter", tma, traced);
   ::c_style_counter<<<grid, block, shared_bytes, stream>>>(A, B, C, wA, wB, As_tmap, Bs_tmap, tma);
 }
-#line 200
+#line 201
 
 // A local chosen per thread: odd threads copy from the tile's start, even ones 4 elements on.
 __global__ void chosen_per_thread(const float* __restrict__ A, float* __restrict__ out, int nt) {
@@ -629,7 +660,7 @@ __global__ void chosen_per_thread(const float* __restrict__ A, float* __restrict
     }
   }
 #endif
-#line 219
+#line 220
   out[blockIdx.x * T + tx] = acc;
 }
 

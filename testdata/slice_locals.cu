@@ -135,6 +135,7 @@ __global__ void neighbour_boxes(const float* __restrict__ rv, const int2* __rest
   int first_j;
   const float* rB;
   float acc = 0.0f;
+  // tilepipe: plan=always
   // EXPECT: pipelined
   for (int k = 0; k < 1 + (box[bx].y & mask); k++) {
     if (k == 0) {
