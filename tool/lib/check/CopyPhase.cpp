@@ -144,10 +144,12 @@ Verdict LoopChecker::checkCopyPhase() {
   for (const Stmt *S : M.CopyPhase) {
     const auto *DS = dyn_cast<DeclStmt>(S);
     size_t Stores = M.Stores.size(), SiteCount = Sites.size(), Inner = InnerStack.size();
-    std::optional<Verdict> Redefined = DS ? std::nullopt : checkSliceAssignment(S);
-    if (!DS && !Redefined)
-      Redefined = checkRedefinition(S);
-    Verdict V = DS ? checkCopyDecl(DS) : Redefined ? *Redefined : checkCopyStmt(S);
+    // A statement that sets a local: one set before its reads (checkSliceAssignment), or a
+    // value local set again (checkRedefinition); else a copy statement.
+    std::optional<Verdict> SetsLocal = DS ? std::nullopt : checkSliceAssignment(S);
+    if (!DS && !SetsLocal)
+      SetsLocal = checkRedefinition(S);
+    Verdict V = DS ? checkCopyDecl(DS) : SetsLocal ? *SetsLocal : checkCopyStmt(S);
     if (V.ok())
       continue;
     Out.block(V);

@@ -60,7 +60,6 @@ DepResult LoopChecker::classifyVar(const VarDecl *V) {
 /// the memory holds the same values while the kernel runs (readOnlyMemory), so that the read, done
 /// at another time by the rewrite, gets what the original got; otherwise Bad.
 DepResult LoopChecker::readOf(const Expr *LV) {
-  DepResult No = DepResult::read("reads memory (" + text(LV) + ") not proven unchanged while the kernel runs");
   const Expr *E = LV->IgnoreParens();
   const Expr *Ptr = nullptr, *Idx = nullptr;
   if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
@@ -71,14 +70,22 @@ DepResult LoopChecker::readOf(const Expr *LV) {
   } else if (const auto *ME = dyn_cast<MemberExpr>(E); ME && ME->isArrow() && !isReferenceMember(ME)) {
     Ptr = ME->getBase();
   }
-  if (!Ptr || !Ptr->getType()->isPointerType() || hasVolatilePart(Ctx, E->getType()) || !readOnlyMemory(Ptr))
-    return No;
+  if (!Ptr)
+    return DepResult::read("reads memory (" + text(LV) + ") not proven unchanged while the kernel runs");
+  return readThrough(Ptr, Idx, LV);
+}
+
+/// A read of what the pointer Ptr (plus Idx, if any) points to, which the expression Read makes:
+/// what the address depends on where readOnlyMemory says the memory holds still, otherwise Bad.
+DepResult LoopChecker::readThrough(const Expr *Ptr, const Expr *Idx, const Expr *Read) {
+  if (!Ptr->getType()->isPointerType() || hasVolatilePart(Ctx, Read->getType()) ||
+      hasVolatilePart(Ctx, Ptr->getType()->getPointeeType()) || !readOnlyMemory(Ptr))
+    return DepResult::read("reads memory (" + text(Read) + ") not proven unchanged while the kernel runs");
   DepResult D = classify(Ptr);
   if (Idx)
     D.join(classify(Idx));
-  if (D.D == Dep::Bad)
-    return D;
-  D.ReadsUnchanged = true;
+  if (D.D != Dep::Bad)
+    D.ReadsUnchanged = true;
   return D;
 }
 
@@ -93,10 +100,9 @@ bool LoopChecker::readOnlyMemory(const Expr *Ptr) {
 
 /// A __constant__ variable (device code cannot write one), or a pointer parameter of the kernel (a
 /// __global__ function: a __device__ function's may point anywhere its callers' do) through
-/// which no store of the kernel writes (the whole kernel,
-/// through every call it makes: other blocks run every part of it while this one runs the loop,
-/// and an effect the analysis cannot follow counts as a store), and which either points to const
-/// and is __restrict__ (then no other pointer may write its memory either: nvcc itself reads such
+/// which no store of the kernel writes (the whole kernel, through every call it makes: other
+/// blocks run every part of it while this one runs the loop, and an effect the analysis cannot
+/// follow counts as a store), and which either points to const and is __restrict__ (then no other pointer may write its memory either: nvcc itself reads such
 /// a parameter as read-only for the kernel's lifetime, through the non-coherent cache), or
 /// --assume-noalias says no other pointer reaches its memory (the remark says so).
 bool LoopChecker::unchangedRoot(const VarDecl *Root) {
@@ -201,15 +207,8 @@ DepResult LoopChecker::classify(const Expr *E) {
     if (isa<CXXOperatorCallExpr>(Call) || isa<CXXMemberCallExpr>(Call))
       return DepResult::bad("calls " + text(Call->getCallee()));
     // The toolkit's read-only load, `__ldg(&p[i])`: a read of what its argument points to.
-    if (isReadOnlyLoad(SM, Call)) {
-      const Expr *Ptr = Call->getArg(0);
-      if (!readOnlyMemory(Ptr))
-        return DepResult::read("reads memory (" + text(Call) + ") not proven unchanged while the kernel runs");
-      DepResult D = classify(Ptr);
-      if (D.D != Dep::Bad)
-        D.ReadsUnchanged = true;
-      return D;
-    }
+    if (isReadOnlyLoad(SM, Call))
+      return readThrough(Call->getArg(0), nullptr, Call);
     if (!Effects.isPure(Call->getDirectCallee()))
       return DepResult::bad("calls " + text(Call->getCallee()));
     DepResult R;

@@ -213,6 +213,7 @@ private:
   DepResult classify(const clang::Expr *E);
   DepResult classifyVar(const clang::VarDecl *V);
   DepResult readOf(const clang::Expr *LValue);
+  DepResult readThrough(const clang::Expr *Ptr, const clang::Expr *Idx, const clang::Expr *Read);
   bool readOnlyMemory(const clang::Expr *Ptr);
   bool unchangedRoot(const clang::VarDecl *Root);
   llvm::DenseMap<const clang::VarDecl *, bool> UnchangedRoots; ///< unchangedRoot's answers

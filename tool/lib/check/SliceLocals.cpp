@@ -2,7 +2,6 @@
 // loop. A local declared before the loop that the copy phase sets before anything reads it is a
 // value of the iteration, as an index variable is (docs/legality.md, C1).
 #include "LoopChecker.h"
-#include "clang/AST/RecursiveASTVisitor.h"
 
 using namespace clang;
 
@@ -10,19 +9,7 @@ namespace tilepipe::check {
 
 /// How many times S (lambda bodies included) names V.
 static unsigned refsTo(const VarDecl *V, const Stmt *S) {
-  struct Counter : RecursiveASTVisitor<Counter> {
-    const VarDecl *V;
-    unsigned N = 0;
-    bool shouldVisitLambdaBody() const { return true; }
-    bool VisitDeclRefExpr(DeclRefExpr *E) {
-      N += E->getDecl() == V;
-      return true;
-    }
-  } C;
-  C.V = V;
-  if (S)
-    C.TraverseStmt(const_cast<Stmt *>(S));
-  return C.N;
+  return llvm::count_if(namesIn(S), [&](const NameUse &U) { return U.Decl == V; });
 }
 
 /// The local `x = e;` sets, or that both branches of `if (c) x = e1; else x = e2;` set (a
