@@ -59,9 +59,11 @@ TEST(Audit, OffersAlignasWhereTheArrayIsTheUsers) {
       EXPECT_EQ(0u, Fix.getLength());
       At.insert(R.Original.substr(Fix.getOffset(), 27));
     }
-  // typed_float's array, and per_element_mutable_shape's; the other flagged copies' arrays are
-  // aligned already.
-  EXPECT_EQ((std::multiset<std::string>{"__shared__ float s[2][256];", "__shared__ float s[2][512];"}), At);
+  // typed_float's array, per_element_mutable_shape's and numbered_alignment's; the other flagged
+  // copies' arrays are aligned already.
+  EXPECT_EQ((std::multiset<std::string>{"__shared__ float s[2][256];", "__shared__ float s[2][512];",
+                                         "__shared__ Four sq[2][128];"}),
+            At);
 }
 
 // The slow-path rule reads the alignment CCCL reads: the larger of the element type's and the

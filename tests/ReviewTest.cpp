@@ -220,7 +220,7 @@ TEST(Review, AuditSarifAndExportFixesAgree) {
       ++N;
     return N;
   };
-  EXPECT_EQ(Count(Original, "alignas(16) __shared__") + 2, Count(Fixed, "alignas(16) __shared__"));
+  EXPECT_EQ(Count(Original, "alignas(16) __shared__") + 3, Count(Fixed, "alignas(16) __shared__"));
   EXPECT_NE(readFile(Dir + "/fixes/f.yaml").find("DiagnosticName:  tilepipe-async-slow-path"), std::string::npos);
   if (haveSchemaValidator())
     expectSchemaValid(Dir + "/a.sarif", "the audit's log");

@@ -165,6 +165,43 @@ __global__ void per_element_mutable_shape(const float *A, float *C, int n, int w
   }
 }
 
+// Correct: a struct of four doubles (32 bytes, aligned to 8) whose shape states its alignment
+// with alignof, as tilepipe's own copies of such elements do: its global source is aligned as
+// the kernel's pointer is, a run-time fact; 16-byte instructions would need that promise.
+struct Four {
+  double v, x, y, z;
+};
+__global__ void stated_alignment(const Four *A, Four *C, int n) {
+  __shared__ Four s[2][64];
+  cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[t % 2][threadIdx.x], &A[t * 64 + threadIdx.x], cuda::aligned_size_t<alignof(Four)>(sizeof(Four)), pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<0>(pipe);
+    __syncthreads();
+    C[t * 64 + threadIdx.x] = s[t % 2][63 - threadIdx.x];
+    __syncthreads();
+  }
+}
+
+// The same struct with the shape's alignment as a number: 8-byte instructions where the size
+// allows 16.
+__global__ void numbered_alignment(const Four *A, Four *C, int n) {
+  __shared__ Four sq[2][128];
+  cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+  for (int t = 0; t < n; ++t) {
+    pipe.producer_acquire();
+    // EXPECT-AUDIT: async-slow-path
+    cuda::memcpy_async(&sq[t % 2][threadIdx.x], &A[t * 128 + threadIdx.x], cuda::aligned_size_t<8>(sizeof(Four)), pipe);
+    pipe.producer_commit();
+    cuda::pipeline_consumer_wait_prior<0>(pipe);
+    __syncthreads();
+    C[t * 128 + threadIdx.x] = sq[t % 2][127 - threadIdx.x];
+    __syncthreads();
+  }
+}
+
 // Correct: float4 elements prove 16 bytes through their type.
 __global__ void vector_type(const float4 *A, float4 *C, int n) {
   __shared__ float4 s[2][64];

@@ -123,6 +123,23 @@ private:
     return sourceText(Ctx, SM.getExpansionRange(E->getSourceRange()).getAsRange());
   }
 
+  /// Whether the shape E is written `cuda::aligned_size_t<alignof(...)>(...)`.
+  static bool statesAlignOf(const Expr *E) {
+    const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E);
+    TypeLoc TL = FC ? FC->getTypeInfoAsWritten()->getTypeLoc() : TypeLoc();
+    while (TL) {
+      if (auto TS = TL.getAs<TemplateSpecializationTypeLoc>()) {
+        if (TS.getNumArgs() != 1 || TS.getArgLoc(0).getArgument().getKind() != TemplateArgument::Expression)
+          return false;
+        const Expr *Arg = TS.getArgLoc(0).getSourceExpression();
+        const auto *A = Arg ? dyn_cast<UnaryExprOrTypeTraitExpr>(Arg->IgnoreImplicit()->IgnoreParens()) : nullptr;
+        return A && (A->getKind() == UETT_AlignOf || A->getKind() == UETT_PreferredAlignOf);
+      }
+      TL = TL.getNextTypeLoc();
+    }
+    return false;
+  }
+
   void slowPath(const Copy &C) {
     // CCCL's dispatch: the alignment is the larger of the pointers' element type's (the typed
     // overloads) and the shape's (cuda::aligned_size_t<A>); cp.async needs 4 and uses 16-byte
@@ -143,6 +160,11 @@ private:
       // samples write it) where nothing changes them after their initializer.
       for (unsigned Depth = 0; Depth < 8; ++Depth) {
         SizeE = SizeE->IgnoreImplicit();
+        // `cuda::aligned_size_t<alignof(E)>(...)`: the author states the element's own alignment
+        // as all they know of the addresses (a struct of four doubles, whose global source is
+        // aligned as the kernel's pointer is): wider instructions would need a run-time fact.
+        if (statesAlignOf(SizeE))
+          return;
         const VarDecl *Held = varOf(SizeE);
         if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(SizeE))
           SizeE = FC->getSubExpr();
