@@ -426,16 +426,16 @@ std::vector<NameUse> namesIn(TypeLoc TL) {
 VarStep stepOf(const clang::Expr *E) {
   using namespace clang;
   if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->isIncrementDecrementOp())
-    return {varOf(UO->getSubExpr()), nullptr};
+    return {varOf(UO->getSubExpr()), nullptr, UO->isDecrementOp()};
   if (const auto *CAO = dyn_cast<CompoundAssignOperator>(E);
       CAO && (CAO->getOpcode() == BO_AddAssign || CAO->getOpcode() == BO_SubAssign))
-    return {varOf(CAO->getLHS()), CAO->getRHS()};
+    return {varOf(CAO->getLHS()), CAO->getRHS(), CAO->getOpcode() == BO_SubAssign};
   if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Assign) {
     const VarDecl *V = varOf(BO->getLHS());
     const auto *Sum = dyn_cast<BinaryOperator>(BO->getRHS()->IgnoreParenImpCasts());
     if (V && Sum && (Sum->getOpcode() == BO_Add || Sum->getOpcode() == BO_Sub)) {
       if (varOf(Sum->getLHS()) == V)
-        return {V, Sum->getRHS()};
+        return {V, Sum->getRHS(), Sum->getOpcode() == BO_Sub};
       if (Sum->getOpcode() == BO_Add && varOf(Sum->getRHS()) == V)
         return {V, Sum->getLHS()};
     }

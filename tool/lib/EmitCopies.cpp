@@ -57,8 +57,12 @@ std::string PipelineEmitter::copyCall(const TileStore &S, const std::string &Ext
   // copy phase's text names where the copy stands).
   const std::string T = S.View ? "sizeof(" + F.text(viewTypeLoc(S.View).getSourceRange()) + ")"
                                : sizeIn(Tl.Var->getName().str(), Rank);
+  // An element of another size than its alignment (`float3`) travels as copies of its alignment.
+  const ASTContext &Ctx = M.Function->getASTContext();
+  const bool Odd = !S.View && Ctx.getTypeSizeInChars(Tl.ElementType) != Ctx.getTypeAlignInChars(Tl.ElementType);
+  const std::string A = Odd ? "alignof(decltype(" + Tl.Var->getName().str() + zeros(Rank) + "))" : T;
   std::string Head = "::cuda::memcpy_async(&" + D + ", &" + R + ",";
-  std::string Tail = "::cuda::aligned_size_t<" + T + ">(" + T + "), " + Pipe + ")";
+  std::string Tail = "::cuda::aligned_size_t<" + A + ">(" + T + "), " + Pipe + ")";
   // Long calls continue under their first argument.
   std::string Ind = F.indentOf(F.begin(S.Statement)) + Extra;
   if (Ind.size() + Cut.Unit.size() + Head.size() + Tail.size() + 2 <= 100)

@@ -141,19 +141,27 @@ Verdict LoopChecker::checkCopyPhase() {
   for (const Stmt *S : M.CopyPhase)
     D.TraverseStmt(const_cast<Stmt *>(S));
   Verdict Out;
-  for (const Stmt *S : M.CopyPhase) {
+  for (size_t I = 0; I < M.CopyPhase.size(); ++I) {
+    const Stmt *S = M.CopyPhase[I];
     const auto *DS = dyn_cast<DeclStmt>(S);
     size_t Stores = M.Stores.size(), SiteCount = Sites.size(), Inner = InnerStack.size();
-    // A statement that sets a local: one set before its reads (checkSliceAssignment), or a
-    // value local set again (checkRedefinition); else a copy statement.
-    std::optional<Verdict> SetsLocal = DS ? std::nullopt : checkSliceAssignment(S);
-    if (!DS && !SetsLocal)
+    // A copy loop over a counter of the function's, with the statement after it that resets the
+    // counter (checkCounterLoop); a statement that sets a local: one set before its reads
+    // (checkSliceAssignment), or a value local set again (checkRedefinition); else a copy
+    // statement.
+    std::optional<Verdict> Counter = DS ? std::nullopt : checkCounterLoop(I);
+    std::optional<Verdict> SetsLocal = DS || Counter ? std::nullopt : checkSliceAssignment(S);
+    if (!DS && !Counter && !SetsLocal)
       SetsLocal = checkRedefinition(S);
-    Verdict V = DS ? checkCopyDecl(DS) : SetsLocal ? *SetsLocal : checkCopyStmt(S);
+    Verdict V = DS ? checkCopyDecl(DS) : Counter ? *Counter : SetsLocal ? *SetsLocal : checkCopyStmt(S);
+    if (Counter) // the reset is judged with the loop
+      ++I;
     if (V.ok())
       continue;
     Out.block(V);
     RefusedCopy.push_back(S);
+    if (Counter)
+      RefusedCopy.push_back(M.CopyPhase[I]);
     // Nothing of a refused statement stays in the model; the variables it declares read as
     // values the loop does not change, so that what reads them is judged for itself.
     M.Stores.resize(Stores);
@@ -412,189 +420,6 @@ Verdict LoopChecker::checkGuardedStore(const IfStmt *If) {
     Mark(Before, false);
   }
   return {};
-}
-
-/// Refuses What (the start, bound or step of an inner copy loop) unless E is the same in every
-/// iteration of the outer loop.
-Verdict LoopChecker::sameEachIteration(const Expr *E, const std::string &What) {
-  DepResult D = classify(E);
-  if (D.D == Dep::Invariant)
-    return {};
-  return Verdict::refuse(D.D == Dep::Bad ? Reason::AddressNotInvariant : Reason::TileIndex,
-                         What + " " + (D.D == Dep::Bad ? D.Why : "depends on the iteration"));
-}
-
-/// An inner copy loop: its own variables, bounds that do not depend on the iteration.
-Verdict LoopChecker::checkInnerCopyLoop(const ForStmt *For) {
-  const auto *Init = dyn_cast_or_null<DeclStmt>(For->getInit());
-  if (!Init || !For->getCond() || !For->getInc() || For->getConditionVariable())
-    return Verdict::refuse(Reason::LoadPhase, "an inner copy loop without 'int i = ...; cond; inc'");
-  std::vector<const VarDecl *> Declared;
-  for (const Decl *D : Init->decls()) {
-    const auto *V = dyn_cast<VarDecl>(D);
-    if (!V || !V->getType()->isIntegerType() || !V->getInit())
-      return Verdict::refuse(Reason::LoadPhase, "an inner copy loop variable is not an integer");
-    if (Verdict R = sameEachIteration(V->getInit(), "the inner copy loop start"); !R.ok())
-      return R;
-    Declared.push_back(V);
-  }
-  for (const VarDecl *V : Declared) {
-    InnerVars.insert(V);
-    InnerStack.push_back(V);
-  }
-  // The increment assigns its own variable, which classify would call a side effect: check that
-  // only it changes the variable, then judge the bound and the step.
-  LocalFacts IncScan, BodyScan;
-  IncScan.scan(For->getInc());
-  BodyScan.scan(For->getBody());
-  for (const VarDecl *V : Declared)
-    if (BodyScan.Mutated.contains(V) || !IncScan.Mutated.contains(V))
-      return Verdict::refuse(Reason::LoadPhase,
-                             "the inner copy loop variable " + quoted(V) + " is not a plain counter");
-  if (Verdict R = sameEachIteration(For->getCond(), "the inner copy loop bound"); !R.ok())
-    return R;
-  const Expr *Inc = For->getInc()->IgnoreParens();
-  const Expr *Step = nullptr;
-  if (const auto *CAO = dyn_cast<CompoundAssignOperator>(Inc))
-    Step = CAO->getRHS();
-  else if (!isa<UnaryOperator>(Inc))
-    return Verdict::refuse(Reason::LoadPhase, "the inner copy loop increment is not 'i += step'");
-  if (Step)
-    if (Verdict R = sameEachIteration(Step, "the inner copy loop step"); !R.ok())
-      return R;
-  if (Declared.size() == 1) {
-    std::optional<InnerRange> R = innerRange(For, Declared.front());
-    if (!R)
-      R = boundedRange(For, Declared.front());
-    if (R)
-      InnerRanges[Declared.front()] = *R;
-  }
-  Verdict V = checkCopyStmt(For->getBody());
-  for (size_t I = 0; I < Declared.size(); ++I)
-    InnerStack.pop_back();
-  return V;
-}
-
-/// The least and greatest value V takes in the iterations of its inner copy loop, where they are
-/// constants: V starts at a constant, the increment adds a constant to it (`++`, `--`, `+=`, `-=`),
-/// and the condition compares two affine forms in V alone (`offset + 32 <= 128`). The loop is run
-/// here, at most 65536 iterations, with every value (V's and both sides') within 32-bit signed
-/// arithmetic and not negative where it is unsigned, so the compiled comparison and the one run
-/// here agree (V within its own type's range). The body never changes V (checkInnerCopyLoop); a
-/// break ends it sooner, within the range. A loop that runs no iteration has no range.
-std::optional<LoopChecker::InnerRange> LoopChecker::innerRange(const ForStmt *For, const VarDecl *V) {
-  const auto *Cond = dyn_cast<BinaryOperator>(For->getCond()->IgnoreParens());
-  const Expr *Inc = For->getInc()->IgnoreParens();
-  if (!Cond || !Cond->isComparisonOp() || Cond->getOpcode() == BO_EQ)
-    return std::nullopt;
-  Affine Start, L, R, Step;
-  int64_t Sign = 1;
-  if (const auto *U = dyn_cast<UnaryOperator>(Inc); U && U->isIncrementDecrementOp() && varOf(U->getSubExpr()) == V)
-    Step.Constant = U->isIncrementOp() ? 1 : -1;
-  else if (const auto *CA = dyn_cast<CompoundAssignOperator>(Inc);
-           CA && (CA->getOpcode() == BO_AddAssign || CA->getOpcode() == BO_SubAssign) && varOf(CA->getLHS()) == V &&
-           affine(CA->getRHS(), Step))
-    Sign = CA->getOpcode() == BO_AddAssign ? 1 : -1;
-  else
-    return std::nullopt;
-  if (!affine(V->getInit(), Start) || !affine(Cond->getLHS(), L) || !affine(Cond->getRHS(), R) ||
-      !Start.Terms.empty() || !Step.Terms.empty() || Step.Constant == 0 || std::abs(Step.Constant) >= (int64_t(1) << 31))
-    return std::nullopt;
-  const std::string Atom = affineAtom(V);
-  auto OnlyV = [&](const Affine &A) {
-    return A.Terms.empty() || (A.Terms.size() == 1 && A.Terms.count(Atom) &&
-                               std::abs(A.Terms.at(Atom)) < (int64_t(1) << 24) &&
-                               std::abs(A.Constant) < (int64_t(1) << 40));
-  };
-  if (!OnlyV(L) || !OnlyV(R))
-    return std::nullopt;
-  auto At = [&](const Affine &A, int64_t X) {
-    auto T = A.Terms.find(Atom);
-    return A.Constant + (T == A.Terms.end() ? 0 : T->second * X);
-  };
-  const bool VUnsigned = V->getType()->isUnsignedIntegerType();
-  const bool CmpUnsigned = Cond->getLHS()->getType()->isUnsignedIntegerType() ||
-                           Cond->getRHS()->getType()->isUnsignedIntegerType();
-  // Within the type's range too for V (a `char` counter wraps at 256), at most 31 bits.
-  auto Fits = [](int64_t X, bool Unsigned, unsigned Bits = 32) {
-    const unsigned B = std::min(Bits, 32u) - (Unsigned ? 0 : 1);
-    return X < (int64_t(1) << std::min(B, 31u)) && X >= (Unsigned ? 0 : -(int64_t(1) << B));
-  };
-  const unsigned VBits = Ctx.getIntWidth(V->getType());
-  std::optional<InnerRange> Range;
-  int64_t X = Start.Constant;
-  for (int N = 0;; ++N) {
-    const int64_t A = At(L, X), B = At(R, X);
-    if (N == 65536 || !Fits(X, VUnsigned, VBits) || !Fits(A, CmpUnsigned) || !Fits(B, CmpUnsigned))
-      return std::nullopt;
-    bool Holds = false;
-    switch (Cond->getOpcode()) {
-    case BO_LT: Holds = A < B; break;
-    case BO_LE: Holds = A <= B; break;
-    case BO_GT: Holds = A > B; break;
-    case BO_GE: Holds = A >= B; break;
-    case BO_NE: Holds = A != B; break;
-    default: return std::nullopt;
-    }
-    if (!Holds)
-      return Range;
-    Range = Range ? InnerRange{std::min(Range->Lo, X), std::max(Range->Hi, X), std::abs(Step.Constant)}
-                  : InnerRange{X, X, std::abs(Step.Constant)};
-    X += Sign * Step.Constant;
-  }
-}
-
-/// The values V takes where its start differs between threads (`for (int i = threadIdx.x; i < N;
-/// i += blockDim.x)`): the start's least value (threadRange), up to the bound of a condition
-/// `i < C` or `i <= C` (`C > i`, `C >= i`), C a constant; the step a positive constant or
-/// blockDim's. Each value is at least the start, since the step is positive, and passed the
-/// condition. V is at least 32 bits, and the bound plus the largest step (1024 for blockDim's)
-/// stays within 31 bits, so no increment wraps. Step 0: the values within the range are not known
-/// one by one.
-std::optional<LoopChecker::InnerRange> LoopChecker::boundedRange(const ForStmt *For, const VarDecl *V) {
-  const auto *Cond = dyn_cast<BinaryOperator>(For->getCond()->IgnoreParens());
-  const Expr *Inc = For->getInc()->IgnoreParens();
-  if (!Cond || Ctx.getIntWidth(V->getType()) < 32)
-    return std::nullopt;
-  int64_t Step = 0, MaxStep = 0;
-  Affine S;
-  if (const auto *U = dyn_cast<UnaryOperator>(Inc); U && U->isIncrementOp() && varOf(U->getSubExpr()) == V)
-    Step = MaxStep = 1;
-  else if (const auto *CA = dyn_cast<CompoundAssignOperator>(Inc);
-           CA && CA->getOpcode() == BO_AddAssign && varOf(CA->getLHS()) == V && affine(CA->getRHS(), S)) {
-    if (S.Terms.empty() && S.Constant > 0 && S.Constant < (int64_t(1) << 20))
-      Step = MaxStep = S.Constant;
-    else if (S.Terms.size() == 1 && S.Constant >= 0 &&
-             (S.Terms.begin()->first == "blockDim.x" || S.Terms.begin()->first == "blockDim.y" ||
-              S.Terms.begin()->first == "blockDim.z") &&
-             S.Terms.begin()->second >= 1 && S.Terms.begin()->second < 1024)
-      MaxStep = S.Terms.begin()->second * 1024 + S.Constant;
-    else
-      return std::nullopt;
-  } else {
-    return std::nullopt;
-  }
-  auto Start = threadRange(V->getInit());
-  if (!Start)
-    return std::nullopt;
-  // The variable on one side alone, a constant on the other.
-  const Expr *VarSide = Cond->getLHS(), *Bound = Cond->getRHS();
-  BinaryOperatorKind Op = Cond->getOpcode();
-  if (varOf(VarSide->IgnoreParenImpCasts()) != V) {
-    std::swap(VarSide, Bound);
-    Op = Op == BO_GT ? BO_LT : Op == BO_GE ? BO_LE : BO_Comma;
-  }
-  Affine B;
-  if (varOf(VarSide->IgnoreParenImpCasts()) != V || (Op != BO_LT && Op != BO_LE) || !affine(Bound, B) ||
-      !B.Terms.empty() || B.Constant >= (int64_t(1) << 30))
-    return std::nullopt;
-  if ((VarSide->getType()->isUnsignedIntegerType() || Bound->getType()->isUnsignedIntegerType()) &&
-      (Start->first < 0 || B.Constant < 0))
-    return std::nullopt;
-  const int64_t Hi = Op == BO_LT ? B.Constant - 1 : B.Constant;
-  if (Hi < Start->first || Hi + MaxStep >= (int64_t(1) << 31))
-    return std::nullopt;
-  return InnerRange{Start->first, Hi, Step};
 }
 
 } // namespace tilepipe::check

@@ -40,7 +40,9 @@ Verdict LoopChecker::addIncrement(const Expr *E) {
       return V;
     return addIncrement(BO->getRHS());
   }
-  auto [Var, Step] = stepOf(E);
+  const VarStep VS = stepOf(E);
+  const VarDecl *Var = VS.Var;
+  const Expr *Step = VS.By;
   if (!Var)
     return Verdict::refuse(Reason::InductionStep,
                            "the increment '" + text(E) + "' is not 'v += step' or '++v'");

@@ -12,7 +12,8 @@
 //   Inductions.cpp   what the loop changes: induction variables and their steps, set-once locals
 //   Dependence.cpp   what a value depends on: nothing that changes, the iteration, or worse
 //   IndexAlgebra.cpp index expressions as affine forms: over any names, over thread indices
-//   CopyPhase.cpp    the copy phase, statement by statement: guards, inner copy loops, index vars
+//   CopyPhase.cpp    the copy phase, statement by statement: guards, index variables
+//   InnerLoops.cpp   inner copy loops, with their own counters or the function's; their ranges
 //   SliceLocals.cpp  locals declared before the loop that the copy phase sets before their reads
 //   TileStores.cpp   one tile store: its tile, its value, the global memory it reads
 //   Legality.cpp     tile uses, the loop's stores against the copies' memory, overlapping stores;
@@ -273,9 +274,22 @@ private:
   Verdict checkCopyStmt(const clang::Stmt *S);
   Verdict checkCopyIf(const clang::IfStmt *If);
   Verdict checkGuardedStore(const clang::IfStmt *If);
+
+  // InnerLoops.cpp
   Verdict checkInnerCopyLoop(const clang::ForStmt *For);
-  std::optional<InnerRange> innerRange(const clang::ForStmt *For, const clang::VarDecl *V);
-  std::optional<InnerRange> boundedRange(const clang::ForStmt *For, const clang::VarDecl *V);
+  std::optional<Verdict> checkCounterLoop(size_t I);
+  Verdict checkCounterLoopBody(const clang::VarDecl *W, const clang::Expr *Start, const clang::Expr *Cond,
+                               const clang::Expr *Inc, llvm::ArrayRef<const clang::Stmt *> Body);
+  bool holdsAtHeader(const clang::VarDecl *W, const clang::Expr *E0, std::string &Why);
+  bool holdsOnEntry(const clang::VarDecl *W, const clang::Expr *E0, std::string &Why);
+  /// An inner copy loop's counter V: from Start, while Cond holds, stepped by Inc.
+  struct CountedLoop {
+    const clang::VarDecl *V;
+    const clang::Expr *Start, *Cond, *Inc;
+  };
+  void rangeOf(const CountedLoop &Loop);
+  std::optional<InnerRange> innerRange(const CountedLoop &Loop);
+  std::optional<InnerRange> boundedRange(const CountedLoop &Loop);
   Verdict sameEachIteration(const clang::Expr *E, const std::string &What);
 
   // TileStores.cpp

@@ -22,6 +22,13 @@ void LoopChecker::analyzeBox(size_t TI) {
     if (M.Stores[I].TileIdx == TI)
       Mine.push_back(I);
   const std::string Name = quoted(M.Tiles[TI].Var);
+  // Whole-tile copies count in elements of 4, 8 or 16 bytes, each aligned to its size.
+  const QualType Elem = M.Tiles[TI].ElementType;
+  const int64_t Size = Ctx.getTypeSizeInChars(Elem).getQuantity();
+  if (Size != Ctx.getTypeAlignInChars(Elem).getQuantity())
+    return No(Name + " holds elements of " + std::to_string(Size) + " bytes aligned to " +
+              std::to_string(Ctx.getTypeAlignInChars(Elem).getQuantity()) +
+              ", which whole-tile copies do not move: each is copied by the thread that stores it");
   const TileStore *FillStore = nullptr;
   for (size_t I : Mine)
     if (M.Stores[I].View)

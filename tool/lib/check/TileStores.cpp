@@ -227,12 +227,21 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
     return Verdict::refuse(Reason::ElementType,
                            quoted(V) + " holds '" + Elem.getAsString() +
                                "', whose operator& may be the user's (the copies take addresses)");
-  if ((Size != 4 && Size != 8 && Size != 16) || Align != Size ||
-      !Elem.isTriviallyCopyableType(Ctx))
+  if ((Align != 4 && Align != 8 && Align != 16) || Size % Align != 0 || !Elem.isTriviallyCopyableType(Ctx))
     return Verdict::refuse(Reason::ElementType,
                            quoted(V) + " holds '" + Elem.getAsString() + "' (" +
                                std::to_string(Size) + " bytes, aligned to " +
                                std::to_string(Align) + ")");
+  // An element of another size than its alignment (`float3`, a struct of four doubles) moves as
+  // copies of its alignment: the copy says so by alignof, which one instantiation of a template
+  // alone cannot vouch for in the text all of them share.
+  const auto *Class = dyn_cast<CXXRecordDecl>(M.Function->getDeclContext());
+  if (Size != Align && (M.Function->isTemplateInstantiation() || M.Function->isDependentContext() ||
+                        (Class && Class->getTemplateInstantiationPattern())))
+    return Verdict::refuse(Reason::ElementType,
+                           quoted(V) + " holds '" + Elem.getAsString() + "' (" + std::to_string(Size) +
+                               " bytes, aligned to " + std::to_string(Align) +
+                               ") in a template, whose other instantiations may hold another type");
   T.Bytes = Ctx.getTypeSizeInChars(V->getType()).getQuantity();
   // The element type as written, so templated tiles keep their parameter names.
   TypeLoc TL = elementTypeLoc(V);
