@@ -110,6 +110,10 @@ class Kernel:
         self.names = None
         self.nr = random.Random('tilepipe-fuzz-names-shape:%d:%d' % (seed, idx))
         self.nm = {}           # what apply_names chose
+        # Copy loops over a counter declared before the tiled loop (`counter-loop`): drawn from a
+        # stream of their own, so that a kernel without one is what it was before they existed.
+        self.cr = random.Random('tilepipe-fuzz-counter:%d:%d' % (seed, idx))
+        self.counter_decls = []  # their declarations, placed right before the tiled loop
         self.ns = None         # the namespace the kernel is written in (launched as ns::kernel)
         self.ns_decls = []     # declarations of namespace scope before the kernel, in self.ns
         self.extra_args = {}   # host arguments of parameters the names classes add
@@ -1188,6 +1192,7 @@ class Kernel:
             B.append('// tilepipe: assume-noalias=false')
         if self.stages:
             B.append('// tilepipe: stages=%d' % self.stages)
+        head_at = len(B)
         B.append(head)
         body = []
         if self.form == 'rotated':
@@ -1211,6 +1216,7 @@ class Kernel:
         body.extend(tail)
         B.extend('  ' + l for l in body)
         B.append('}')
+        B[head_at:head_at] = self.counter_decls
 
     # ---------------------------------------------------------------- copy phase
     def copy_phase(self):
@@ -1236,7 +1242,15 @@ class Kernel:
             xs_list = [(cx, '%s < %d' % (cx, t.ex))]
         else:
             loop_x = 'i'
-            xs_list = [('i', None)]
+            # A counter of the kernel's instead (lavaMD's `while (wtx < N) { ...; wtx += T; }
+            # wtx = tx;`), reset after the loop; its form: while, for with no init, for whose init
+            # sets it.
+            counter = None
+            if t.dims == 1 and not self.names and not self.nm and self.cr.random() < 0.3:
+                loop_x = 'w%d' % t.i
+                counter = self.cr.choice(['while', 'for', 'for-init'])
+                self.L('counter-loop', 'counter-' + counter)
+            xs_list = [(loop_x, None)]
         by = self.B[1]
         ys = 'ty'
         loop_y = None
@@ -1293,8 +1307,20 @@ class Kernel:
             if not t.linear and r.random() < 0.3:
                 inc = 'blockDim.x'
                 self.L('blockdim')
-            hdr = 'for (int i = %s; i < %d; i += %s)' % (cx, t.ex, inc)
-            lines = self.wrap(hdr, lines)
+            if loop_x == 'i':
+                hdr = 'for (int i = %s; i < %d; i += %s)' % (cx, t.ex, inc)
+                lines = self.wrap(hdr, lines)
+            else:
+                w = loop_x
+                self.counter_decls.append('int %s = %s;' % (w, '0' if counter == 'for-init' else cx))
+                if counter == 'while':
+                    lines = ['while (%s < %d) {' % (w, t.ex)] + ['  ' + l for l in lines] + \
+                            ['  %s += %s;' % (w, inc), '}']
+                elif counter == 'for':
+                    lines = self.wrap('for (; %s < %d; %s += %s)' % (w, t.ex, w, inc), lines)
+                else:
+                    lines = self.wrap('for (%s = %s; %s < %d; %s += %s)' % (w, cx, w, t.ex, w, inc), lines)
+                lines.append('%s = %s;' % (w, cx))
         if loop_y:
             hdr = 'for (int r = ty; r < %d; r += %d)' % (t.ey, by)
             lines = self.wrap(hdr, lines)
