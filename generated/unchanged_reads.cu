@@ -3,7 +3,7 @@
 // iteration. The shape of lavaMD: each block's box has a neighbour count and a neighbour list in
 // memory (`const __restrict__` parameters that the kernel never writes), and each tile is copied
 // from the box the list names. Also: the count with a bulk copy per tile, issued by one thread; the
-// toolkit's read-only load (`__ldg`) for the count and the copy; a trip count in __constant__ memory; a count read through a plain pointer where the loop says
+// toolkit's read-only load (`__ldg`) for the count and the copy, and into a local the copy takes; a trip count in __constant__ memory; a count read through a plain pointer where the loop says
 // --assume-noalias. Twins that are refused (address-not-invariant): the list through a pointer
 // without __restrict__, and through one the kernel writes. Loops marked `// tilepipe:
 // plan=always` take the cp.async pipeline; the others the cost model's plan. Run at scale:
@@ -450,6 +450,73 @@ __global__ void ldg_copy(const float* __restrict__ A, const int* __restrict__ nb
   C[bx * T + tid] = acc;
 }
 
+// __ldg through a local: each thread's element read into a register with the read-only load,
+// then stored; the copy reads A's element itself.
+__global__ void ldg_local(const float* __restrict__ A, const int* __restrict__ nbr, float* __restrict__ C, int mask) {
+  __shared__ float s_stages[3][T];
+  const int bx = blockIdx.x, tid = threadIdx.x;
+  float acc = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
+  {
+    int k = 0;
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
+    auto k_fetch = k;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto k = k_fetch;
+      if (k < (__ldg(&nbr[bx * 128]) & mask)) {
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          ::cuda::memcpy_async(&s[tid], &(A[((size_t)bx * 128 + k) * T + T - 1 - tid]),
+                               ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
+        }
+        ++k;
+        k_fetch = k;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+    };
+    // Prologue: the copies of the first 2 tiles.
+    for (int prologue = 0; prologue < 2; ++prologue)
+      issue_tile();
+    int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
+    for (; k < (__ldg(&nbr[bx * 128]) & mask); ++k) {
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &s = s_stages[stage];
+      for (int j = 0; j < 4; ++j)
+        acc = mix(acc, s[(tid + 37 * j) % T], s[(3 * tid + j) % T]);
+      pipe.consumer_release();
+      stage = stage + 1 == 3 ? 0 : stage + 1;
+    }
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
+  }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &s = s_stages[0];
+    for (int k = 0; k < (__ldg(&nbr[bx * 128]) & mask); ++k) {
+      const float v = __ldg(&A[((size_t)bx * 128 + k) * T + T - 1 - tid]);
+      s[tid] = v;
+      __syncthreads();
+      for (int j = 0; j < 4; ++j)
+        acc = mix(acc, s[(tid + 37 * j) % T], s[(3 * tid + j) % T]);
+      __syncthreads();
+    }
+  }
+#endif
+#line 203
+  C[bx * T + tid] = acc;
+}
+
 __constant__ int c_tiles;
 
 // The trip count in __constant__ memory, which device code cannot write.
@@ -501,7 +568,7 @@ __global__ void constant_trips(const float* __restrict__ A, float* __restrict__ 
       }
     }
   }
-#line 202
+#line 221
   C[blockIdx.x * T + tid] = acc;
 }
 
@@ -587,7 +654,7 @@ __global__ void noalias_count(const float* A, const int2* boxes, float* C, int m
     }
   }
 #endif
-#line 221
+#line 240
   C[bx * T + tid] = acc;
 }
 
@@ -652,6 +719,7 @@ static void runBoxes(FILE* f, uint64_t seed, int caseNo, int nboxes, int mask) {
   runKernel(f, n, [&](float* dC) { box_neighbours<<<nboxes, T>>>(dA, dBoxes, dNbr, dC, nboxes, mask); });
   runKernel(f, n, [&](float* dC) { noalias_count<<<nboxes, T>>>(dA, dBoxes, dC, mask); });
   runKernel(f, n, [&](float* dC) { ldg_copy<<<nboxes, T>>>(dA, dNbr, dC, mask); });
+  runKernel(f, n, [&](float* dC) { ldg_local<<<nboxes, T>>>(dA, dNbr, dC, mask); });
   runKernel(f, (size_t)nboxes * T2, [&](float* dC) { counted_bulk<<<nboxes, T2>>>(dA, dBoxes, dC, mask); });
   runKernel(f, n, [&](float* dC) { list_plain<<<nboxes, T>>>(dA, dNbr, dC, nboxes); });
   runKernel(f, n, [&](float* dC) { list_written<<<nboxes, T>>>(dA, dNbr, dC, nboxes); });

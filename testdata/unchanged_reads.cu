@@ -3,7 +3,7 @@
 // iteration. The shape of lavaMD: each block's box has a neighbour count and a neighbour list in
 // memory (`const __restrict__` parameters that the kernel never writes), and each tile is copied
 // from the box the list names. Also: the count with a bulk copy per tile, issued by one thread; the
-// toolkit's read-only load (`__ldg`) for the count and the copy; a trip count in __constant__ memory; a count read through a plain pointer where the loop says
+// toolkit's read-only load (`__ldg`) for the count and the copy, and into a local the copy takes; a trip count in __constant__ memory; a count read through a plain pointer where the loop says
 // --assume-noalias. Twins that are refused (address-not-invariant): the list through a pointer
 // without __restrict__, and through one the kernel writes. Loops marked `// tilepipe:
 // plan=always` take the cp.async pipeline; the others the cost model's plan. Run at scale:
@@ -184,6 +184,25 @@ __global__ void ldg_copy(const float* __restrict__ A, const int* __restrict__ nb
   C[bx * T + tid] = acc;
 }
 
+// __ldg through a local: each thread's element read into a register with the read-only load,
+// then stored; the copy reads A's element itself.
+__global__ void ldg_local(const float* __restrict__ A, const int* __restrict__ nbr, float* __restrict__ C, int mask) {
+  __shared__ float s[T];
+  const int bx = blockIdx.x, tid = threadIdx.x;
+  float acc = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int k = 0; k < (__ldg(&nbr[bx * 128]) & mask); ++k) {
+    const float v = __ldg(&A[((size_t)bx * 128 + k) * T + T - 1 - tid]);
+    s[tid] = v;
+    __syncthreads();
+    for (int j = 0; j < 4; ++j)
+      acc = mix(acc, s[(tid + 37 * j) % T], s[(3 * tid + j) % T]);
+    __syncthreads();
+  }
+  C[bx * T + tid] = acc;
+}
+
 __constant__ int c_tiles;
 
 // The trip count in __constant__ memory, which device code cannot write.
@@ -282,6 +301,7 @@ static void runBoxes(FILE* f, uint64_t seed, int caseNo, int nboxes, int mask) {
   runKernel(f, n, [&](float* dC) { box_neighbours<<<nboxes, T>>>(dA, dBoxes, dNbr, dC, nboxes, mask); });
   runKernel(f, n, [&](float* dC) { noalias_count<<<nboxes, T>>>(dA, dBoxes, dC, mask); });
   runKernel(f, n, [&](float* dC) { ldg_copy<<<nboxes, T>>>(dA, dNbr, dC, mask); });
+  runKernel(f, n, [&](float* dC) { ldg_local<<<nboxes, T>>>(dA, dNbr, dC, mask); });
   runKernel(f, (size_t)nboxes * T2, [&](float* dC) { counted_bulk<<<nboxes, T2>>>(dA, dBoxes, dC, mask); });
   runKernel(f, n, [&](float* dC) { list_plain<<<nboxes, T>>>(dA, dNbr, dC, nboxes); });
   runKernel(f, n, [&](float* dC) { list_written<<<nboxes, T>>>(dA, dNbr, dC, nboxes); });

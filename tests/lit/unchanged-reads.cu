@@ -297,6 +297,41 @@ __global__ void k(const float *__restrict__ A, float *__restrict__ C, int nt) {
 }
 } // namespace ReadOnlyLoadIntoTheTile
 
+// A read-only load into a local the store takes: the copy reads the element itself.
+// CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [pipelined]
+// CHECK-PLAN: {{^}}[[@LINE+6]]:3: [pipelined] plan={{[0-9]+}}:per-element
+// CHECK-FIXES: ::cuda::memcpy_async(&s[threadIdx.x], &(A[k * T + threadIdx.x]),
+namespace ReadOnlyLoadThroughALocal {
+__global__ void k(const float *__restrict__ A, float *__restrict__ C, int nt) {
+  __shared__ float s[T]; float acc = 0;
+  // tilepipe: plan=always
+  for (int k = 0; k < nt; ++k) {
+    float v = __ldg(&A[k * T + threadIdx.x]);
+    s[threadIdx.x] = v;
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % T];
+    __syncthreads();
+  }
+  C[blockIdx.x * T + threadIdx.x] = acc;
+}
+} // namespace ReadOnlyLoadThroughALocal
+
+// Refused: a read-only load into a local of another type converts (computes) on the way.
+// CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [load-computes] {{.*}}'v' is not one plain read of global memory
+namespace ReadOnlyLoadIntoAWiderLocal {
+__global__ void k(const float *__restrict__ A, double *__restrict__ C, int nt) {
+  __shared__ double s[T]; double acc = 0;
+  for (int k = 0; k < nt; ++k) {
+    double v = __ldg(&A[k * T + threadIdx.x]);
+    s[threadIdx.x] = v;
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % T];
+    __syncthreads();
+  }
+  C[blockIdx.x * T + threadIdx.x] = acc;
+}
+} // namespace ReadOnlyLoadIntoAWiderLocal
+
 // Refused: a read-only load converted on its way into the tile computes.
 // CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [load-computes]
 namespace ReadOnlyLoadConverted {

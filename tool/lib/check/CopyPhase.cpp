@@ -71,8 +71,9 @@ static bool usedOnlyAsStoredValue(ASTContext &Ctx, const FunctionDecl *FD, const
 }
 
 /// The read of global memory that Value is, `P[i]` or `*P` of type T with no conversion (a class
-/// type copied by its trivial copy constructor or assignment), or null.
-static const Expr *plainReadOf(const Expr *Value, QualType T) {
+/// type copied by its trivial copy constructor or assignment), or `P[i]` of `__ldg(&P[i])`; or
+/// null.
+static const Expr *plainReadOf(const SourceManager &SM, const Expr *Value, QualType T) {
   const Expr *E = skipCleanups(Value)->IgnoreParens();
   // A class-typed local (float4) is copy-constructed from the element, trivially.
   if (const auto *CCE = dyn_cast<CXXConstructExpr>(E)) {
@@ -82,6 +83,8 @@ static const Expr *plainReadOf(const Expr *Value, QualType T) {
     E = CCE->getArg(0);
   }
   E = stripNoOps(E);
+  if (const Expr *Element = readOnlyLoadOf(SM, E)) // `__ldg(&A[i])` reads A[i]
+    E = Element;
   bool Read = isa<ArraySubscriptExpr>(E) ||
               (isa<UnaryOperator>(E) && cast<UnaryOperator>(E)->getOpcode() == UO_Deref);
   if (!Read || E->getType().getUnqualifiedType().getCanonicalType() != T.getUnqualifiedType().getCanonicalType())
@@ -94,7 +97,7 @@ static const Expr *plainReadInit(const VarDecl *V) {
   if (!V->getInit() || V->isStaticLocal() || V->getType()->isReferenceType() || V->getType()->isArrayType() ||
       V->isConstexpr() || V->getType().isVolatileQualified())
     return nullptr;
-  return plainReadOf(V->getInit(), V->getType());
+  return plainReadOf(V->getASTContext().getSourceManager(), V->getInit(), V->getType());
 }
 
 /// The read a single-declaration DS sets its local from, where the local is one a tile store reads
@@ -120,7 +123,7 @@ static bool valueRedefinition(const Stmt *S, const VarDecl *&V, const Expr *&Rea
   if (!V || !V->hasLocalStorage() || V->getType()->isReferenceType() || V->getType().isVolatileQualified() ||
       V->getType().isConstQualified())
     return false;
-  Read = plainReadOf(R, V->getType());
+  Read = plainReadOf(V->getASTContext().getSourceManager(), R, V->getType());
   return Read != nullptr;
 }
 

@@ -66,6 +66,24 @@ inline bool isReadOnlyLoad(const clang::SourceManager &SM, const clang::CallExpr
          SM.isInSystemHeader(FD->getCanonicalDecl()->getLocation());
 }
 
+/// The element the toolkit's read-only load of one element reads, `A[i]` of `__ldg(&A[i])`, or null.
+/// The load differs from the plain read only in the cache it goes through, and gives what the
+/// plain read would wherever it is correct at all (nothing writes A while the kernel runs).
+inline const clang::Expr *readOnlyLoadOf(const clang::SourceManager &SM, const clang::Expr *E) {
+  using namespace clang;
+  const auto *Call = dyn_cast<CallExpr>(E);
+  if (!isReadOnlyLoad(SM, Call))
+    return nullptr;
+  const auto *Addr = dyn_cast<UnaryOperator>(Call->getArg(0)->IgnoreParenImpCasts());
+  const auto *Read = Addr && Addr->getOpcode() == UO_AddrOf
+                         ? dyn_cast<ArraySubscriptExpr>(Addr->getSubExpr()->IgnoreParens())
+                         : nullptr;
+  if (!Read || Read->getType().getUnqualifiedType().getCanonicalType() !=
+                   Call->getType().getUnqualifiedType().getCanonicalType())
+    return nullptr;
+  return Read;
+}
+
 /// An index expression as sum(coefficient * atom) + constant, for telling tile elements apart.
 struct Affine {
   std::map<std::string, int64_t> Terms;

@@ -320,23 +320,6 @@ static std::string conversionBetween(const Expr *V, const Expr *Plain, bool Temp
   return "";
 }
 
-/// The element the toolkit's read-only load of one element reads, `A[i]` of `__ldg(&A[i])`, or null.
-/// The load differs from the plain read only in the cache it goes through, and gives what the
-/// plain read would wherever it is correct at all (nothing writes A while the kernel runs).
-static const Expr *readOnlyLoadOf(const SourceManager &SM, const Expr *E) {
-  const auto *Call = dyn_cast<CallExpr>(E);
-  if (!isReadOnlyLoad(SM, Call))
-    return nullptr;
-  const auto *Addr = dyn_cast<UnaryOperator>(Call->getArg(0)->IgnoreParenImpCasts());
-  const auto *Read = Addr && Addr->getOpcode() == UO_AddrOf
-                         ? dyn_cast<ArraySubscriptExpr>(Addr->getSubExpr()->IgnoreParens())
-                         : nullptr;
-  if (!Read || Read->getType().getUnqualifiedType().getCanonicalType() !=
-                   Call->getType().getUnqualifiedType().getCanonicalType())
-    return nullptr;
-  return Read;
-}
-
 Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, size_t TileIdx,
                                 const TileTarget &To) {
   const Tile *T = &M.Tiles[TileIdx];
