@@ -365,6 +365,54 @@ __global__ void k(const float *A, float *C, int nt) {
 }
 } // namespace DynamicShared
 
+// A pointer into dynamic shared memory, and the CUDA samples' SharedMemory<T> helper: the same
+// refusal, with what to change.
+// CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [tile-declaration] {{.*}}the copy stores through the pointer 's': 'smem' is dynamic shared memory (extern __shared__), whose size each launch sets
+namespace DynamicSharedThroughAPointer {
+__global__ void k(const float *A, float *C, int nt) {
+  extern __shared__ float smem[]; float *s = smem + 32; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+} // namespace DynamicSharedThroughAPointer
+
+// CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [tile-declaration] {{.*}}'__smem' is dynamic shared memory
+namespace DynamicSharedHelper {
+template <class E> struct SharedMemory {
+  __device__ E *get() { extern __shared__ int __smem[]; return (E *)__smem; }
+};
+__global__ void k(const float *A, float *C, int nt) {
+  float *s = SharedMemory<float>().get(); float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+} // namespace DynamicSharedHelper
+
+// A pointer into a static tile is no tile either (the copy would have to follow it).
+// CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [load-phase] {{.*}}stores through the pointer 's', not into a tile
+namespace PointerIntoAStaticTile {
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float buf[2 * T]; float *s = buf + T; float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * T + threadIdx.x];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+} // namespace PointerIntoAStaticTile
+
 // CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [store-aliases-load]
 namespace InPlace {
 __global__ void k(float *D, int nt) {

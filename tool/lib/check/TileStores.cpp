@@ -72,6 +72,37 @@ Verdict LoopChecker::checkStoreValue(const Stmt *S, const Expr *LHS, const Expr 
   return checkValue(S, LHS, RHS, T, To);
 }
 
+/// Why a tile in dynamic shared memory is refused: what the user would change.
+static std::string dynamicSharedWhy(const VarDecl *V) {
+  return quoted(V) + " is dynamic shared memory (extern __shared__), whose size each launch sets: the stages "
+         "would need several times the tile from every launch, which tilepipe does not arrange; a statically "
+         "sized __shared__ array (`__shared__ float s[N];`) is rewritten";
+}
+
+/// The dynamic shared memory (`extern __shared__ T s[];`) the pointer P may point into, or null;
+/// also through a local set from a call whose callee names such memory (the CUDA samples'
+/// `SharedMemory<T>().get()`). It only words a refusal: the loop is refused either way.
+static const VarDecl *dynamicSharedRoot(EffectsAnalyzer &Effects, const FunctionDecl *F, const Expr *P,
+                                        unsigned Depth = 0) {
+  if (!P->getType()->isPointerType() || Depth > 4)
+    return nullptr;
+  for (const VarDecl *V : Effects.rootsOf(F, P).Roots)
+    if (isSharedVar(V) && V->hasExternalStorage())
+      return V;
+  const Expr *E = P->IgnoreParenCasts();
+  if (const VarDecl *V = varOf(E); V && V->hasLocalStorage() && V->getInit())
+    return dynamicSharedRoot(Effects, F, V->getInit(), Depth + 1);
+  const auto *Call = dyn_cast<CallExpr>(E);
+  const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+  const FunctionDecl *Def = nullptr;
+  if (!Callee || !Callee->hasBody(Def))
+    return nullptr;
+  for (const NameUse &U : namesIn(Def->getBody()))
+    if (const auto *V = dyn_cast_or_null<VarDecl>(U.Decl); V && isSharedVar(V) && V->hasExternalStorage())
+      return V;
+  return nullptr;
+}
+
 /// Where a store's left side writes: one tile element `t[i]...[k]`, or a vector that views the
 /// tile from an element on: `reinterpret_cast<V *>(&t[i]...[k])[j]`, `*(V *)&t[i]`, `((V *)t)[j]`.
 Verdict LoopChecker::targetOf(const Expr *LHS, TileTarget &To) {
@@ -85,6 +116,9 @@ Verdict LoopChecker::targetOf(const Expr *LHS, TileTarget &To) {
   if (!Ptr)
     return tileOfLValue(LHS, To.Tile, To.Indices);
   auto NotATile = [&] {
+    if (const VarDecl *Dyn = dynamicSharedRoot(Effects, M.Function, Ptr))
+      return Verdict::refuse(Reason::TileDeclaration,
+                             "the copy stores through the pointer '" + text(Ptr) + "': " + dynamicSharedWhy(Dyn));
     return Verdict::refuse(Reason::LoadPhase, "stores through the pointer '" + text(Ptr) + "', not into a tile");
   };
   const auto *Cast = dyn_cast<ExplicitCastExpr>(Ptr);
@@ -187,9 +221,13 @@ Verdict LoopChecker::tileOfLValue(const Expr *E, const VarDecl *&TileVar,
   while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
     Indices.insert(Indices.begin(), ASE->getIdx());
     const auto *ICE = dyn_cast<ImplicitCastExpr>(ASE->getBase()->IgnoreParens());
-    if (!ICE || ICE->getCastKind() != CK_ArrayToPointerDecay)
+    if (!ICE || ICE->getCastKind() != CK_ArrayToPointerDecay) {
+      if (const VarDecl *Dyn = dynamicSharedRoot(Effects, M.Function, ASE->getBase()))
+        return Verdict::refuse(Reason::TileDeclaration, "the copy stores through the pointer '" +
+                                                            text(ASE->getBase()) + "': " + dynamicSharedWhy(Dyn));
       return Verdict::refuse(Reason::LoadPhase, "stores through the pointer '" +
                                                     text(ASE->getBase()) + "', not into a tile");
+    }
     E = ICE->getSubExpr()->IgnoreParens();
   }
   const VarDecl *V = varOf(E);
@@ -209,7 +247,8 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
     return Verdict::refuse(Reason::TileDeclaration, quoted(V) + " is declared outside the function");
   if (V->hasExternalStorage() || !Ctx.getAsConstantArrayType(V->getType()))
     return Verdict::refuse(Reason::TileDeclaration,
-                           quoted(V) + " is not a statically sized array (extern __shared__?)");
+                           V->hasExternalStorage() ? dynamicSharedWhy(V)
+                                                   : quoted(V) + " is not a statically sized array");
   if (V->getLocation().isMacroID())
     return Verdict::refuse(Reason::Macro, quoted(V) + " is declared inside a macro");
   QualType Elem = V->getType();
