@@ -3,12 +3,13 @@
 // with no init, one started by its init; the counter reset after the copy loop, so that every
 // copy phase (replayed ahead by the rewrite) and every compute phase leaves it at one value.
 // And tiles of elements whose size is not their alignment (lavaMD's four doubles, float3),
-// copied element by element. The twin that is refused (load-phase): a compute phase that leaves
-// the counter elsewhere. Loops marked `// tilepipe: plan=always` take the cp.async pipeline; the
-// others the cost model's plan. Run at scale: thousands of blocks, many more tiles than stages,
-// random inputs, poisoned outputs (tests/gpu/verify_testdata.sh).
+// copied element by element; an inner loop of its own counter stepped by `i = i + T`. The twin
+// that is refused (load-phase): a compute phase that leaves the counter elsewhere. Loops marked
+// `// tilepipe: plan=always` take the cp.async pipeline; the others the cost model's plan. Run at
+// scale: thousands of blocks, many more tiles than stages, random inputs, poisoned outputs
+// (tests/gpu/verify_testdata.sh).
 #include <cuda/pipeline>
-#line 10
+#line 11
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -248,7 +249,7 @@ __global__ void __launch_bounds__(64, 32) particle_boxes(const double* __restric
     }
   }
 #endif
-#line 178
+#line 179
   out[bx * T + tx] = acc;
 }
 
@@ -318,7 +319,7 @@ __global__ void strided_for(const float* __restrict__ A, float* __restrict__ out
     }
   }
 #endif
-#line 198
+#line 199
   out[blockIdx.x * T + threadIdx.x] = acc;
 }
 
@@ -388,7 +389,75 @@ __global__ void init_counter(const float* __restrict__ A, float* __restrict__ ou
     }
   }
 #endif
-#line 218
+#line 219
+  out[blockIdx.x * T + tx] = acc;
+}
+
+// An inner copy loop of its own counter, stepped by `i = i + T` (a step stepOf reads, as `+=`).
+__global__ void assign_step(const float* __restrict__ A, float* __restrict__ out, int nt) {
+  __shared__ float s_stages[3][3 * T / 2];
+  const int tx = threadIdx.x;
+  const float* a = A + (size_t)blockIdx.x * nt * (3 * T / 2);
+  float acc = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
+  {
+    int t = 0;
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
+    auto t_fetch = t;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto t = t_fetch;
+      if (t < nt) {
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &s = s_stages[fetch_stage];
+          for (int i = tx; i < 3 * T / 2; i = i + T)
+            ::cuda::memcpy_async(&s[i], &a[t * (3 * T / 2) + 3 * T / 2 - 1 - i],
+                                 ::cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0])), pipe);
+        }
+        ++t;
+        t_fetch = t;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+    };
+    // Prologue: the copies of the first 2 tiles.
+    for (int prologue = 0; prologue < 2; ++prologue)
+      issue_tile();
+    int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
+    for (; t < nt; ++t) {
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &s = s_stages[stage];
+      for (int j = 0; j < 4; ++j)
+        acc = mix(acc, s[(tx + 29 * j) % (3 * T / 2)], s[(5 * tx + j) % (3 * T / 2)]);
+      pipe.consumer_release();
+      stage = stage + 1 == 3 ? 0 : stage + 1;
+    }
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
+  }
+#else
+  { // tilepipe: below compute capability 8.0, the loop as it was
+    auto &s = s_stages[0];
+    for (int t = 0; t < nt; ++t) {
+      for (int i = tx; i < 3 * T / 2; i = i + T)
+        s[i] = a[t * (3 * T / 2) + 3 * T / 2 - 1 - i];
+      __syncthreads();
+      for (int j = 0; j < 4; ++j)
+        acc = mix(acc, s[(tx + 29 * j) % (3 * T / 2)], s[(5 * tx + j) % (3 * T / 2)]);
+      __syncthreads();
+    }
+  }
+#endif
+#line 238
   out[blockIdx.x * T + tx] = acc;
 }
 
@@ -476,7 +545,7 @@ __global__ void float3_pipelined(const float3* __restrict__ Q, float* __restrict
     }
   }
 #endif
-#line 256
+#line 276
   out[blockIdx.x * T + tx] = acc;
 }
 
@@ -545,6 +614,7 @@ static void runRows(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
   const size_t n = (size_t)blocks * T;
   runKernel<float>(f, n, [&](float* dC) { strided_for<<<blocks, T>>>(dA, dC, nt); });
   runKernel<float>(f, n, [&](float* dC) { init_counter<<<blocks, T>>>(dA, dC, nt); });
+  runKernel<float>(f, n, [&](float* dC) { assign_step<<<blocks, T>>>(dA, dC, nt); });
   runKernel<float>(f, n, [&](float* dC) { counter_drifts<<<blocks, T>>>(dA, dC, nt); });
   const float3* dQ = reinterpret_cast<const float3*>(dA);
   runKernel<float>(f, n, [&](float* dC) { float3_points<<<blocks, T>>>(dQ, dC, nt); });

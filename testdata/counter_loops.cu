@@ -3,10 +3,11 @@
 // with no init, one started by its init; the counter reset after the copy loop, so that every
 // copy phase (replayed ahead by the rewrite) and every compute phase leaves it at one value.
 // And tiles of elements whose size is not their alignment (lavaMD's four doubles, float3),
-// copied element by element. The twin that is refused (load-phase): a compute phase that leaves
-// the counter elsewhere. Loops marked `// tilepipe: plan=always` take the cp.async pipeline; the
-// others the cost model's plan. Run at scale: thousands of blocks, many more tiles than stages,
-// random inputs, poisoned outputs (tests/gpu/verify_testdata.sh).
+// copied element by element; an inner loop of its own counter stepped by `i = i + T`. The twin
+// that is refused (load-phase): a compute phase that leaves the counter elsewhere. Loops marked
+// `// tilepipe: plan=always` take the cp.async pipeline; the others the cost model's plan. Run at
+// scale: thousands of blocks, many more tiles than stages, random inputs, poisoned outputs
+// (tests/gpu/verify_testdata.sh).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -218,6 +219,25 @@ __global__ void init_counter(const float* __restrict__ A, float* __restrict__ ou
   out[blockIdx.x * T + tx] = acc;
 }
 
+// An inner copy loop of its own counter, stepped by `i = i + T` (a step stepOf reads, as `+=`).
+__global__ void assign_step(const float* __restrict__ A, float* __restrict__ out, int nt) {
+  __shared__ float s[3 * T / 2];
+  const int tx = threadIdx.x;
+  const float* a = A + (size_t)blockIdx.x * nt * (3 * T / 2);
+  float acc = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int t = 0; t < nt; ++t) {
+    for (int i = tx; i < 3 * T / 2; i = i + T)
+      s[i] = a[t * (3 * T / 2) + 3 * T / 2 - 1 - i];
+    __syncthreads();
+    for (int j = 0; j < 4; ++j)
+      acc = mix(acc, s[(tx + 29 * j) % (3 * T / 2)], s[(5 * tx + j) % (3 * T / 2)]);
+    __syncthreads();
+  }
+  out[blockIdx.x * T + tx] = acc;
+}
+
 // float3 points, 12 bytes aligned to 4: the cost model keeps the loop (the register prefetch would
 // take 40 registers against 32, fewer warps an SM).
 __global__ void float3_points(const float3* __restrict__ Q, float* __restrict__ out, int nt) {
@@ -321,6 +341,7 @@ static void runRows(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
   const size_t n = (size_t)blocks * T;
   runKernel<float>(f, n, [&](float* dC) { strided_for<<<blocks, T>>>(dA, dC, nt); });
   runKernel<float>(f, n, [&](float* dC) { init_counter<<<blocks, T>>>(dA, dC, nt); });
+  runKernel<float>(f, n, [&](float* dC) { assign_step<<<blocks, T>>>(dA, dC, nt); });
   runKernel<float>(f, n, [&](float* dC) { counter_drifts<<<blocks, T>>>(dA, dC, nt); });
   const float3* dQ = reinterpret_cast<const float3*>(dA);
   runKernel<float>(f, n, [&](float* dC) { float3_points<<<blocks, T>>>(dQ, dC, nt); });
