@@ -443,6 +443,13 @@ VarStep stepOf(const clang::Expr *E) {
   return {};
 }
 
+bool sameProfile(const clang::ASTContext &Ctx, const clang::Expr *A, const clang::Expr *B) {
+  llvm::FoldingSetNodeID X, Y;
+  A->Profile(X, Ctx, /*Canonical=*/true);
+  B->Profile(Y, Ctx, /*Canonical=*/true);
+  return X == Y;
+}
+
 bool changedOnlyBySteps(const clang::Stmt *Body, const clang::VarDecl *V) {
   using namespace clang;
   if (!Body)

@@ -479,13 +479,9 @@ private:
     std::vector<const Expr *> A = Indices(Dst.Outer), B = Indices(Use.Outer);
     if (A.size() != B.size() || A.empty())
       return false;
-    for (size_t I = 0; I < A.size(); ++I) {
-      llvm::FoldingSetNodeID X, Y;
-      A[I]->Profile(X, Ctx, /*Canonical=*/true);
-      B[I]->Profile(Y, Ctx, /*Canonical=*/true);
-      if (X != Y)
+    for (size_t I = 0; I < A.size(); ++I)
+      if (!sameProfile(Ctx, A[I], B[I]))
         return false;
-    }
     return true;
   }
 

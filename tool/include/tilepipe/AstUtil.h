@@ -123,6 +123,10 @@ struct VarStep {
 };
 VarStep stepOf(const clang::Expr *E);
 
+/// Whether A and B are the same expression by Clang's canonical profile: the same tokens' meaning,
+/// each name by its declaration.
+bool sameProfile(const clang::ASTContext &Ctx, const clang::Expr *A, const clang::Expr *B);
+
 /// Whether every write of the pointer V in Body steps it by an integer (`p += n`, `p -= n`,
 /// `++p`, `p--`, `p = p + n`, `p = n + p`, `p = p - n`): then V points into the object it pointed
 /// to before (arithmetic that leaves the object is undefined). Writes through its address or a

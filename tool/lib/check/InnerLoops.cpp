@@ -195,27 +195,9 @@ void LoopChecker::rangeOf(const CountedLoop &Loop) {
     InnerRanges[Loop.V] = *R;
 }
 
-/// `w = e;` of a variable: the variable, with e in Value; null for any other statement.
-static const VarDecl *plainSet(const Stmt *S, const Expr *&Value) {
-  const auto *BO = S ? dyn_cast_or_null<BinaryOperator>(bareExpr(S)) : nullptr;
-  if (!BO || BO->getOpcode() != BO_Assign)
-    return nullptr;
-  const auto *DRE = dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParens());
-  Value = BO->getRHS();
-  return DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
-}
-
-/// Whether S (lambda bodies included) names V.
-static bool mentions(const Stmt *S, const VarDecl *V) {
-  return S && llvm::any_of(namesIn(S), [&](const NameUse &U) { return U.Decl == V; });
-}
-
 /// Whether A and B are the same expression, each name by its declaration.
 static bool sameExpr(const ASTContext &Ctx, const Expr *A, const Expr *B) {
-  llvm::FoldingSetNodeID IA, IB;
-  A->IgnoreParenImpCasts()->Profile(IA, Ctx, /*Canonical=*/true);
-  B->IgnoreParenImpCasts()->Profile(IB, Ctx, /*Canonical=*/true);
-  return IA == IB;
+  return sameProfile(Ctx, A->IgnoreParenImpCasts(), B->IgnoreParenImpCasts());
 }
 
 /// A copy loop over a counter W that the function declares before the tiled loop, as C-style
@@ -266,23 +248,23 @@ std::optional<Verdict> LoopChecker::checkCounterLoop(size_t I) {
     return Refuse("is not a local integer of the kernel");
   if (InFunction->Escaped.contains(W))
     return Refuse("escapes: its address is taken, or a reference or a lambda that may change it is bound to it");
-  if (isInduction(W) || InLoop.Declared.contains(W) || mentions(M.Cond, W) || mentions(M.Inc, W) ||
-      mentions(M.Init, W))
+  if (isInduction(W) || InLoop.Declared.contains(W) || refsTo(W, M.Cond) || refsTo(W, M.Inc) ||
+      refsTo(W, M.Init))
     return Refuse("is declared in the loop, or named by its header");
   for (size_t J = 0; J < M.CopyPhase.size(); ++J)
-    if (J != I && J != I + 1 && mentions(M.CopyPhase[J], W))
+    if (J != I && J != I + 1 && refsTo(W, M.CopyPhase[J]))
       return Refuse("is named elsewhere in the copy phase, by '" + text(M.CopyPhase[J]).substr(0, 60) + "'");
   if (!editable(Top) || !editable(M.CopyPhase[I + 1]))
     return Verdict::refuse(Reason::Macro, "the copy loop over " + quoted(W) + " or its reset is written in a macro");
   // The value every replay and every compute phase leaves: the same in every iteration.
-  if (DepResult D = classify(Reset); mentions(Reset, W) || D.D != Dep::Invariant)
+  if (DepResult D = classify(Reset); refsTo(W, Reset) || D.D != Dep::Invariant)
     return Refuse("is reset to '" + text(Reset) + "', which " +
                   (D.D == Dep::Bad ? D.Why : "is not the same in every iteration"));
   std::string Why;
   if (!holdsAtHeader(W, Reset, Why))
     return Refuse(Why);
   if (Start) {
-    if (DepResult D = classify(Start); mentions(Start, W) || D.D != Dep::Invariant)
+    if (DepResult D = classify(Start); refsTo(W, Start) || D.D != Dep::Invariant)
       return Refuse("starts at '" + text(Start) + "', which " +
                     (D.D == Dep::Bad ? D.Why : "is not the same in every iteration"));
   } else {
@@ -363,9 +345,9 @@ bool LoopChecker::holdsOnEntry(const VarDecl *W, const Expr *E0, std::string &Wh
   }
   const Stmt *Body = isa<ForStmt>(M.Loop) ? cast<ForStmt>(M.Loop)->getBody() : cast<WhileStmt>(M.Loop)->getBody();
   for (const Stmt *S : cast<CompoundStmt>(Body)->body()) {
-    if (llvm::is_contained(M.CopyPhase, S) && mentions(S, W))
+    if (llvm::is_contained(M.CopyPhase, S) && refsTo(W, S))
       break;
-    if (mentions(S, W)) {
+    if (refsTo(W, S)) {
       Why = "'" + text(S).substr(0, 60) + "' names it before the copy phase";
       return false;
     }
@@ -394,7 +376,7 @@ bool LoopChecker::holdsOnEntry(const VarDecl *W, const Expr *E0, std::string &Wh
         if (const auto *DS = dyn_cast<DeclStmt>(S); DS && llvm::is_contained(DS->decls(), W)) {
           for (auto D = llvm::find(DS->decls(), W) + 1; D != DS->decl_end(); ++D)
             if (const auto *V = dyn_cast<VarDecl>(*D); V && V->getInit()) {
-              if (mentions(V->getInit(), W)) {
+              if (refsTo(W, V->getInit())) {
                 Why = "its declaration is followed by '" + V->getName().str() + "', which names it";
                 return false;
               }
@@ -405,9 +387,9 @@ bool LoopChecker::holdsOnEntry(const VarDecl *W, const Expr *E0, std::string &Wh
           Why = "it is declared with no value";
           return false;
         }
-        if (mentions(S, W)) {
+        if (refsTo(W, S)) {
           const Expr *Value = nullptr;
-          if (plainSet(S, Value) == W && !mentions(Value, W))
+          if (plainSet(S, Value) == W && !refsTo(W, Value))
             return Found(Value);
           Why = "'" + text(S).substr(0, 60) + "' before the loop changes it";
           return false;
@@ -420,7 +402,7 @@ bool LoopChecker::holdsOnEntry(const VarDecl *W, const Expr *E0, std::string &Wh
     const auto *If = P[0].get<IfStmt>();
     if (!If || (If->getThen() != Cur && If->getElse() != Cur) || If->getInit() || If->getConditionVariable())
       break;
-    if (mentions(If->getCond(), W)) {
+    if (refsTo(W, If->getCond())) {
       Why = "the if around the loop names it";
       return false;
     }

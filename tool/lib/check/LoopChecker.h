@@ -84,6 +84,21 @@ inline const clang::Expr *readOnlyLoadOf(const clang::SourceManager &SM, const c
   return Read;
 }
 
+/// How many times S (lambda bodies included) names V; none where S is null.
+inline unsigned refsTo(const clang::VarDecl *V, const clang::Stmt *S) {
+  return S ? llvm::count_if(namesIn(S), [&](const NameUse &U) { return U.Decl == V; }) : 0;
+}
+
+/// `x = e;` of a variable: the variable, with e in Value; null for any other statement.
+inline const clang::VarDecl *plainSet(const clang::Stmt *S, const clang::Expr *&Value) {
+  const auto *BO = S ? llvm::dyn_cast_or_null<clang::BinaryOperator>(bareExpr(S)) : nullptr;
+  if (!BO || BO->getOpcode() != clang::BO_Assign)
+    return nullptr;
+  const auto *DRE = llvm::dyn_cast<clang::DeclRefExpr>(BO->getLHS()->IgnoreParens());
+  Value = BO->getRHS();
+  return DRE ? llvm::dyn_cast<clang::VarDecl>(DRE->getDecl()) : nullptr;
+}
+
 /// An index expression as sum(coefficient * atom) + constant, for telling tile elements apart.
 struct Affine {
   std::map<std::string, int64_t> Terms;

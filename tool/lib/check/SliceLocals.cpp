@@ -7,21 +7,13 @@ using namespace clang;
 
 namespace tilepipe::check {
 
-/// How many times S (lambda bodies included) names V.
-static unsigned refsTo(const VarDecl *V, const Stmt *S) {
-  return llvm::count_if(namesIn(S), [&](const NameUse &U) { return U.Decl == V; });
-}
-
 /// The local `x = e;` sets, or that both branches of `if (c) x = e1; else x = e2;` set (a
 /// branch the one assignment, braced or not), with the values; null for any other statement.
 static const VarDecl *sliceAssignment(const Stmt *S, std::vector<const Expr *> &Values, const Expr *&Cond) {
   auto AssignOf = [](const Stmt *T, const Expr *&Value) -> const VarDecl * {
     if (const auto *CS = dyn_cast<CompoundStmt>(T))
       T = CS->size() == 1 ? CS->body_front() : nullptr;
-    const auto *BO = T ? dyn_cast_or_null<BinaryOperator>(bareExpr(T)) : nullptr;
-    const auto *DRE = BO && BO->getOpcode() == BO_Assign ? dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParens()) : nullptr;
-    Value = BO ? BO->getRHS() : nullptr;
-    return DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+    return plainSet(T, Value);
   };
   Values.clear();
   Cond = nullptr;

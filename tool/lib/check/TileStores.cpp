@@ -103,6 +103,16 @@ static const VarDecl *dynamicSharedRoot(EffectsAnalyzer &Effects, const Function
   return nullptr;
 }
 
+/// A store through the pointer Ptr (Text), which no tile is: into dynamic shared memory, a tile
+/// the rewrite cannot stage (tile-declaration, with what to change); anything else, load-phase.
+static Verdict storeThroughPointer(EffectsAnalyzer &Effects, const FunctionDecl *F, const Expr *Ptr,
+                                   const std::string &Text) {
+  if (const VarDecl *Dyn = dynamicSharedRoot(Effects, F, Ptr))
+    return Verdict::refuse(Reason::TileDeclaration,
+                           "the copy stores through the pointer '" + Text + "': " + dynamicSharedWhy(Dyn));
+  return Verdict::refuse(Reason::LoadPhase, "stores through the pointer '" + Text + "', not into a tile");
+}
+
 /// Where a store's left side writes: one tile element `t[i]...[k]`, or a vector that views the
 /// tile from an element on: `reinterpret_cast<V *>(&t[i]...[k])[j]`, `*(V *)&t[i]`, `((V *)t)[j]`.
 Verdict LoopChecker::targetOf(const Expr *LHS, TileTarget &To) {
@@ -115,12 +125,7 @@ Verdict LoopChecker::targetOf(const Expr *LHS, TileTarget &To) {
   }
   if (!Ptr)
     return tileOfLValue(LHS, To.Tile, To.Indices);
-  auto NotATile = [&] {
-    if (const VarDecl *Dyn = dynamicSharedRoot(Effects, M.Function, Ptr))
-      return Verdict::refuse(Reason::TileDeclaration,
-                             "the copy stores through the pointer '" + text(Ptr) + "': " + dynamicSharedWhy(Dyn));
-    return Verdict::refuse(Reason::LoadPhase, "stores through the pointer '" + text(Ptr) + "', not into a tile");
-  };
+  auto NotATile = [&] { return storeThroughPointer(Effects, M.Function, Ptr, text(Ptr)); };
   const auto *Cast = dyn_cast<ExplicitCastExpr>(Ptr);
   if (!Cast || Cast->getCastKind() != CK_BitCast || !Cast->getType()->isPointerType())
     return NotATile();
@@ -221,13 +226,8 @@ Verdict LoopChecker::tileOfLValue(const Expr *E, const VarDecl *&TileVar,
   while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
     Indices.insert(Indices.begin(), ASE->getIdx());
     const auto *ICE = dyn_cast<ImplicitCastExpr>(ASE->getBase()->IgnoreParens());
-    if (!ICE || ICE->getCastKind() != CK_ArrayToPointerDecay) {
-      if (const VarDecl *Dyn = dynamicSharedRoot(Effects, M.Function, ASE->getBase()))
-        return Verdict::refuse(Reason::TileDeclaration, "the copy stores through the pointer '" +
-                                                            text(ASE->getBase()) + "': " + dynamicSharedWhy(Dyn));
-      return Verdict::refuse(Reason::LoadPhase, "stores through the pointer '" +
-                                                    text(ASE->getBase()) + "', not into a tile");
-    }
+    if (!ICE || ICE->getCastKind() != CK_ArrayToPointerDecay)
+      return storeThroughPointer(Effects, M.Function, ASE->getBase(), text(ASE->getBase()));
     E = ICE->getSubExpr()->IgnoreParens();
   }
   const VarDecl *V = varOf(E);
