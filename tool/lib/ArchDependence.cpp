@@ -26,6 +26,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
 #include <deque>
+#include <map>
 #include <set>
 #include <tuple>
 #include <optional>
@@ -36,42 +37,25 @@ namespace tilepipe {
 
 namespace {
 
-/// The identifiers of a stretch of text, in order; `skipDirectives` drops preprocessor lines.
+/// The identifiers of a stretch of text, in order, as Clang's raw lexer reads them: none in
+/// comments, string or character literals or numbers; `skipDirectives` drops preprocessor lines
+/// (with their backslash continuations).
 std::vector<StringRef> identifiers(StringRef Text, bool SkipDirectives) {
+  LangOptions LO;
+  LO.CPlusPlus = LO.CPlusPlus11 = LO.CPlusPlus14 = LO.CPlusPlus17 = true;
+  LO.LineComment = true;
+  LO.Digraphs = true;
+  // The lexer reads up to a terminating null: lex a copy, and name the slices of Text.
+  const std::string Copy = Text.str();
+  Lexer L(SourceLocation(), LO, Copy.data(), Copy.data(), Copy.data() + Copy.size());
   std::vector<StringRef> Out;
-  bool LineStart = true;
-  for (size_t I = 0; I < Text.size();) {
-    char C = Text[I];
-    if (C == '\n') {
-      LineStart = true;
-      ++I;
-      continue;
-    }
-    if (C == ' ' || C == '\t' || C == '\r') {
-      ++I;
-      continue;
-    }
-    if (SkipDirectives && LineStart && C == '#') {
-      // To the end of the line, following backslash continuations.
-      while (I < Text.size() && !(Text[I] == '\n' && (I == 0 || Text[I - 1] != '\\')))
-        ++I;
-      continue;
-    }
-    LineStart = false;
-    if (llvm::isDigit(C)) { // a number, with its suffixes and hex digits
-      while (I < Text.size() && (llvm::isAlnum(Text[I]) || Text[I] == '_' || Text[I] == '.' ||
-                                 Text[I] == '\''))
-        ++I;
-      continue;
-    }
-    if (llvm::isAlpha(C) || C == '_') {
-      size_t B = I;
-      while (I < Text.size() && (llvm::isAlnum(Text[I]) || Text[I] == '_'))
-        ++I;
-      Out.push_back(Text.slice(B, I));
-      continue;
-    }
-    ++I;
+  Token T;
+  bool InDirective = false;
+  while (!L.LexFromRawLexer(T) || T.isNot(tok::eof)) {
+    if (T.isAtStartOfLine())
+      InDirective = SkipDirectives && T.is(tok::hash);
+    if (!InDirective && T.is(tok::raw_identifier))
+      Out.push_back(Text.substr(T.getRawIdentifier().data() - Copy.data(), T.getLength()));
   }
   return Out;
 }
@@ -209,12 +193,36 @@ public:
       for (const Token &T : MI->tokens())
         if (const IdentifierInfo *II = T.getIdentifierInfo())
           Tainted |= tainted(II->getName());
-    if (Tainted)
-      Out.Names.insert(N.str());
+    if (!Tainted)
+      return;
+    // A toolkit header's helper macro, defined under an architecture's #if where nothing named it
+    // before (`#define warpSize 32` in sm_30_intrinsics.h), and undefined again in the same header
+    // (undefineScoped) is no macro of the user's text in any pass.
+    const bool Scoped = SM.isInSystemHeader(Name.getLocation()) && !Out.Names.count(N.str());
+    Out.Names.insert(N.str());
+    if (Scoped)
+      HeaderScoped[N.str()] = SM.getFileID(SM.getExpansionLoc(Name.getLocation()));
+    else
+      HeaderScoped.erase(N.str());
   }
-  void MacroUndefined(const Token &Name, const MacroDefinition &, const MacroDirective *) override {
-    if (inTainted() && !libraryAssert(Name))
-      Out.Names.insert(Name.getIdentifierInfo()->getName().str());
+  void MacroUndefined(const Token &Name, const MacroDefinition &MD, const MacroDirective *) override {
+    StringRef N = Name.getIdentifierInfo()->getName();
+    if (SM.isInSystemHeader(Name.getLocation())) {
+      // `#undef memset` in <cstring>, where no memset is a macro, changes nothing in this pass;
+      // the toolkit's headers are taken at their word for the others.
+      if (!MD.getMacroInfo())
+        return;
+      if (auto It = HeaderScoped.find(N.str());
+          It != HeaderScoped.end() && It->second == SM.getFileID(SM.getExpansionLoc(Name.getLocation()))) {
+        HeaderScoped.erase(It);
+        Out.Names.erase(N.str());
+        return;
+      }
+    }
+    if (inTainted() && !libraryAssert(Name)) {
+      Out.Names.insert(N.str());
+      HeaderScoped.erase(N.str());
+    }
   }
   void MacroExpands(const Token &Name, const MacroDefinition &MD, SourceRange Range,
                     const MacroArgs *) override {
@@ -244,6 +252,8 @@ public:
                    FileID) override {
     if (Reason != EnterFile || SM.isInSystemHeader(Loc))
       return;
+    // The user's text may name what a toolkit header defined: those macros are no longer scoped.
+    HeaderScoped.clear();
     if (auto FE = SM.getFileEntryRefForID(SM.getFileID(Loc)))
       Out.DeviceFiles.insert(FE->getName().str());
   }
@@ -257,6 +267,10 @@ private:
     SourceLocation If, Endif;
     bool Tainted = false;
   };
+
+  /// Names in Out.Names only for a define in a toolkit header (under an architecture's #if), with
+  /// the header, while no user text has been read since.
+  std::map<std::string, FileID> HeaderScoped;
 
   bool tainted(StringRef N) const { return archMacro(N) || Out.Names.count(N.str()); }
   /// The macros of the C library's assert.h, which the toolkit's wrappers include (and which
