@@ -312,6 +312,38 @@ TEST(Cli, HostMinAndMaxAsNvccDeclaresThem) {
   EXPECT_NE(R.Err.find("k.cu:4:3: remark: [pipelined]"), std::string::npos) << R.Err;
 }
 
+// The cache-operator stores and loads that nvcc declares and Clang's headers lack (__stcs, __stcg,
+// __stwb, __ldca, __ldlu, on vectors too), and `register`, which nvcc takes under C++17: a
+// function that uses them is no error, and the loop of the kernel that calls it is rewritten. A
+// loop that calls them itself is left alone for what they do, which tilepipe cannot read, not
+// for an error.
+TEST(Cli, CacheOperatorsAndRegisterAsNvccTakesThem) {
+  std::string Dir = tempDir();
+  writeFile(Dir + "/k.cu", tiledKernel("k") + R"(__device__ void put(float4 *p, float4 v, float *q) {
+  register int i = 0;
+  __stcs(p, v);
+  __stcg(q + i, __ldca(q + 1));
+  __stwb(q + 2, __ldlu(q + 3));
+}
+__global__ void after(float4 *p, float *q) { put(p, make_float4(0, 0, 0, 0), q); }
+__global__ void streams(const float *__restrict__ in, float4 *out, int n) {
+  __shared__ float s[64];
+  for (int t = 0; t < n; ++t) {
+    s[threadIdx.x] = in[t * 64 + threadIdx.x];
+    __syncthreads();
+    __stcs(out + t * 64 + threadIdx.x, make_float4(s[threadIdx.x], 0, 0, 0));
+    __syncthreads();
+  }
+}
+void launch(const float *in, float *out, int n) { k<<<1, 64>>>(in, out, n); }
+)");
+  ProcessResult R = runTilepipe({"--plan=always", "--check-launch-resources=false", Dir + "/k.cu", "-o", Dir + "/o.cu"});
+  ASSERT_EQ(0, R.ExitCode) << R.Err;
+  EXPECT_EQ(R.Err.find("warning"), std::string::npos) << R.Err;
+  EXPECT_NE(R.Err.find("k.cu:4:3: remark: [pipelined]"), std::string::npos) << R.Err;
+  EXPECT_NE(R.Err.find("k.cu:22:3: remark: [unknown-effects]"), std::string::npos) << R.Err;
+}
+
 // CCCL's __shared__ barrier and pipeline state, which nvcc builds and Clang on its own rejects (their
 // destructors are not empty), parse as tilepipe reads CCCL: no warning, and the loop of the kernel
 // that declares them is analysed as any other (rewritten here), not parse-error-nearby. A __shared__

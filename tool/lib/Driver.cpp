@@ -157,10 +157,14 @@ static void analyzeParsed(ASTContext &Ctx, const tooling::CompilationDatabase &D
                           const ToolOptions &Opts, const ParseDiagnostics &Diags,
                           ArchDependence &Arch, FileResult &R);
 
-/// What nvcc declares for host code and Clang's CUDA headers do not: the host overloads of min
-/// and max (crt/math_functions.hpp declares them __host__ __device__; Clang's headers, for the
-/// device only), which host code calls unqualified. Declarations only: host code is parsed, never
-/// emitted, and device code cannot call a __host__ function, so no device call resolves to one.
+/// What nvcc declares and Clang's CUDA headers do not:
+/// - the host overloads of min and max (crt/math_functions.hpp declares them __host__ __device__;
+///   Clang's headers, for the device only), which host code calls unqualified. Device code cannot
+///   call a __host__ function, so no device call resolves to one;
+/// - the cache-operator loads and stores that Clang's headers lack (__ldca, __ldlu, __stwb, __stcg,
+///   __stcs; sm_32_intrinsics.h declares them for these types). A call of one has no body here, so
+///   the analysis takes its effects as unknown, as it does every function it cannot read.
+/// Declarations only: the parse is analysed, never compiled; nvcc builds the output with its own.
 static llvm::StringRef nvccPrelude() {
   return R"(#pragma clang system_header
 #define TILEPIPE_PRELUDE_MINMAX(F)                                                            \
@@ -183,6 +187,20 @@ static llvm::StringRef nvccPrelude() {
 TILEPIPE_PRELUDE_MINMAX(min)
 TILEPIPE_PRELUDE_MINMAX(max)
 #undef TILEPIPE_PRELUDE_MINMAX
+#define TILEPIPE_PRELUDE_CACHE_OPS(T)                                                         \
+  __device__ T __ldca(const T *);                                                             \
+  __device__ T __ldlu(const T *);                                                             \
+  __device__ void __stwb(T *, T);                                                             \
+  __device__ void __stcg(T *, T);                                                             \
+  __device__ void __stcs(T *, T);
+#define TILEPIPE_PRELUDE_CACHE_OPS_ALL(X)                                                     \
+  X(char) X(signed char) X(short) X(int) X(long) X(long long) X(unsigned char)                \
+  X(unsigned short) X(unsigned int) X(unsigned long) X(unsigned long long) X(float) X(double) \
+  X(char2) X(char4) X(short2) X(short4) X(int2) X(int4) X(longlong2) X(uchar2) X(uchar4)      \
+  X(ushort2) X(ushort4) X(uint2) X(uint4) X(ulonglong2) X(float2) X(float4) X(double2)
+TILEPIPE_PRELUDE_CACHE_OPS_ALL(TILEPIPE_PRELUDE_CACHE_OPS)
+#undef TILEPIPE_PRELUDE_CACHE_OPS_ALL
+#undef TILEPIPE_PRELUDE_CACHE_OPS
 )";
 }
 
@@ -203,9 +221,10 @@ void prepareParse(tooling::ClangTool &Tool, const ToolOptions &Opts) {
     Tool.mapVirtualFile(Header, Text);
   std::vector<std::string> ParseArgs = Opts.ParseArgs;
   // Every error, however many: each one keeps the loops it reaches, and a limit would end the
-  // parse (a fatal error) where nvcc's would go on.
-  ParseArgs.insert(ParseArgs.end(), {"-idirafter", virtualRuntimeDir().str(), "-ferror-limit=0", "-include",
-                                     PreludeFile});
+  // parse (a fatal error) where nvcc's would go on. `register`, which C++17 removed, nvcc's host
+  // compilers and nvcc itself still take (with a warning): so does this parse.
+  ParseArgs.insert(ParseArgs.end(), {"-idirafter", virtualRuntimeDir().str(), "-ferror-limit=0",
+                                     "-Wno-register", "-include", PreludeFile});
   Tool.appendArgumentsAdjuster(cudaArgumentsAdjuster(ParseArgs));
 }
 
