@@ -439,6 +439,12 @@ VarStep stepOf(const clang::Expr *E) {
       if (Sum->getOpcode() == BO_Add && varOf(Sum->getRHS()) == V)
         return {V, Sum->getLHS()};
     }
+    // `p = &p[s]` is `p = p + s` of a pointer.
+    if (const auto *Addr = dyn_cast<UnaryOperator>(BO->getRHS()->IgnoreParenImpCasts());
+        V && V->getType()->isPointerType() && Addr && Addr->getOpcode() == UO_AddrOf)
+      if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Addr->getSubExpr()->IgnoreParens());
+          ASE && varOf(ASE->getBase()) == V)
+        return {V, ASE->getIdx()};
   }
   return {};
 }

@@ -40,7 +40,8 @@ void RootSet::unknown(std::string W) {
 }
 
 
-/// Every `V = e` in the body of V's function: the values a pointer variable may be given.
+/// Every `V = e` in the body of V's function: the values a pointer variable may be given. A step
+/// of V itself (stepOf: `p = p + n`, `p = &p[n]`) gives no new one: p keeps pointing where it did.
 static void assignmentsTo(const VarDecl *V, const Stmt *Body,
                           llvm::SmallVectorImpl<const Expr *> &Out) {
   struct Finder : RecursiveASTVisitor<Finder> {
@@ -49,10 +50,15 @@ static void assignmentsTo(const VarDecl *V, const Stmt *Body,
     bool shouldVisitLambdaBody() const { return true; }
     bool shouldVisitImplicitCode() const { return true; }
     bool VisitBinaryOperator(BinaryOperator *BO) {
-      if (BO->getOpcode() == BO_Assign)
-        if (const auto *DRE = dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts());
-            DRE && DRE->getDecl() == V)
-          Out->push_back(BO->getRHS());
+      if (BO->getOpcode() != BO_Assign)
+        return true;
+      const auto *DRE = dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts());
+      if (!DRE || DRE->getDecl() != V)
+        return true;
+      // `p = p + n` and `p = &p[n]` step p within what it points to: its roots stay.
+      if (VarStep S = stepOf(BO); S.Var == V && S.By && S.By->IgnoreParenImpCasts()->getType()->isIntegerType())
+        return true;
+      Out->push_back(BO->getRHS());
       return true;
     }
   } Fi;

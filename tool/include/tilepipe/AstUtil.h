@@ -114,8 +114,8 @@ std::vector<NameUse> namesIn(clang::TypeLoc TL);
 bool onlyUnrollHints(const clang::AttributedStmt *S);
 
 /// One variable's step as an increment writes it: `v += s`, `v -= s`, `v = v + s`, `v = s + v`,
-/// `v = v - s` (By is s), `++v`, `v--` (By is null); Down for the ones that subtract. Var is null
-/// for anything else.
+/// `v = v - s`, and of a pointer `v = &v[s]` (By is s), `++v`, `v--` (By is null); Down for the
+/// ones that subtract. Var is null for anything else.
 struct VarStep {
   const clang::VarDecl *Var = nullptr;
   const clang::Expr *By = nullptr;

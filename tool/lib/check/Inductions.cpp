@@ -9,28 +9,25 @@ using namespace clang;
 
 namespace tilepipe::check {
 
-/// `v += step`, `++v`, `v = v + step` and comma lists of them, on integer or pointer variables.
+/// The steps of a comma list of increments (`a += s, ++b`), each as stepOf reads it; false where
+/// one is no step of an integer or pointer variable.
+static bool stepsOf(const Expr *E, llvm::SmallVectorImpl<VarStep> &Out) {
+  E = skipCleanups(E)->IgnoreParens();
+  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Comma)
+    return stepsOf(BO->getLHS(), Out) && stepsOf(BO->getRHS(), Out);
+  VarStep S = stepOf(E);
+  if (!S.Var || !(S.Var->getType()->isIntegerType() || S.Var->getType()->isPointerType()))
+    return false;
+  Out.push_back(S);
+  return true;
+}
+
+/// `v += step`, `++v`, `v = v + step`, `p = &p[step]` and comma lists of them (stepOf), on
+/// integer or pointer variables.
 bool isIncrementStmt(const Stmt *S) {
   const auto *E = dyn_cast<Expr>(S);
-  if (!E)
-    return false;
-  E = E->IgnoreParens();
-  if (!E->getType()->isIntegerType() && !E->getType()->isPointerType())
-    return false;
-  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Comma)
-    return isIncrementStmt(BO->getLHS()) && isIncrementStmt(BO->getRHS());
-  if (const auto *UO = dyn_cast<UnaryOperator>(E))
-    return UO->isIncrementDecrementOp() && varOf(UO->getSubExpr());
-  if (const auto *CAO = dyn_cast<CompoundAssignOperator>(E))
-    return (CAO->getOpcode() == BO_AddAssign || CAO->getOpcode() == BO_SubAssign) &&
-           varOf(CAO->getLHS());
-  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Assign) {
-    const VarDecl *V = varOf(BO->getLHS());
-    const auto *Sum = dyn_cast<BinaryOperator>(BO->getRHS()->IgnoreParenImpCasts());
-    return V && Sum && (Sum->getOpcode() == BO_Add || Sum->getOpcode() == BO_Sub) &&
-           (varOf(Sum->getLHS()) == V || varOf(Sum->getRHS()) == V);
-  }
-  return false;
+  llvm::SmallVector<VarStep, 2> Steps;
+  return E && stepsOf(E, Steps);
 }
 
 Verdict LoopChecker::addIncrement(const Expr *E) {
@@ -66,36 +63,6 @@ Verdict LoopChecker::addIncrement(const Expr *E) {
   return {};
 }
 
-/// The variables an increment statement (isIncrementStmt) advances.
-static void incrementedVars(const Expr *E, llvm::SmallVectorImpl<const VarDecl *> &Out) {
-  E = skipCleanups(E)->IgnoreParens();
-  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Comma) {
-    incrementedVars(BO->getLHS(), Out);
-    incrementedVars(BO->getRHS(), Out);
-  } else if (const auto *UO = dyn_cast<UnaryOperator>(E)) {
-    if (const VarDecl *V = varOf(UO->getSubExpr()))
-      Out.push_back(V);
-  } else if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
-    if (const VarDecl *V = varOf(BO->getLHS()))
-      Out.push_back(V);
-  }
-}
-
-/// The steps of an increment statement (isIncrementStmt): `s` of `v += s` and `v = v + s`; none
-/// of `++v`.
-static void incrementSteps(const Expr *E, llvm::SmallVectorImpl<const Expr *> &Out) {
-  E = skipCleanups(E)->IgnoreParens();
-  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Comma) {
-    incrementSteps(BO->getLHS(), Out);
-    incrementSteps(BO->getRHS(), Out);
-  } else if (const auto *CAO = dyn_cast<CompoundAssignOperator>(E)) {
-    Out.push_back(CAO->getRHS());
-  } else if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->getOpcode() == BO_Assign) {
-    const auto *Sum = cast<BinaryOperator>(BO->getRHS()->IgnoreParenImpCasts());
-    Out.push_back(varOf(Sum->getLHS()) == varOf(BO->getLHS()) ? Sum->getRHS() : Sum->getLHS());
-  }
-}
-
 /// Whether S names V.
 static bool names(const Stmt *S, const VarDecl *V) {
   if (!S)
@@ -128,11 +95,12 @@ void LoopChecker::findBodyIncrements() {
   for (const Stmt *S : M.ComputePhase) {
     if (!isIncrementStmt(S))
       continue;
-    llvm::SmallVector<const VarDecl *, 2> Vars;
-    incrementedVars(cast<Expr>(S), Vars);
+    llvm::SmallVector<VarStep, 2> Steps;
+    stepsOf(cast<Expr>(S), Steps);
     // A variable the body declares starts again each iteration: stepping it is the compute
     // phase's business.
-    bool Read = llvm::any_of(Vars, [&](const VarDecl *V) {
+    bool Read = llvm::any_of(Steps, [&](const VarStep &Step) {
+      const VarDecl *V = Step.Var;
       return !declaredInBody(V) &&
              (names(M.Cond, V) || llvm::any_of(M.CopyPhase, [&](const Stmt *C) { return names(C, V); }));
     });
@@ -257,12 +225,12 @@ bool LoopChecker::paramStartUniform(const VarDecl *V, unsigned Depth) {
     F.scan(S);
     if (!F.Mutated.contains(V) && !F.Escaped.contains(V))
       continue;
-    if (!isIncrementStmt(S))
+    llvm::SmallVector<VarStep, 2> Steps;
+    const auto *E = dyn_cast<Expr>(S);
+    if (!E || !stepsOf(E, Steps))
       return false;
-    llvm::SmallVector<const Expr *, 2> Steps;
-    incrementSteps(cast<Expr>(S), Steps);
-    for (const Expr *Step : Steps)
-      if (mentionsThread(Step, Depth + 1))
+    for (const VarStep &Step : Steps)
+      if (Step.By && mentionsThread(Step.By, Depth + 1))
         return false;
   }
   return false;

@@ -493,7 +493,7 @@ Verdict LoopChecker::checkGlobalRead(const Stmt *S, const Expr *Plain) {
     return Verdict::refuse(Reason::Macro, "the copy '" + text(S) + "' is written in a macro");
   RootSet Roots = Effects.rootsOf(M.Function, Ptr);
   for (const VarDecl *Root : Roots.Roots)
-    if (!llvm::is_contained(SourceRoots.Roots, Root))
+    if (!llvm::is_contained(SourceRoots.Roots, Root) && !llvm::is_contained(M.SourcePointers, Root->getNameAsString()))
       M.SourcePointers.push_back(Root->getNameAsString());
   if (Roots.Unknown && !SourceRoots.Unknown)
     M.SourcePointers.push_back(text(Ptr));
