@@ -344,11 +344,33 @@ Verdict LoopChecker::checkCopyIf(const IfStmt *If) {
                            "the guard '" + text(If->getCond()) + "' " + D.Why);
   if (D.D == Dep::Iteration)
     return checkGuardedStore(If);
-  if (Verdict V = checkCopyStmt(If->getThen()); !V.ok())
+  // Where the guard has one value throughout the iteration, the stores of its two sides never
+  // both run in it (checkOverlap).
+  const bool Fixed = fixedInIteration(If->getCond());
+  auto Side = [&](const Stmt *S, bool Then) {
+    if (Fixed)
+      BranchStack.push_back({If, Then});
+    Verdict V = checkCopyStmt(S);
+    if (Fixed)
+      BranchStack.pop_back();
+    return V;
+  };
+  if (Verdict V = Side(If->getThen(), true); !V.ok())
     return V;
   if (If->getElse())
-    return checkCopyStmt(If->getElse());
+    return Side(If->getElse(), false);
   return {};
+}
+
+/// Whether Cond, a guard that does not depend on the iteration (classify), has one value wherever
+/// the copy phase evaluates it in one iteration: it names no variable the loop declares (an inner
+/// copy loop's, an index variable of the copy phase) and none the copy phase sets.
+bool LoopChecker::fixedInIteration(const Expr *Cond) {
+  return llvm::none_of(namesIn(Cond), [&](const NameUse &U) {
+    const auto *V = dyn_cast<VarDecl>(U.Decl);
+    return V && (InLoop.Declared.contains(V) || InLoop.Mutated.contains(V) || SliceLocalDeps.count(V) ||
+                 SliceLocalSets.count(V));
+  });
 }
 
 /// The statements of S (one, or a block's, through nested blocks), or none where S is empty.

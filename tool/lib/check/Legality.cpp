@@ -262,7 +262,7 @@ Verdict LoopChecker::checkOverlap() {
         }
     }
     for (size_t J = I + 1; J < Sites.size(); ++J) {
-      if (Sites[I].TileIdx != Sites[J].TileIdx)
+      if (Sites[I].TileIdx != Sites[J].TileIdx || exclusiveSides(Sites[I], Sites[J]))
         continue;
       if (!Sites[I].Inner.empty() || !Sites[J].Inner.empty()) {
         if (disjointAcrossInner(Sites[I], Sites[J]))
@@ -296,6 +296,71 @@ Verdict LoopChecker::checkOverlap() {
   return {};
 }
 
+/// Whether two stores stand on the two sides of one if whose guard has one value throughout an
+/// iteration (checkCopyIf): then one iteration runs one of them, never both.
+bool LoopChecker::exclusiveSides(const StoreSite &I, const StoreSite &J) {
+  return llvm::any_of(I.Branches, [&](const Branch &B) {
+    return llvm::is_contained(J.Branches, Branch{B.first, !B.second});
+  });
+}
+
+/// Two stores in the same inner copy loops whose element indices (counted from the tile's first,
+/// across rows) give each inner variable the same coefficient and differ by a constant C:
+/// `a[ty + i][tx + j]` and `a[ty + i][tx + j + 32]`. Iteration x of the one and y of the other
+/// write one element only where sum(c_v * (x_v - y_v)) + C brings the two spans (a vector's
+/// width) together; the differences x_v - y_v are the multiples of the variable's step within
+/// its range, tried one by one (at most 65536 combinations). Nothing where the stores are not so
+/// alike or a variable has no range with a known step; else whether they are disjoint.
+std::optional<bool> LoopChecker::disjointInSameLoops(const StoreSite &SI, const StoreSite &SJ) {
+  if (SI.Inner.empty() || SI.Inner != SJ.Inner)
+    return std::nullopt;
+  Affine A, B;
+  OpaqueAtoms = OpaqueFixedOnly = true;
+  bool Known = linearIndex(SI.Target, A) && linearIndex(SJ.Target, B);
+  OpaqueAtoms = OpaqueFixedOnly = false;
+  if (!Known)
+    return std::nullopt;
+  // (coefficient, step, the largest difference) per inner variable that moves the index
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> Moves;
+  uint64_t Combinations = 1;
+  for (const VarDecl *V : SI.Inner) {
+    const std::string Atom = affineAtom(V);
+    auto TA = A.Terms.find(Atom), TB = B.Terms.find(Atom);
+    const int64_t CA = TA == A.Terms.end() ? 0 : TA->second, CB = TB == B.Terms.end() ? 0 : TB->second;
+    auto R = InnerRanges.find(V);
+    if (CA != CB || R == InnerRanges.end() || R->second.Step <= 0 || std::abs(CA) >= (int64_t(1) << 24))
+      return std::nullopt;
+    if (CA == 0)
+      continue;
+    const int64_t Span = R->second.Hi - R->second.Lo;
+    Combinations *= static_cast<uint64_t>(2 * (Span / R->second.Step) + 1);
+    if (Combinations > 65536)
+      return std::nullopt;
+    Moves.push_back({CA, R->second.Step, Span});
+  }
+  A.add(B, -1);
+  // What is left must be a constant, and the rest of each form the same in every inner iteration.
+  if (!A.Terms.empty())
+    return std::nullopt;
+  int64_t Lo, Hi;
+  Affine Rest = B;
+  for (const VarDecl *V : SI.Inner)
+    Rest.Terms.erase(affineAtom(V));
+  if (!innerPart(Rest, SI, Lo, Hi))
+    return std::nullopt;
+  const int64_t C = A.Constant, WI = SI.Target.Width, WJ = SJ.Target.Width;
+  // Every sum of the differences' terms, and whether one brings the spans together.
+  std::vector<int64_t> Sums{0};
+  for (const auto &[Coef, Step, Span] : Moves) {
+    std::vector<int64_t> Next;
+    for (int64_t S : Sums)
+      for (int64_t D = -Span - (-Span % Step); D <= Span; D += Step)
+        Next.push_back(S + Coef * D);
+    Sums = std::move(Next);
+  }
+  return llvm::none_of(Sums, [&](int64_t S) { return -(WI - 1) <= S + C && S + C <= WJ - 1; });
+}
+
 /// Whether two stores into one tile, one of them or both in inner copy loops, write no element
 /// in common in one iteration of the tiled loop, whatever iterations of the inner loops write
 /// them. In the element index counted from the tile's first (across rows: checkOverlap) the two
@@ -308,6 +373,8 @@ Verdict LoopChecker::checkOverlap() {
 /// must be the same in every inner iteration: no index variable declared in the copy phase whose
 /// start is no affine form, and no opaque atom that reads one or an inner variable.
 bool LoopChecker::disjointAcrossInner(const StoreSite &SI, const StoreSite &SJ) {
+  if (std::optional<bool> Same = disjointInSameLoops(SI, SJ))
+    return *Same;
   const TileTarget &TI = SI.Target, &TJ = SJ.Target;
   // Counted from the tile's first element, across rows (checkOverlap says why).
   Affine A, B;

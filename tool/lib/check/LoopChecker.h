@@ -181,13 +181,18 @@ private:
     const clang::Expr *VectorIndex = nullptr;
     unsigned Width = 1;
   };
+  /// One side of an if of the copy phase whose condition has one value throughout an iteration
+  /// (fixedInIteration): the if, and whether the side is its then-branch.
+  using Branch = std::pair<const clang::IfStmt *, bool>;
   struct StoreSite {
     const clang::Expr *Dst;
     unsigned TileIdx;
     std::vector<const clang::VarDecl *> Inner;
     TileTarget Target;
+    std::vector<Branch> Branches; // the sides of such ifs it stands in
   };
   std::vector<StoreSite> Sites;
+  std::vector<Branch> BranchStack;
   std::vector<const clang::VarDecl *> InnerStack;
   /// The values an inner copy loop variable takes, in one thread: where its loop's start, bound
   /// and step are constants (innerRange), Lo, Lo + Step, ..., Hi; where the start differs between
@@ -350,6 +355,9 @@ private:
   Verdict classifyStoreTarget(const RootSet &Target, const clang::Stmt *Where);
   Verdict checkOverlap();
   bool disjointAcrossInner(const StoreSite &I, const StoreSite &J);
+  std::optional<bool> disjointInSameLoops(const StoreSite &I, const StoreSite &J);
+  static bool exclusiveSides(const StoreSite &I, const StoreSite &J);
+  bool fixedInIteration(const clang::Expr *Cond);
   bool distinctAcrossInner(const StoreSite &S);
   bool innerPart(Affine &F, const StoreSite &S, int64_t &Lo, int64_t &Hi);
   void requireAllThreadsForWholeTiles();

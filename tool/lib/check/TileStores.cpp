@@ -52,7 +52,7 @@ Verdict LoopChecker::checkStoreValue(const Stmt *S, const Expr *LHS, const Expr 
       return V;
   if (!editable(S))
     return Verdict::refuse(Reason::Macro, "the copy '" + text(S) + "' is written in a macro");
-  Sites.push_back({LHS, static_cast<unsigned>(TileIndex[TileVar]), InnerStack, To});
+  Sites.push_back({LHS, static_cast<unsigned>(TileIndex[TileVar]), InnerStack, To, BranchStack});
   const Expr *R = skipCleanups(RHS)->IgnoreParens();
   if (const auto *CO = dyn_cast<ConditionalOperator>(R);
       CO && !isa<ArraySubscriptExpr>(stripNoOps(RHS))) {
