@@ -1326,6 +1326,19 @@ class Kernel:
             lines = self.wrap(hdr, lines)
         if ycond:
             lines = self.wrap('if (%s)' % ycond, lines)
+        # The same copies on both sides of an if whose guard is the same all iteration (of the
+        # block's place, or of the thread's: `fixed-sides`): one iteration runs one side. Drawn
+        # from a generator of its own, so that a seed gives the kernel it gave before the form
+        # existed, or that kernel with its copies so doubled. Not around a counter loop, whose
+        # reset must follow it in the copy phase.
+        fr = random.Random('tilepipe-fuzz-sides:%d:%d:%d' % (self.seed, self.idx, t.i))
+        if (not (loop_x or '').startswith('w') and not self.names and not self.nm and
+                'copy' not in self.macros and fr.random() < 0.15):
+            cond = fr.choice(['blockIdx.x % 2 == 0', 'gridDim.x > 3', '(threadIdx.x & 1) != 0',
+                              'blockIdx.x == gridDim.x - 1'])
+            lines = (['if (%s) {' % cond] + ['  ' + l for l in lines] + ['} else {'] +
+                     ['  ' + l for l in lines] + ['}'])
+            self.L('fixed-sides')
         return top + lines
 
     def wrap(self, hdr, lines):
