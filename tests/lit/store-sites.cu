@@ -3,7 +3,8 @@
 // inner variable the same coefficient write one element only where the variables' differences
 // bring them together; stores on the two sides of an if whose guard has one value throughout the
 // iteration never both run. Pointer parameters offset by assignment (`A = &A[e]`) still point
-// into what they were given.
+// into what they were given. A pointer local that views a tile, stored through alone, is a store
+// through its cast, where nothing its initializer reads changes before the stores.
 //
 // RUN: %check_tilepipe "%s" "%t"
 
@@ -167,3 +168,84 @@ __global__ void k(int N, int K, float *A, float *B, float *C) {
   C[(blockIdx.y * 16 + ty) * N + blockIdx.x * 16 + tx] = tmp;
 }
 } // namespace AssignedAnotherPointer
+
+// cuda-samples' MatrixMulNaiveLargeChunk: views of the tiles and of the sources, a quarter of the
+// threads copying.
+namespace ViewLocals {
+__global__ void k(const float *A, float *C, int wA) {
+  __shared__ alignas(16) float As[32][32];
+  int t4x = threadIdx.x * 4;
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined] {{.*}}As in copies of 16 bytes, one per vector the copy phase stores
+  for (int a = 0; a < wA; a += 32) {
+    if (t4x < 32) {
+      float4 *const A4s = reinterpret_cast<float4 *>(&As[threadIdx.y][t4x]);
+      const float4 *const A4 = reinterpret_cast<const float4 *>(&A[a + wA * threadIdx.y + t4x]);
+      *A4s = *A4;
+    }
+    __syncthreads();
+    acc += As[threadIdx.y][(threadIdx.x + 1) % 32];
+    __syncthreads();
+  }
+  C[threadIdx.y * 32 + threadIdx.x] = acc;
+}
+} // namespace ViewLocals
+
+// The view's index is set by the copy phase before the view: it may change before the store.
+namespace ViewOfALocalTheCopySets {
+__global__ void k(const float2 *__restrict__ A, float *C, int n) {
+  __shared__ alignas(16) float s[64];
+  const int tid = threadIdx.x;
+  int x;
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [load-phase] {{.*}}the pointer 'd' into a tile reads 'x', which the copy phase may change before a store through it
+  for (int t = 0; t < n; ++t) {
+    x = 2 * tid;
+    float2 *const d = reinterpret_cast<float2 *>(&s[x]);
+    *d = A[t * 32 + tid];
+    __syncthreads();
+    acc += s[(tid + 1) % 64];
+    __syncthreads();
+  }
+  C[blockIdx.x * 32 + tid] = acc;
+}
+} // namespace ViewOfALocalTheCopySets
+
+// The view is also read: it is no store target alone, and an index variable may not take an
+// address into a tile.
+namespace ViewAlsoRead {
+__global__ void k(const float2 *__restrict__ A, float *C, int n) {
+  __shared__ alignas(16) float s[64];
+  const int tid = threadIdx.x;
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [address-not-invariant]
+  for (int t = 0; t < n; ++t) {
+    float2 *const d = reinterpret_cast<float2 *>(&s[2 * tid]);
+    *d = A[t * 32 + tid];
+    acc += (float)(d != nullptr);
+    __syncthreads();
+    acc += s[(tid + 1) % 64];
+    __syncthreads();
+  }
+  C[blockIdx.x * 32 + tid] = acc;
+}
+} // namespace ViewAlsoRead
+
+// The view moves before its store: a pointer the copy phase changes.
+namespace ViewMoved {
+__global__ void k(const float2 *__restrict__ A, float *C, int n) {
+  __shared__ alignas(16) float s[66];
+  const int tid = threadIdx.x;
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [address-not-invariant]
+  for (int t = 0; t < n; ++t) {
+    float2 *d = reinterpret_cast<float2 *>(&s[2 * tid]);
+    d += 1;
+    *d = A[t * 32 + tid];
+    __syncthreads();
+    acc += s[(tid + 1) % 64];
+    __syncthreads();
+  }
+  C[blockIdx.x * 32 + tid] = acc;
+}
+} // namespace ViewMoved

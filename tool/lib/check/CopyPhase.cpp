@@ -14,8 +14,8 @@ namespace tilepipe::check {
 /// through members (`s[..] = v;`, `s[..] = v.x;`): the uses a local read through must have.
 static bool valueRedefinition(const Stmt *S, const VarDecl *&V, const Expr *&Read, const DeclRefExpr *&Lhs);
 
-static bool usedOnlyAsStoredValue(ASTContext &Ctx, const FunctionDecl *FD, const VarDecl *V,
-                                  llvm::ArrayRef<const Stmt *> CopyPhase) {
+/// Every expression in FD (lambda bodies included) that names V.
+static std::vector<const DeclRefExpr *> usesOf(const FunctionDecl *FD, const VarDecl *V) {
   struct Uses : RecursiveASTVisitor<Uses> {
     const VarDecl *V;
     std::vector<const DeclRefExpr *> Found;
@@ -28,6 +28,12 @@ static bool usedOnlyAsStoredValue(ASTContext &Ctx, const FunctionDecl *FD, const
   } U;
   U.V = V;
   U.TraverseStmt(FD->getBody());
+  return U.Found;
+}
+
+static bool usedOnlyAsStoredValue(ASTContext &Ctx, const FunctionDecl *FD, const VarDecl *V,
+                                  llvm::ArrayRef<const Stmt *> CopyPhase) {
+  const std::vector<const DeclRefExpr *> Found = usesOf(FD, V);
   auto IntoTile = [](const Expr *L) {
     const VarDecl *T = varOf(targetSpine(L));
     return T && isSharedVar(T);
@@ -41,7 +47,7 @@ static bool usedOnlyAsStoredValue(ASTContext &Ctx, const FunctionDecl *FD, const
     if (valueRedefinition(S, W, Read, Lhs) && W == V)
       Redefined.insert(Lhs);
   }
-  for (const DeclRefExpr *E : U.Found) {
+  for (const DeclRefExpr *E : Found) {
     if (Redefined.contains(E))
       continue;
     const Expr *Cur = E;
@@ -67,7 +73,7 @@ static bool usedOnlyAsStoredValue(ASTContext &Ctx, const FunctionDecl *FD, const
       return false;
     }
   }
-  return !U.Found.empty();
+  return !Found.empty();
 }
 
 /// The read of global memory that Value is, `P[i]` or `*P` of type T with no conversion (a class
@@ -206,6 +212,8 @@ Verdict LoopChecker::checkCopyDecl(const DeclStmt *DS) {
   }
   if (const Expr *Read = valueLocalRead(Ctx, M, DS))
     return checkValueDecl(DS, Read);
+  if (std::optional<Verdict> View = checkViewLocal(DS))
+    return *View;
   for (const Decl *D : DS->decls()) {
     const auto *V = dyn_cast<VarDecl>(D);
     if (!V || !V->getInit() || V->isStaticLocal() || V->getType()->isReferenceType() ||
@@ -268,6 +276,8 @@ Verdict LoopChecker::checkNestedDecl(const DeclStmt *DS) {
     return Verdict::refuse(Reason::Macro, "a declaration in the copy phase is in a macro");
   if (const Expr *Read = valueLocalRead(Ctx, M, DS))
     return checkValueDecl(DS, Read);
+  if (std::optional<Verdict> View = checkViewLocal(DS))
+    return *View;
   for (const Decl *D : DS->decls()) {
     const auto *V = dyn_cast<VarDecl>(D);
     if (!V || isSharedVar(V) || !V->getInit() || V->isStaticLocal() || V->getType()->isReferenceType() ||
@@ -281,6 +291,94 @@ Verdict LoopChecker::checkNestedDecl(const DeclStmt *DS) {
     NestedIndexVars.push_back(V);
   }
   return {};
+}
+
+/// The cast a pointer local is set from, where it views a tile: `(V *)&t[i]...[k]`,
+/// `reinterpret_cast<V *>(&t[..])`, `(V *)t`; or null.
+static const ExplicitCastExpr *tileViewCast(const Expr *Init) {
+  const auto *Cast = dyn_cast<ExplicitCastExpr>(skipCleanups(Init)->IgnoreParens());
+  if (!Cast || Cast->getCastKind() != CK_BitCast || !Cast->getType()->isPointerType())
+    return nullptr;
+  const Expr *Of = Cast->getSubExpr()->IgnoreParens();
+  for (const ImplicitCastExpr *ICE; (ICE = dyn_cast<ImplicitCastExpr>(Of)) && ICE->getCastKind() == CK_NoOp;)
+    Of = ICE->getSubExpr()->IgnoreParens();
+  const VarDecl *T = nullptr;
+  if (const auto *UO = dyn_cast<UnaryOperator>(Of); UO && UO->getOpcode() == UO_AddrOf)
+    T = varOf(targetSpine(UO->getSubExpr()));
+  else if (const auto *ICE = dyn_cast<ImplicitCastExpr>(Of); ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
+    T = varOf(ICE->getSubExpr());
+  return T && isSharedVar(T) ? Cast : nullptr;
+}
+
+/// Whether every use of V in the function is the pointer of a store's target: `*V = ..` or
+/// `V[k] = ..` (the store the copy phase checks as a tile store through V's cast).
+static bool usedOnlyAsStoreTarget(ASTContext &Ctx, const FunctionDecl *FD, const VarDecl *V) {
+  std::vector<const DeclRefExpr *> Found = usesOf(FD, V);
+  if (Found.empty())
+    return false;
+  for (const DeclRefExpr *E : Found) {
+    // V, read (lvalue-to-rvalue), then `*` or the base of `[]`, and that the left side of `=`.
+    auto Parent = [&](const Expr *X) -> const Expr * {
+      DynTypedNodeList P = Ctx.getParents(*X);
+      return P.size() == 1 ? P[0].get<Expr>() : nullptr;
+    };
+    const Expr *Up = Parent(E);
+    const auto *ICE = dyn_cast_or_null<ImplicitCastExpr>(Up);
+    if (!ICE || ICE->getCastKind() != CK_LValueToRValue)
+      return false;
+    Up = Parent(ICE);
+    while (Up && isa<ParenExpr>(Up))
+      Up = Parent(Up);
+    const Expr *Target = nullptr;
+    if (const auto *UO = dyn_cast_or_null<UnaryOperator>(Up); UO && UO->getOpcode() == UO_Deref)
+      Target = UO;
+    else if (const auto *ASE = dyn_cast_or_null<ArraySubscriptExpr>(Up); ASE && ASE->getBase()->IgnoreParenImpCasts() == E)
+      Target = ASE;
+    if (!Target)
+      return false;
+    const Expr *Assign = Parent(Target);
+    while (Assign && isa<ParenExpr>(Assign))
+      Assign = Parent(Assign);
+    if (const auto *BO = dyn_cast_or_null<BinaryOperator>(Assign);
+        BO && BO->getOpcode() == BO_Assign && BO->getLHS()->IgnoreParens() == Target)
+      continue;
+    if (const auto *OC = dyn_cast_or_null<CXXOperatorCallExpr>(Assign);
+        OC && OC->getOperator() == OO_Equal && OC->getNumArgs() == 2 && OC->getArg(0)->IgnoreParens() == Target)
+      continue;
+    return false;
+  }
+  return true;
+}
+
+/// `V *const d = (V *)&t[i]...[k];`, a pointer local that views a tile, stored through alone
+/// (`*d = *src;`, cuda-samples' MatrixMulNaiveLargeChunk): the stores through it are tile
+/// stores through its cast (targetOf), as if the cast stood in them. That holds where its
+/// initializer has, at every store, the value it had at the declaration: each variable it names
+/// is a tile (whose address it takes), one the loop does not change, an induction variable
+/// (stepped after the copy phase), or the variable of an inner copy loop around the declaration
+/// (stepped after its body); and the local itself never changes and escapes nowhere. Nothing where DS is no such declaration.
+std::optional<Verdict> LoopChecker::checkViewLocal(const DeclStmt *DS) {
+  const auto *V = DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl()) : nullptr;
+  const ExplicitCastExpr *Cast =
+      V && V->getType()->isPointerType() && V->getInit() && !V->isStaticLocal() ? tileViewCast(V->getInit()) : nullptr;
+  if (!Cast || !usedOnlyAsStoreTarget(Ctx, M.Function, V))
+    return std::nullopt;
+  if (InLoop.Mutated.contains(V) || InFunction->Escaped.contains(V) || V->getType().isVolatileQualified())
+    return Verdict::refuse(Reason::LoadPhase, "the pointer " + quoted(V) + " into a tile is changed or escapes");
+  for (const NameUse &U : namesIn(V->getInit())) {
+    const auto *X = dyn_cast<VarDecl>(U.Decl);
+    if (!X || isSharedVar(X) || !InLoop.Mutated.contains(X) || isInduction(X) ||
+        (ForInnerVars.contains(X) && llvm::is_contained(InnerStack, X)))
+      continue;
+    return Verdict::refuse(Reason::LoadPhase, "the pointer " + quoted(V) + " into a tile reads " + quoted(X) +
+                                                  ", which the copy phase may change before a store through it");
+  }
+  const VarDecl *T = varOf(targetSpine(Cast));
+  if (auto It = TileIndex.find(T); It != TileIndex.end() && M.Tiles[It->second].DeclaredInBody)
+    return Verdict::refuse(Reason::LoadPhase, "the pointer " + quoted(V) + " views " + quoted(T) +
+                                                  ", which the loop body declares");
+  ViewLocals[V] = Cast;
+  return Verdict{};
 }
 
 /// Every use of a local of checkValueDecl is the value of a tile store; the local is never

@@ -156,9 +156,17 @@ bool LoopChecker::affine(const Expr *E, Affine &A) {
   }
   if (const VarDecl *V = varOf(E)) {
     // An index variable of the copy phase is its start, which nothing changes before the copy
-    // phase's uses of it: `int xo = i * 4; s[xo] = ...` selects by i. Where the start is no
-    // affine form, the variable stands for itself.
-    if (IndexDeclDeps.count(V) && V->getInit() && !InLoop.Mutated.contains(V) && AffineDepth < 8) {
+    // phase's uses of it: `int xo = i * 4; s[xo] = ...` selects by i. So is a local set once
+    // before the loop from variables that never change after their own declarations
+    // (`int t4x = threadIdx.x * 4;`), wherever the loop reads it. Where the start is no affine
+    // form, the variable stands for itself.
+    const bool IndexVar = IndexDeclDeps.count(V) && V->getInit() && !InLoop.Mutated.contains(V);
+    const bool Stable = !IndexDeclDeps.count(V) && setOnceLocal(V) && !InLoop.Declared.contains(V) &&
+                        llvm::all_of(namesIn(V->getInit()), [&](const NameUse &U) {
+                          const auto *X = dyn_cast<VarDecl>(U.Decl);
+                          return X && (setOnceLocal(X) || unchangedParam(X) || isCudaBuiltinVar(X));
+                        });
+    if ((IndexVar || Stable) && AffineDepth < 8) {
       Affine Start;
       ++AffineDepth;
       bool Ok = affine(V->getInit(), Start);

@@ -36,6 +36,7 @@ Verdict LoopChecker::checkInnerCopyLoop(const ForStmt *For) {
   for (const VarDecl *V : Declared) {
     InnerVars.insert(V);
     InnerStack.push_back(V);
+    ForInnerVars.insert(V);
   }
   // The increment assigns its own variable, which classify would call a side effect: check that
   // only it changes the variable, then judge the bound and the step.

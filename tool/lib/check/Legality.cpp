@@ -62,7 +62,8 @@ Verdict LoopChecker::checkTiles() {
       InCopy.TraverseStmt(const_cast<Stmt *>(S));
   for (const DeclRefExpr *DRE : InCopy.Found) {
     // The tile a store writes, down the spine of its target (targetOf).
-    bool IsDst = llvm::any_of(M.Stores, [&](const TileStore &S) { return targetSpine(S.Dst) == DRE; });
+    bool IsDst = llvm::any_of(M.Stores, [&](const TileStore &S) { return targetSpine(S.Dst) == DRE; }) ||
+                 llvm::any_of(ViewLocals, [&](const auto &VL) { return targetSpine(VL.second) == DRE; });
     if (!IsDst)
       return Verdict::refuse(Reason::LoadComputes,
                              "the copy phase reads the tile " + quoted(DRE->getDecl()));

@@ -304,6 +304,11 @@ private:
   /// Locals of the copy phase set once from one read of global memory (`float4 v = A4[i];`), each
   /// with its read, and the uses of them that a tile store reads through (`s[..] = v.x`).
   llvm::DenseMap<const clang::VarDecl *, const clang::Expr *> ValueLocals;
+  /// Pointer locals of the copy phase that view a tile (`float4 *const d = (float4 *)&As[y][x];`,
+  /// checkViewLocal), with the cast they are set from; and the inner variables declared by an
+  /// inner copy loop's for-init (which change only in its increment, after its body).
+  llvm::DenseMap<const clang::VarDecl *, const clang::ExplicitCastExpr *> ViewLocals;
+  llvm::SmallPtrSet<const clang::VarDecl *, 8> ForInnerVars;
   llvm::SmallPtrSet<const clang::DeclRefExpr *, 8> ValueUses;
   /// Index variables declared in a block of the copy phase (an inner copy loop's body, as a rule).
   std::vector<const clang::VarDecl *> NestedIndexVars;
@@ -356,6 +361,7 @@ private:
   Verdict checkOverlap();
   bool disjointAcrossInner(const StoreSite &I, const StoreSite &J);
   std::optional<bool> disjointInSameLoops(const StoreSite &I, const StoreSite &J);
+  std::optional<Verdict> checkViewLocal(const clang::DeclStmt *DS);
   static bool exclusiveSides(const StoreSite &I, const StoreSite &J);
   bool fixedInIteration(const clang::Expr *Cond);
   bool distinctAcrossInner(const StoreSite &S);

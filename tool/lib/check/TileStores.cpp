@@ -117,7 +117,14 @@ static Verdict storeThroughPointer(EffectsAnalyzer &Effects, const FunctionDecl 
 /// tile from an element on: `reinterpret_cast<V *>(&t[i]...[k])[j]`, `*(V *)&t[i]`, `((V *)t)[j]`.
 Verdict LoopChecker::targetOf(const Expr *LHS, TileTarget &To) {
   const Expr *E = LHS->IgnoreParens(), *Ptr = nullptr;
-  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E); ASE && isa<ExplicitCastExpr>(ASE->getBase()->IgnoreParens())) {
+  // A pointer local that views a tile (checkViewLocal) stands for its cast.
+  auto ViewOf = [&](const Expr *P) -> const ExplicitCastExpr * {
+    const VarDecl *V = varOf(P);
+    auto It = V ? ViewLocals.find(V) : ViewLocals.end();
+    return It == ViewLocals.end() ? nullptr : It->second;
+  };
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E);
+      ASE && (isa<ExplicitCastExpr>(ASE->getBase()->IgnoreParens()) || ViewOf(ASE->getBase()))) {
     Ptr = ASE->getBase()->IgnoreParens();
     To.VectorIndex = ASE->getIdx();
   } else if (const auto *UO = dyn_cast<UnaryOperator>(E); UO && UO->getOpcode() == UO_Deref) {
@@ -125,6 +132,8 @@ Verdict LoopChecker::targetOf(const Expr *LHS, TileTarget &To) {
   }
   if (!Ptr)
     return tileOfLValue(LHS, To.Tile, To.Indices);
+  if (const ExplicitCastExpr *View = ViewOf(Ptr))
+    Ptr = View;
   auto NotATile = [&] { return storeThroughPointer(Effects, M.Function, Ptr, text(Ptr)); };
   const auto *Cast = dyn_cast<ExplicitCastExpr>(Ptr);
   if (!Cast || Cast->getCastKind() != CK_BitCast || !Cast->getType()->isPointerType())
