@@ -456,15 +456,18 @@ bool sameProfile(const clang::ASTContext &Ctx, const clang::Expr *A, const clang
   return X == Y;
 }
 
+bool stepsByInteger(const clang::Expr *E, const clang::VarDecl *V) {
+  VarStep S = stepOf(E);
+  return S.Var == V && S.By && S.By->IgnoreParenImpCasts()->getType()->isIntegerType();
+}
+
 bool changedOnlyBySteps(const clang::Stmt *Body, const clang::VarDecl *V) {
   using namespace clang;
   if (!Body)
     return true;
-  if (const auto *BO = dyn_cast<BinaryOperator>(Body); BO && BO->isAssignmentOp() && varOf(BO->getLHS()) == V) {
-    VarStep S = stepOf(BO);
-    if (S.Var != V || !S.By->IgnoreParenImpCasts()->getType()->isIntegerType())
-      return false;
-  }
+  if (const auto *BO = dyn_cast<BinaryOperator>(Body); BO && BO->isAssignmentOp() && varOf(BO->getLHS()) == V &&
+                                                         !stepsByInteger(BO, V))
+    return false;
   for (const Stmt *C : Body->children())
     if (C && !changedOnlyBySteps(C, V))
       return false;

@@ -56,7 +56,7 @@ static void assignmentsTo(const VarDecl *V, const Stmt *Body,
       if (!DRE || DRE->getDecl() != V)
         return true;
       // `p = p + n` and `p = &p[n]` step p within what it points to: its roots stay.
-      if (VarStep S = stepOf(BO); S.Var == V && S.By && S.By->IgnoreParenImpCasts()->getType()->isIntegerType())
+      if (stepsByInteger(BO, V))
         return true;
       Out->push_back(BO->getRHS());
       return true;

@@ -123,6 +123,10 @@ struct VarStep {
 };
 VarStep stepOf(const clang::Expr *E);
 
+/// Whether the assignment E steps V by an integer (`v = v + n`, `v = &v[n]`, stepOf), which keeps
+/// a pointer inside what it points into.
+bool stepsByInteger(const clang::Expr *E, const clang::VarDecl *V);
+
 /// Whether A and B are the same expression by Clang's canonical profile: the same tokens' meaning,
 /// each name by its declaration.
 bool sameProfile(const clang::ASTContext &Ctx, const clang::Expr *A, const clang::Expr *B);

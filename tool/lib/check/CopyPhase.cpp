@@ -296,58 +296,38 @@ Verdict LoopChecker::checkNestedDecl(const DeclStmt *DS) {
 /// The cast a pointer local is set from, where it views a tile: `(V *)&t[i]...[k]`,
 /// `reinterpret_cast<V *>(&t[..])`, `(V *)t`; or null.
 static const ExplicitCastExpr *tileViewCast(const Expr *Init) {
-  const auto *Cast = dyn_cast<ExplicitCastExpr>(skipCleanups(Init)->IgnoreParens());
-  if (!Cast || Cast->getCastKind() != CK_BitCast || !Cast->getType()->isPointerType())
-    return nullptr;
-  const Expr *Of = Cast->getSubExpr()->IgnoreParens();
-  for (const ImplicitCastExpr *ICE; (ICE = dyn_cast<ImplicitCastExpr>(Of)) && ICE->getCastKind() == CK_NoOp;)
-    Of = ICE->getSubExpr()->IgnoreParens();
-  const VarDecl *T = nullptr;
-  if (const auto *UO = dyn_cast<UnaryOperator>(Of); UO && UO->getOpcode() == UO_AddrOf)
-    T = varOf(targetSpine(UO->getSubExpr()));
-  else if (const auto *ICE = dyn_cast<ImplicitCastExpr>(Of); ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
-    T = varOf(ICE->getSubExpr());
-  return T && isSharedVar(T) ? Cast : nullptr;
+  const Expr *E = skipCleanups(Init)->IgnoreParens();
+  const Expr *Viewed = viewedLValue(E);
+  const VarDecl *T = Viewed ? varOf(targetSpine(Viewed)) : nullptr;
+  return T && isSharedVar(T) ? cast<ExplicitCastExpr>(E) : nullptr;
 }
 
 /// Whether every use of V in the function is the pointer of a store's target: `*V = ..` or
 /// `V[k] = ..` (the store the copy phase checks as a tile store through V's cast).
 static bool usedOnlyAsStoreTarget(ASTContext &Ctx, const FunctionDecl *FD, const VarDecl *V) {
-  std::vector<const DeclRefExpr *> Found = usesOf(FD, V);
-  if (Found.empty())
-    return false;
-  for (const DeclRefExpr *E : Found) {
-    // V, read (lvalue-to-rvalue), then `*` or the base of `[]`, and that the left side of `=`.
-    auto Parent = [&](const Expr *X) -> const Expr * {
+  // The one parent of X, past parentheses.
+  auto Parent = [&](const Expr *X) -> const Expr * {
+    for (;;) {
       DynTypedNodeList P = Ctx.getParents(*X);
-      return P.size() == 1 ? P[0].get<Expr>() : nullptr;
-    };
-    const Expr *Up = Parent(E);
-    const auto *ICE = dyn_cast_or_null<ImplicitCastExpr>(Up);
+      X = P.size() == 1 ? P[0].get<Expr>() : nullptr;
+      if (!X || !isa<ParenExpr>(X))
+        return X;
+    }
+  };
+  std::vector<const DeclRefExpr *> Found = usesOf(FD, V);
+  return !Found.empty() && llvm::all_of(Found, [&](const DeclRefExpr *E) {
+    // V, read (lvalue-to-rvalue), then `*` or the base of `[]`, and that the left side of `=`.
+    const auto *ICE = dyn_cast_or_null<ImplicitCastExpr>(Parent(E));
     if (!ICE || ICE->getCastKind() != CK_LValueToRValue)
       return false;
-    Up = Parent(ICE);
-    while (Up && isa<ParenExpr>(Up))
-      Up = Parent(Up);
-    const Expr *Target = nullptr;
+    const Expr *Up = Parent(ICE), *Target = nullptr;
     if (const auto *UO = dyn_cast_or_null<UnaryOperator>(Up); UO && UO->getOpcode() == UO_Deref)
       Target = UO;
     else if (const auto *ASE = dyn_cast_or_null<ArraySubscriptExpr>(Up); ASE && ASE->getBase()->IgnoreParenImpCasts() == E)
       Target = ASE;
-    if (!Target)
-      return false;
-    const Expr *Assign = Parent(Target);
-    while (Assign && isa<ParenExpr>(Assign))
-      Assign = Parent(Assign);
-    if (const auto *BO = dyn_cast_or_null<BinaryOperator>(Assign);
-        BO && BO->getOpcode() == BO_Assign && BO->getLHS()->IgnoreParens() == Target)
-      continue;
-    if (const auto *OC = dyn_cast_or_null<CXXOperatorCallExpr>(Assign);
-        OC && OC->getOperator() == OO_Equal && OC->getNumArgs() == 2 && OC->getArg(0)->IgnoreParens() == Target)
-      continue;
-    return false;
-  }
-  return true;
+    const Expr *Assign = Target ? Parent(Target) : nullptr, *L, *R;
+    return Assign && splitAssignment(Assign, L, R) && L->IgnoreParens() == Target;
+  });
 }
 
 /// `V *const d = (V *)&t[i]...[k];`, a pointer local that views a tile, stored through alone
@@ -356,7 +336,8 @@ static bool usedOnlyAsStoreTarget(ASTContext &Ctx, const FunctionDecl *FD, const
 /// initializer has, at every store, the value it had at the declaration: each variable it names
 /// is a tile (whose address it takes), one the loop does not change, an induction variable
 /// (stepped after the copy phase), or the variable of an inner copy loop around the declaration
-/// (stepped after its body); and the local itself never changes and escapes nowhere. Nothing where DS is no such declaration.
+/// (stepped after its body); and the local itself never changes and escapes nowhere. Nothing
+/// where DS is no such declaration.
 std::optional<Verdict> LoopChecker::checkViewLocal(const DeclStmt *DS) {
   const auto *V = DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl()) : nullptr;
   const ExplicitCastExpr *Cast =
@@ -462,12 +443,12 @@ Verdict LoopChecker::checkCopyIf(const IfStmt *If) {
 
 /// Whether Cond, a guard that does not depend on the iteration (classify), has one value wherever
 /// the copy phase evaluates it in one iteration: it names no variable the loop declares (an inner
-/// copy loop's, an index variable of the copy phase) and none the copy phase sets.
+/// copy loop's, an index variable of the copy phase) and none it changes (a local the copy phase
+/// sets among them).
 bool LoopChecker::fixedInIteration(const Expr *Cond) {
   return llvm::none_of(namesIn(Cond), [&](const NameUse &U) {
     const auto *V = dyn_cast<VarDecl>(U.Decl);
-    return V && (InLoop.Declared.contains(V) || InLoop.Mutated.contains(V) || SliceLocalDeps.count(V) ||
-                 SliceLocalSets.count(V));
+    return V && (InLoop.Declared.contains(V) || InLoop.Mutated.contains(V));
   });
 }
 

@@ -344,10 +344,7 @@ std::optional<bool> LoopChecker::disjointInSameLoops(const StoreSite &SI, const 
   if (!A.Terms.empty())
     return std::nullopt;
   int64_t Lo, Hi;
-  Affine Rest = B;
-  for (const VarDecl *V : SI.Inner)
-    Rest.Terms.erase(affineAtom(V));
-  if (!innerPart(Rest, SI, Lo, Hi))
+  if (Affine Rest = B; !innerPart(Rest, SI, Lo, Hi))
     return std::nullopt;
   const int64_t C = A.Constant, WI = SI.Target.Width, WJ = SJ.Target.Width;
   // Every sum of the differences' terms, and whether one brings the spans together.

@@ -137,6 +137,24 @@ inline const clang::Expr *targetSpine(const clang::Expr *E) {
   }
 }
 
+/// What a cast to a pointer views (`(V *)&t[i]...[k]`: the lvalue `t[i]...[k]`; `(V *)t`: the
+/// array `t`), for a vector store or a pointer local that views a tile; null where E is no bit
+/// cast to a pointer of either.
+inline const clang::Expr *viewedLValue(const clang::Expr *E) {
+  using namespace clang;
+  const auto *Cast = dyn_cast<ExplicitCastExpr>(E);
+  if (!Cast || Cast->getCastKind() != CK_BitCast || !Cast->getType()->isPointerType())
+    return nullptr;
+  const Expr *Of = Cast->getSubExpr()->IgnoreParens();
+  for (const ImplicitCastExpr *ICE; (ICE = dyn_cast<ImplicitCastExpr>(Of)) && ICE->getCastKind() == CK_NoOp;)
+    Of = ICE->getSubExpr()->IgnoreParens();
+  if (const auto *UO = dyn_cast<UnaryOperator>(Of); UO && UO->getOpcode() == UO_AddrOf)
+    return UO->getSubExpr();
+  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(Of); ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
+    return ICE->getSubExpr();
+  return nullptr;
+}
+
 /// How many array dimensions T has.
 inline unsigned arrayRank(clang::ASTContext &Ctx, clang::QualType T) {
   unsigned N = 0;

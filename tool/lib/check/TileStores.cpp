@@ -134,19 +134,11 @@ Verdict LoopChecker::targetOf(const Expr *LHS, TileTarget &To) {
     return tileOfLValue(LHS, To.Tile, To.Indices);
   if (const ExplicitCastExpr *View = ViewOf(Ptr))
     Ptr = View;
-  auto NotATile = [&] { return storeThroughPointer(Effects, M.Function, Ptr, text(Ptr)); };
-  const auto *Cast = dyn_cast<ExplicitCastExpr>(Ptr);
-  if (!Cast || Cast->getCastKind() != CK_BitCast || !Cast->getType()->isPointerType())
-    return NotATile();
-  To.View = Cast;
-  const Expr *Of = Cast->getSubExpr()->IgnoreParens();
-  for (const ImplicitCastExpr *ICE; (ICE = dyn_cast<ImplicitCastExpr>(Of)) && ICE->getCastKind() == CK_NoOp;)
-    Of = ICE->getSubExpr()->IgnoreParens();
-  if (const auto *UO = dyn_cast<UnaryOperator>(Of); UO && UO->getOpcode() == UO_AddrOf)
-    return tileOfLValue(UO->getSubExpr(), To.Tile, To.Indices);
-  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(Of); ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
-    return tileOfLValue(ICE->getSubExpr(), To.Tile, To.Indices);
-  return NotATile();
+  const Expr *Viewed = viewedLValue(Ptr);
+  if (!Viewed)
+    return storeThroughPointer(Effects, M.Function, Ptr, text(Ptr));
+  To.View = cast<ExplicitCastExpr>(Ptr);
+  return tileOfLValue(Viewed, To.Tile, To.Indices);
 }
 
 /// A vector store is copied whole, as one 8- or 16-byte copy: its type must be a whole number of
