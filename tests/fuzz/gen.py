@@ -168,8 +168,14 @@ class Kernel:
         self.srcs = []
         self.tiles = []
         budget = pick(r, {16384: 80, 24576: 12, 40000: 8})  # bytes of one stage of all tiles
+        # A first tile so wide that two stages do not fit in 48 KiB of static shared memory
+        # (`big-stages`): drawn from a generator of its own, so that a seed gives the kernel it gave
+        # before the form existed, or that kernel with its first tile so widened.
+        big = random.Random('tilepipe-fuzz-big:%d:%d' % (self.seed, self.idx)).random() < 0.05
+        if big:
+            budget = 48 * 1024
         for i in range(ntiles):
-            t = self.make_tile(i, budget)
+            t = self.make_tile(i, budget, wide=big and i == 0)
             if t is None:
                 break
             self.tiles.append(t)
@@ -177,6 +183,10 @@ class Kernel:
         if not self.tiles:
             t = self.make_tile(0, 1 << 30, force_small=True)
             self.tiles.append(t)
+        # Two stages that 48 KiB of static shared memory cannot hold: the stages lie in dynamic
+        # shared memory, which a launcher asks for.
+        if 2 * sum(t.bytes for t in self.tiles) > 48 * 1024:
+            self.L('big-stages')
 
         # Sources: each tile its own, or two tiles of one source.
         for i, t in enumerate(self.tiles):
@@ -625,7 +635,7 @@ class Kernel:
                 out += [decl, use]
         return out
 
-    def make_tile(self, i, budget, force_small=False):
+    def make_tile(self, i, budget, force_small=False, wide=False):
         r = self.r
         T = Tile()
         T.i = i
@@ -640,6 +650,8 @@ class Kernel:
         esz = self.ty['size']
         for _ in range(12):
             xs = pick(r, {'exact': 45, 'multi': 15, 'halo': 15, 'smaller': 10, 'loop': 15})
+            if wide:
+                xs = 'multi'
             if force_small:
                 xs = 'exact'
             m = H = 0
@@ -647,6 +659,9 @@ class Kernel:
                 ex = cx_span
             elif xs == 'multi':
                 m = r.choice([2, 2, 3, 4])
+                if wide:  # more than 24 KiB, at most budget
+                    rows = (by if T.dims >= 2 else 1) * (bz if T.dims == 3 else 1)
+                    m = max(m, (24 * 1024 // (cx_span * rows * esz)) + 1)
                 ex = m * cx_span
             elif xs == 'halo':
                 H = r.choice([1, 2, 3, cx_span // 4 or 1, cx_span // 2 or 1, cx_span])

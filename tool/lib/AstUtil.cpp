@@ -2,6 +2,7 @@
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
@@ -405,6 +406,13 @@ TypeLoc elementTypeLoc(const VarDecl *V) {
   while (auto ATL = TL.getAs<ArrayTypeLoc>())
     TL = ATL.getElementLoc().IgnoreParens();
   return TL;
+}
+
+const DeclStmt *declarationOf(ASTContext &Ctx, const VarDecl *V) {
+  for (const DynTypedNode &P : Ctx.getParents(*V))
+    if (const auto *DS = P.get<DeclStmt>())
+      return DS;
+  return nullptr;
 }
 
 TypeLoc viewTypeLoc(const ExplicitCastExpr *Cast) {

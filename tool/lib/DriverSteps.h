@@ -64,6 +64,9 @@ struct LoopResult : CheckedLoop {
   /// The function's static shared variables beside this loop's tiles, the other loops' stage
   /// arrays as planned: what the copy engine's barriers must fit beside (planEngine).
   std::vector<SharedVar> SharedBeside;
+  /// The stages lie in dynamic shared memory (two do not fit in 48 KiB of static shared memory,
+  /// and every launch of the kernel can ask for their room): the kernel's launcher sizes it.
+  bool DynamicStages = false;
   std::string Fingerprint;
   /// A measured choice (--plan-choice, or the tuning file's entry for the loop), what was measured
   /// of it, and why an entry for the loop was not taken.
@@ -106,6 +109,10 @@ struct TmaKernel {
   std::string Flag;
   std::string Launcher; ///< chosen with the kernel's fresh names
   std::vector<std::pair<const Tile *, std::string>> Tiles; // with the names of their maps
+  /// A loop with stages in dynamic shared memory: the kernel's flag (set by its launcher) and
+  /// the bytes its launches ask for, on compute capability 8.0 and later and below.
+  std::string DynamicFlag;
+  uint64_t DynamicBytes = 0, DynamicBytesOne = 0;
   std::unique_ptr<FreshNames> Names;
   /// The function's rewritten loops (their records' files and offsets), whose remarks name its
   /// launch sites: kernels of one name are told apart by them. (A function whose loops take no
@@ -129,6 +136,10 @@ struct FileRewrite {
   /// header).
   std::set<clang::FileID> CpAsyncUsed;
 };
+
+/// Why the kernel that runs FD (FD itself) cannot take parameters and a launcher of tilepipe's
+/// (tensor maps, a flag), or "".
+std::string launcherProblem(clang::ASTContext &Ctx, const clang::FunctionDecl *FD);
 
 /// Plan and emit for one loop (Results: its instantiations), into F; the loop's record.
 LoopRecord rewriteLoop(clang::ASTContext &Ctx, const ToolOptions &Opts, const std::string &Path,

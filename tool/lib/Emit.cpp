@@ -144,6 +144,10 @@ PipelineEmitter::PipelineEmitter(const FileText &F, const LoopCut &Cut, const Lo
     Cursor[V] = Names.get(V->getName().str() + "_fetch");
   Rank = Names.get("rank");
   Threads = Names.get("threads");
+  if (Pipelined && Plan.DynamicStages) {
+    DynamicSmem = Names.get("dynamic_smem");
+    LiveStages = Names.get("live_stages");
+  }
   if (TmaLoop) {
     Bars = Names.get("stage_barriers");
     Leader = Names.get("leader");
@@ -417,7 +421,12 @@ llvm::Expected<std::vector<Replacement>> PipelineEmitter::emit() {
   Out.emplace_back(F.SM, CharSourceRange::getCharRange(F.SM.getComposedLoc(F.FID, ReplaceFrom),
                                                        F.SM.getComposedLoc(F.FID, ReplaceTo)),
                    *NewText);
-  tileDeclEdits(Out);
+  if (Pipelined && Plan.DynamicStages) {
+    if (llvm::Error E = dynamicTileDecls(Out))
+      return E;
+  } else {
+    tileDeclEdits(Out);
+  }
   return Out;
 }
 
@@ -442,6 +451,8 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
 
 
 std::string emitLauncher(const LauncherParts &P) {
+  if (P.Tiles.empty() && !P.DynamicFlag.empty())
+    return emitDynamicLauncher(P);
   // A map per tile, encoded from the tile's pointer, element size, row stride and extents.
   Lines Maps, Encodes;
   std::vector<std::string> Args = P.Args;

@@ -15,8 +15,11 @@ using namespace clang;
 namespace tilepipe {
 
 
-std::vector<const CUDAKernelCallExpr *> hostLaunches(ASTContext &Ctx) {
+/// The kernel launches (`k<<<...>>>(...)`) of the translation unit's host code, or of its device
+/// code (dynamic parallelism, whose launches cannot call a host launcher).
+static std::vector<const CUDAKernelCallExpr *> launchesFrom(ASTContext &Ctx, bool Device) {
   struct LaunchSites : RecursiveASTVisitor<LaunchSites> {
+    bool Device = false;
     bool shouldVisitTemplateInstantiations() const { return true; }
     std::vector<const CUDAKernelCallExpr *> Calls;
     std::vector<const FunctionDecl *> In;
@@ -27,15 +30,18 @@ std::vector<const CUDAKernelCallExpr *> hostLaunches(ASTContext &Ctx) {
       return R;
     }
     bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *E) {
-      // Launches from device code (dynamic parallelism) cannot call a host launcher.
-      if (In.empty() || (!In.back()->hasAttr<CUDAGlobalAttr>() && !In.back()->hasAttr<CUDADeviceAttr>()))
+      bool InDevice = !In.empty() && (In.back()->hasAttr<CUDAGlobalAttr>() || In.back()->hasAttr<CUDADeviceAttr>());
+      if (InDevice == Device)
         Calls.push_back(E);
       return true;
     }
   } Found;
+  Found.Device = Device;
   Found.TraverseDecl(Ctx.getTranslationUnitDecl());
   return Found.Calls;
 }
+
+std::vector<const CUDAKernelCallExpr *> hostLaunches(ASTContext &Ctx) { return launchesFrom(Ctx, false); }
 
 /// The end of the token at L, in the file.
 static SourceLocation endOfToken(ASTContext &Ctx, SourceLocation L) {
@@ -51,7 +57,10 @@ static std::pair<SourceLocation, std::string> mapParameters(ASTContext &Ctx, con
   for (const auto &[T, MapName] : K.Tiles)
     NewParams.push_back("const __grid_constant__ ::tilepipe_rt::TileMap " + MapName +
                         " = ::tilepipe_rt::TileMap{}");
-  NewParams.push_back("bool " + K.Flag + " = false");
+  if (!K.Tiles.empty())
+    NewParams.push_back("bool " + K.Flag + " = false");
+  if (!K.DynamicFlag.empty())
+    NewParams.push_back("bool " + K.DynamicFlag + " = false");
   SourceLocation At;
   std::string Lead = ", ";
   if (P->getNumParams())
@@ -98,8 +107,18 @@ static LauncherParts launcherParts(ASTContext &Ctx, const KernelMaps &K, FreshNa
   LP.Block = Fresh("block");
   LP.SharedBytes = Fresh("shared_bytes");
   LP.Stream = Fresh("stream");
-  LP.Ok = Fresh("tma");
-  LP.Traced = Fresh("traced");
+  if (!K.Tiles.empty()) {
+    LP.Ok = Fresh("tma");
+    LP.Traced = Fresh("traced");
+  }
+  if (!K.DynamicFlag.empty()) {
+    LP.DynamicBytes = K.DynamicBytes;
+    LP.DynamicBytesOne = K.DynamicBytesOne;
+    LP.DynamicFlag = K.DynamicFlag;
+    LP.Device = Fresh("device");
+    LP.Major = Fresh("major");
+    LP.Bytes = Fresh("dynamic_bytes");
+  }
   for (const ParmVarDecl *Parm : P->parameters()) {
     std::string Text = sourceText(Ctx, Parm->getSourceRange());
     // The launcher is a host function: __grid_constant__ belongs to a kernel's parameters only.
@@ -209,6 +228,84 @@ static std::optional<tooling::Replacement> launchThrough(ASTContext &Ctx, const 
   return tooling::Replacement(SM, Whole, New + ")", Ctx.getLangOpts());
 }
 
+/// The end of the kernel's definition (of its template, for a template): where its launcher goes.
+static SourceLocation afterKernel(ASTContext &Ctx, const FunctionDecl *P) {
+  const Decl *Outer = P->getDescribedFunctionTemplate() ? static_cast<const Decl *>(P->getDescribedFunctionTemplate()) : P;
+  return endOfToken(Ctx, Outer->getEndLoc());
+}
+
+namespace {
+/// The launch sites of kernel P in the main file: the edits that make them call Launcher, and how
+/// many stay as written.
+struct LaunchSiteEdits {
+  std::vector<tooling::Replacement> Edits;
+  unsigned Left = 0;
+  unsigned InMacros = 0; ///< written in a macro or in another file (the tensor copies' remark leaves them out)
+};
+} // namespace
+
+/// One site's text serves every instantiation of a template around it, and each may call another
+/// kernel (another overload, another template): a site is rewritten only when all of them launch
+/// P, in the main file, outside a macro, after the launcher, with a configuration and arguments
+/// whose order of evaluation a call keeps.
+static LaunchSiteEdits launchSiteEdits(ASTContext &Ctx, const FunctionDecl *P,
+                                       llvm::ArrayRef<const CUDAKernelCallExpr *> Launches,
+                                       const std::string &Launcher) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation After = afterKernel(Ctx, P);
+  std::set<unsigned> Done, DoneMacros, OtherKernels;
+  for (const CUDAKernelCallExpr *Call : Launches) {
+    if (Call->isTypeDependent() || Call->isValueDependent() || Call->getCallee()->isTypeDependent())
+      continue; // the template's own text: its instantiations say what it launches
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    if (!Callee || patternOf(Callee) != P)
+      OtherKernels.insert(SM.getFileOffset(SM.getExpansionLoc(Call->getBeginLoc())));
+  }
+  LaunchSiteEdits Out;
+  std::optional<std::string> Qualified = qualifiedLauncher(P, Launcher);
+  for (const CUDAKernelCallExpr *Call : Launches) {
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    if (!Callee || patternOf(Callee) != P)
+      continue;
+    SourceLocation B = Call->getBeginLoc();
+    if (B.isMacroID() || SM.getFileID(B) != SM.getMainFileID()) {
+      SourceLocation E = SM.getExpansionLoc(B);
+      if (SM.getFileID(E) != SM.getMainFileID() || DoneMacros.insert(SM.getFileOffset(E)).second)
+        ++Out.InMacros;
+      continue;
+    }
+    if (!Done.insert(SM.getFileOffset(B)).second)
+      continue;
+    // A launch before the launcher (of a kernel declared ahead of its definition) could not call it.
+    if (OtherKernels.count(SM.getFileOffset(B)) || !Qualified || After.isInvalid() ||
+        SM.getFileOffset(SM.getExpansionLoc(B)) < SM.getFileOffset(After)) {
+      ++Out.Left;
+      continue;
+    }
+    if (std::optional<tooling::Replacement> R = launchThrough(Ctx, Call, *Qualified))
+      Out.Edits.push_back(*R);
+    else
+      ++Out.Left;
+  }
+  return Out;
+}
+
+std::string launchSitesProblem(ASTContext &Ctx, const FunctionDecl *P) {
+  for (const CUDAKernelCallExpr *E : launchesFrom(Ctx, /*Device=*/true))
+    if (!E->getDirectCallee() || patternOf(E->getDirectCallee()) == P)
+      return "device code launches it (or a kernel it cannot name), which a host launcher cannot serve";
+  std::vector<const CUDAKernelCallExpr *> Launches = hostLaunches(Ctx);
+  LaunchSiteEdits Sites = launchSiteEdits(Ctx, P, Launches, "tilepipe_launch");
+  if (Sites.Left + Sites.InMacros)
+    return std::to_string(Sites.Left + Sites.InMacros) +
+           " of its launch sites cannot call a launcher (written in a macro or in another file, with a "
+           "configuration or arguments that may have effects, in a template whose instantiations launch "
+           "other kernels there, or before the kernel's definition)";
+  if (Sites.Edits.empty())
+    return "this file does not launch it, so no launch would give the stages their room";
+  return "";
+}
+
 llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps &K, FreshNames &Names,
                                               llvm::ArrayRef<const CUDAKernelCallExpr *> Launches) {
   const SourceManager &SM = Ctx.getSourceManager();
@@ -219,8 +316,7 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
   LauncherParts LP = launcherParts(Ctx, K, Names);
   const std::string Launcher = LP.Launcher;
   std::string LauncherText = emitLauncher(LP);
-  const Decl *Outer = P->getDescribedFunctionTemplate() ? static_cast<const Decl *>(P->getDescribedFunctionTemplate()) : P;
-  SourceLocation After = endOfToken(Ctx, Outer->getEndLoc());
+  SourceLocation After = afterKernel(Ctx, P);
   std::string LauncherProblem;
   tooling::Replacements KEdits;
   auto AddEdit = [&](const tooling::Replacement &R) {
@@ -233,55 +329,26 @@ llvm::Expected<KernelMapEdits> emitKernelMaps(ASTContext &Ctx, const KernelMaps 
     AddEdit(tooling::Replacement(SM, At, 0, Params));
     AddEdit(tooling::Replacement(SM, After, 0, "\n" + StringRef(LauncherText).rtrim('\n').str()));
   }
-  // 3. Launch sites in this file. One site's text serves every instantiation of a template around
-  // it, and each may call another kernel (another overload, another template): a site is
-  // rewritten only when all of them launch this one.
-  std::set<unsigned> Done, OtherKernels;
-  for (const CUDAKernelCallExpr *Call : Launches) {
-    if (Call->isTypeDependent() || Call->isValueDependent() || Call->getCallee()->isTypeDependent())
-      continue; // the template's own text: its instantiations say what it launches
-    const FunctionDecl *Callee = Call->getDirectCallee();
-    if (!Callee || patternOf(Callee) != P)
-      OtherKernels.insert(SM.getFileOffset(SM.getExpansionLoc(Call->getBeginLoc())));
-  }
-  unsigned Rewritten = 0, Left = 0;
-  std::optional<std::string> Qualified = qualifiedLauncher(P, Launcher);
-  for (const CUDAKernelCallExpr *Call : Launches) {
-    const FunctionDecl *Callee = Call->getDirectCallee();
-    if (!Callee || patternOf(Callee) != P)
-      continue;
-    SourceLocation B = Call->getBeginLoc();
-    if (B.isMacroID() || SM.getFileID(B) != SM.getMainFileID())
-      continue;
-    if (!Done.insert(SM.getFileOffset(B)).second)
-      continue;
-    // A launch before the launcher (of a kernel declared ahead of its definition) could not call it.
-    if (OtherKernels.count(SM.getFileOffset(B)) || !Qualified || After.isInvalid() ||
-        SM.getFileOffset(SM.getExpansionLoc(B)) < SM.getFileOffset(After)) {
-      ++Left;
-      continue;
-    }
-    if (std::optional<tooling::Replacement> R = launchThrough(Ctx, Call, *Qualified)) {
-      AddEdit(*R);
-      ++Rewritten;
-    } else {
-      ++Left;
-    }
-  }
-  std::string Sites = Rewritten
+  // 3. Launch sites in this file.
+  LaunchSiteEdits Sites = launchSiteEdits(Ctx, P, Launches, Launcher);
+  for (const tooling::Replacement &R : Sites.Edits)
+    AddEdit(R);
+  const size_t Rewritten = Sites.Edits.size();
+  const unsigned Left = Sites.Left;
+  std::string SitesText = Rewritten
                           ? std::to_string(Rewritten) + " launch site(s) in this file now call " +
                                 Launcher
                           : "no launch of " + Name + " in this file was rewritten: call " +
                                 Launcher + "(grid, block, shared_bytes, stream, <kernel arguments>)"
                                 " to use them";
   if (Left)
-    Sites += "; " + std::to_string(Left) +
+    SitesText += "; " + std::to_string(Left) +
              " launch site(s) left as they are (written in a macro, with a configuration or"
              " arguments that may have effects, whose order a call would not keep, in a template"
              " whose instantiations launch other kernels there, or before the kernel's definition)";
   if (!LauncherProblem.empty())
     return llvm::createStringError(LauncherProblem);
-  return KernelMapEdits{std::move(KEdits), std::move(Sites)};
+  return KernelMapEdits{std::move(KEdits), std::move(SitesText)};
 }
 
 } // namespace tilepipe

@@ -1,7 +1,8 @@
 // Emit, the cp.async and copy-engine pipeline: the steps of one loop's emission and what they
 // share. Internal to Emit: Emit.cpp takes the steps in order and renders templates/pipeline.cu.in,
 // EmitCopies.cpp writes the cp.async copies (per element, and the block-wide 16-byte copy), and
-// EmitTma.cpp the copy-engine loop's tensor and bulk copies.
+// EmitTma.cpp the copy-engine loop's tensor and bulk copies, EmitDynamic.cpp the stages in dynamic
+// shared memory and their launcher.
 #pragma once
 #include "EmitLoop.h"
 #include "clang/Tooling/Core/Replacement.h"
@@ -21,6 +22,9 @@ using Edit = std::tuple<unsigned, unsigned, std::string>;
 /// The block has the shape of the tile V (an expression of its array type) whose dimensions the
 /// thread indices ThreadDims select: `blockDim.y == sizeof(V) / sizeof(V[0])`, ...
 std::vector<std::string> blockHasShape(const std::string &V, const std::vector<char> &ThreadDims);
+
+/// The launcher of a kernel whose stages lie in dynamic shared memory (EmitDynamic.cpp).
+std::string emitDynamicLauncher(const LauncherParts &P);
 
 /// The plan does not fit the loop, or Emit cannot write it: the loop is left alone with reason
 /// unsupported.
@@ -97,6 +101,9 @@ private:
   llvm::Error keepOriginal(std::string &NewText, unsigned &ReplaceFrom, unsigned &ReplaceTo,
                            const SourceTokens &Toks) const;
   void tileDeclEdits(std::vector<Replacement> &Out) const;
+  /// The tiles' declarations as stage arrays in dynamic shared memory (LoopPlan::DynamicStages).
+  llvm::Error dynamicTileDecls(std::vector<Replacement> &Out) const;
+  std::string DynamicSmem, LiveStages; ///< the names the dynamic stages take
 };
 
 } // namespace tilepipe::emit

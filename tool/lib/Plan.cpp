@@ -168,6 +168,10 @@ std::string planEngine(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &I
     return B.ThreadDims.size() == 1 && !B.Guarded ? B.BulkWhyNot : B.TmaWhyNot;
   };
   std::string Blocker;
+  // The copy engine's barriers and 128-byte-aligned stages are static; dynamic shared memory
+  // starts on 16 bytes only.
+  if (In.DynamicStages)
+    Blocker = "the stages lie in dynamic shared memory, where the copy engine's alignment is not given";
   std::vector<bool> Bulk(Tiles0.size(), true);
   for (size_t T = 0; T < Tiles0.size() && Blocker.empty(); ++T) {
     const TilePlan &TP = P.Tiles[T];
@@ -347,7 +351,17 @@ void planKeep(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In, LoopPl
 
 } // namespace
 
+static LoopPlan planWithin(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In);
+
 LoopPlan planLoop(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In) {
+  LoopPlan P = planWithin(Is, In);
+  // The register-staged prefetch keeps the loop's one buffer where it was.
+  P.DynamicStages = In.DynamicStages && !P.Keep && !P.Registers;
+  return P;
+}
+
+/// planLoop, but for where the stages lie.
+static LoopPlan planWithin(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In) {
   LoopPlan P;
   P.Source = In.Forced ? "tuned" : In.Policy == PlanPolicy::Always ? "always" : "model";
   P.Stages = In.Forced && !In.Forced->Keep ? In.Forced->Stages : In.Stages;
@@ -494,6 +508,13 @@ std::string predictNoGain(const PlanFeatures &F, uint64_t MinStageBytes) {
   return "";
 }
 
+uint64_t dynamicStageBytes(llvm::ArrayRef<uint64_t> Bytes, unsigned Stages) {
+  uint64_t Sum = 0;
+  for (uint64_t B : Bytes)
+    Sum += (B * Stages + 127) / 128 * 128;
+  return Sum;
+}
+
 std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, llvm::StringRef Launcher) {
   std::vector<std::string> TileNames;
   for (const Tile &T : M.Tiles)
@@ -538,6 +559,9 @@ std::string describePlan(const LoopModel &M, const LoopPlan &P, CopyMode Mode, l
                     "original loop, since there " + P.SmallLaunchWhy);
   if (P.ArchGuard)
     Parts.push_back("the original loop below compute capability 8.0");
+  if (P.DynamicStages)
+    Parts.push_back("the stages in dynamic shared memory, which " + Launcher.str() +
+                    " asks for (the kernel stops if launched otherwise)");
   if (!Wide.empty())
     Parts.push_back(llvm::join(Wide, ", ") +
                     " in 16-byte chunks over the block where its shape and alignment allow, "

@@ -60,6 +60,8 @@ public:
     }
     if (!Seen.insert(Def).second)
       return;
+    if (!Root)
+      Root = Def;
     TraverseStmt(Def->getBody());
     if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(Def))
       for (const CXXCtorInitializer *Init : Ctor->inits())
@@ -72,6 +74,15 @@ public:
         Found = "it uses dynamic shared memory ('extern __shared__ " + V->getNameAsString() +
                 "'), whose size each launch sets next to the static shared memory";
     return Found.empty();
+  }
+  /// A static __shared__ variable of a function the root calls (or of a lambda in it): the root's
+  /// own are planned with its loops, these are not.
+  bool VisitVarDecl(VarDecl *V) {
+    if (isSharedVar(V) && !V->hasExternalStorage() && CalleeShared.empty() &&
+        V->getDeclContext() != static_cast<const DeclContext *>(Root))
+      CalleeShared = "'" + V->getNameAsString() + "' is a __shared__ variable of a function it calls, "
+                     "which is not counted beside the stages";
+    return true;
   }
   bool VisitCallExpr(CallExpr *E) {
     if (const FunctionDecl *F = E->getDirectCallee())
@@ -89,7 +100,8 @@ public:
 
   ASTContext &Ctx;
   llvm::DenseSet<const FunctionDecl *> Seen;
-  std::string Found;
+  const FunctionDecl *Root = nullptr;
+  std::string Found, CalleeShared;
 };
 
 /// The kernels whose code runs F (F itself when it is one), or Why they cannot all be named.
@@ -124,7 +136,7 @@ void kernelsRunning(ASTContext &Ctx, const TranslationUnitIndex &Index, const Fu
 
 std::string kernelSignatureProblem(ASTContext &Ctx, const FunctionDecl *P) {
   if (P->isExternC())
-    return "the kernel has C linkage, so a launch in another file would not pass the maps";
+    return "the kernel has C linkage, so a launch in another file would not pass the parameters tilepipe adds";
   struct Refs : RecursiveASTVisitor<Refs> {
     ASTContext &Ctx;
     const FunctionDecl *P;
@@ -169,7 +181,7 @@ std::string kernelSignatureProblem(ASTContext &Ctx, const FunctionDecl *P) {
       PresumedLoc PL = Ctx.getSourceManager().getPresumedLoc(
           Ctx.getSourceManager().getExpansionLoc(E->getBeginLoc()));
       Problem = "the kernel's address is taken (line " + std::to_string(PL.getLine()) +
-                "), and a launch through it (cudaLaunchKernel) would not pass the maps";
+                "), and a launch through it (cudaLaunchKernel) would not pass the parameters tilepipe adds";
       return true;
     }
   } R(Ctx, P);
@@ -409,6 +421,12 @@ std::string dynamicSharedProblem(ASTContext &Ctx, const TranslationUnitIndex &In
       return "kernel '" + K->getNameAsString() + "' runs this loop and " + Why;
   }
   return "";
+}
+
+std::string calleeSharedProblem(ASTContext &Ctx, const FunctionDecl *Kernel) {
+  DynamicSharedFinder Finder(Ctx);
+  Finder.function(Kernel);
+  return !Finder.Found.empty() ? Finder.Found : Finder.CalleeShared;
 }
 
 void splitDemangled(StringRef Demangled, std::string &Name, std::vector<std::string> &Params) {

@@ -28,8 +28,7 @@ LoopRecord loopRecord(const SourceManager &SM, const std::string &Path, const St
 }
 
 
-/// Why the kernel of FD cannot take tensor maps as parameters, or "".
-static std::string tmaKernelProblem(ASTContext &Ctx, const FunctionDecl *FD) {
+std::string launcherProblem(ASTContext &Ctx, const FunctionDecl *FD) {
   const SourceManager &SM = Ctx.getSourceManager();
   const FunctionDecl *P = patternOf(FD);
   if (!P->hasAttr<CUDAGlobalAttr>())
@@ -86,7 +85,7 @@ static PlanInputs planInputs(ASTContext &Ctx, const ToolOptions &Opts, const Ann
   In.ModelMinStageBytes = Opts.ModelMinStageBytes;
   In.InMainFile = InMainFile;
   if (Opts.Mode != CopyMode::Pipeline)
-    In.KernelProblem = tmaKernelProblem(Ctx, FD);
+    In.KernelProblem = launcherProblem(Ctx, FD);
   return In;
 }
 
@@ -199,9 +198,20 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
     refuseAsInstantiation(Ctx, Results, *Refused, Rec);
     return Rec;
   }
+  // The stages lie in static shared memory in every instantiation, or in dynamic in every one.
+  for (const LoopResult &LR : Results)
+    if (LR.DynamicStages != Front.DynamicStages) {
+      const LoopResult &Dyn = LR.DynamicStages ? LR : Front;
+      Rec.Code = Reason::SharedMemory;
+      Rec.Detail = "the stages of " + instantiationName(Ctx, Dyn) +
+                   " fit only in dynamic shared memory, those of another instantiation in static: "
+                   "one text cannot place both";
+      return Rec;
+    }
   // Plan: the stages, how each tile is copied, or keep the loop; then the names tensor copies add.
   const bool InMain = Key.first == SM.getMainFileID();
   PlanInputs In = planInputs(Ctx, Opts, A, InMain, Stages, Note, Front.Function);
+  In.DynamicStages = Front.DynamicStages;
   for (const LoopResult &LR : Results)
     In.SharedBeside.push_back(LR.SharedBeside);
   std::vector<const LoopModel *> Models;
@@ -246,6 +256,12 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
   LoopPlan Plan = planLoop(Models, In);
   if (!Plan.Keep)
     nameEngineCopies(Ctx, F.TmaKernels, Front.Function, Models, Plan);
+  if (Plan.DynamicStages) {
+    TmaKernel &K = kernelNames(Ctx, F.TmaKernels, patternOf(Front.Function));
+    if (K.DynamicFlag.empty())
+      K.DynamicFlag = K.Names->get("tilepipe_staged");
+    Plan.DynamicFlag = K.DynamicFlag;
+  }
   auto WithNotes = [&](std::string Detail) {
     if (In.Forced && !Front.Measured.empty())
       Detail += (Detail.empty() ? "" : "; ") + Front.Measured;
@@ -311,6 +327,15 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
   for (size_t T = 0; T < M.Tiles.size(); ++T)
     if (Plan.Engine && Plan.Tiles[T].Kind == CopyKind::Tensor)
       K.Tiles.push_back({&M.Tiles[T], Plan.Tiles[T].MapName});
+  // Its launches give every instantiation's stages their room: the largest.
+  if (Plan.DynamicStages)
+    for (const LoopModel *Mi : Models) {
+      std::vector<uint64_t> Bytes;
+      for (const Tile &T : Mi->Tiles)
+        Bytes.push_back(T.Bytes);
+      K.DynamicBytes = std::max(K.DynamicBytes, dynamicStageBytes(Bytes, Plan.Stages));
+      K.DynamicBytesOne = std::max(K.DynamicBytesOne, dynamicStageBytes(Bytes, Plan.ArchGuard ? 1 : Plan.Stages));
+    }
   return Rec;
 }
 
@@ -318,13 +343,14 @@ llvm::Error emitKernelMapsOfFile(ASTContext &Ctx, const std::string &Path, FileR
                                  std::vector<LoopRecord> &Loops) {
   const SourceManager &SM = Ctx.getSourceManager();
   std::vector<const CUDAKernelCallExpr *> Launches;
-  if (llvm::any_of(F.TmaKernels, [](const auto &KV) { return !KV.second.Tiles.empty(); }))
+  auto Launcher = [](const TmaKernel &K) { return !K.Tiles.empty() || !K.DynamicFlag.empty(); };
+  if (llvm::any_of(F.TmaKernels, [&](const auto &KV) { return Launcher(KV.second); }))
     Launches = hostLaunches(Ctx);
   for (auto &[Key, K] : F.TmaKernels) {
-    if (K.Tiles.empty())
+    if (!Launcher(K))
       continue;
     std::string Name = K.Pattern->getNameAsString();
-    KernelMaps Maps{K.Pattern, K.Flag, K.Launcher, K.Tiles};
+    KernelMaps Maps{K.Pattern, K.Flag, K.Launcher, K.Tiles, K.DynamicBytes, K.DynamicBytesOne, K.DynamicFlag};
     F.Launchers.push_back({K.Pattern->getQualifiedNameAsString(), K.Launcher});
     auto Edits = emitKernelMaps(Ctx, Maps, *K.Names, Launches);
     if (!Edits)

@@ -141,6 +141,9 @@ bool changedOnlyBySteps(const clang::Stmt *Body, const clang::VarDecl *V);
 /// `float As[32][32]`); the variable's whole type where it is no array.
 clang::TypeLoc elementTypeLoc(const clang::VarDecl *V);
 
+/// The declaration statement that declares the local V, or null (a parameter, a global).
+const clang::DeclStmt *declarationOf(clang::ASTContext &Ctx, const clang::VarDecl *V);
+
 /// The type a pointer cast points to, as the cast writes it, less its qualifiers (`float4` of
 /// `reinterpret_cast<float4 *>(p)`); a null TypeLoc where the cast names no pointer type itself.
 clang::TypeLoc viewTypeLoc(const clang::ExplicitCastExpr *Cast);

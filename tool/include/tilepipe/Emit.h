@@ -52,6 +52,11 @@ struct LauncherParts {
   /// The tiles that take tensor copies, each with the parameter that carries its map.
   std::vector<std::pair<const Tile *, std::string>> Tiles;
   std::string Grid, Block, SharedBytes, Stream, Ok, Traced; ///< the launcher's own names
+  /// Stages in dynamic shared memory (no tiles with tensor copies then): the bytes a launch asks
+  /// for on compute capability 8.0 and later and below, the kernel's flag that says it was
+  /// launched so, and the launcher's own names.
+  uint64_t DynamicBytes = 0, DynamicBytesOne = 0;
+  std::string DynamicFlag, Device, Major, Bytes;
 };
 std::string emitLauncher(const LauncherParts &P);
 
@@ -77,6 +82,11 @@ struct KernelMaps {
   /// so that a launch site that calls it by its qualified name reaches this kernel's alone.
   std::string Launcher;
   std::vector<std::pair<const Tile *, std::string>> Tiles;
+  /// A loop of the kernel keeps its stages in dynamic shared memory: the bytes every launch gives
+  /// them (compute capability 8.0 and later, and below), and the kernel's flag parameter, set only
+  /// by the launcher, without which the kernel stops (__trap) rather than overrun its memory.
+  uint64_t DynamicBytes = 0, DynamicBytesOne = 0;
+  std::string DynamicFlag;
 };
 /// The kernel's edits: its new parameters (defaulted, so that launches tilepipe does not see still
 /// build), the launcher after it, and each launch site of the main file rewritten to call the
@@ -88,6 +98,11 @@ struct KernelMapEdits {
 /// Fails when an edit cannot be placed (the kernel's parameters or end are not in the file).
 llvm::Expected<KernelMapEdits> emitKernelMaps(clang::ASTContext &Ctx, const KernelMaps &K, FreshNames &Names,
                                               llvm::ArrayRef<const clang::CUDAKernelCallExpr *> Launches);
+/// Why not every launch of kernel P can call a launcher, or "": it has at least one launch in the
+/// file, each in host code of the main file, outside macros, after the kernel's definition, with a
+/// configuration and arguments free of effects (launchThrough), and device code launches it nowhere.
+/// Stages in dynamic shared memory need every launch to ask for their room.
+std::string launchSitesProblem(clang::ASTContext &Ctx, const clang::FunctionDecl *P);
 /// The kernel launches (`k<<<...>>>(...)`) of host code in the translation unit.
 std::vector<const clang::CUDAKernelCallExpr *> hostLaunches(clang::ASTContext &Ctx);
 

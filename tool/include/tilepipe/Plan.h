@@ -39,6 +39,16 @@ constexpr uint64_t SmallLaunchMaxExtraBytes = 2048;
 /// Static shared memory a block may declare without opting in to more.
 constexpr uint64_t StaticSharedLimit = 48 * 1024;
 
+/// Shared memory (static and dynamic) a block may take on every device the pipeline runs on
+/// (compute capability 8.0 and later) once its kernel opts in: 99 KiB on compute capability 8.6,
+/// 8.9 and 12.x (163 KiB on 8.0 and 8.7, 227 KiB on 9.0). Stages that do not fit in
+/// StaticSharedLimit lie in dynamic shared memory up to this much.
+constexpr uint64_t DynamicSharedLimit = 99 * 1024;
+
+/// Bytes of dynamic shared memory that Stages buffers of tiles of Bytes each take, each tile's
+/// stage array starting on 128 bytes (as Emit lays them out).
+uint64_t dynamicStageBytes(llvm::ArrayRef<uint64_t> Bytes, unsigned Stages);
+
 /// The most shared memory a small-launch pipeline's second stage may add is counted with this
 /// much besides its tiles (the copy engine's barrier, padding).
 constexpr uint64_t StageOverheadBytes = 16;
@@ -163,6 +173,11 @@ struct LoopPlan {
   /// plan where a pipeline would not pay in a full launch (SmallLaunchWhy says why it would not).
   bool SmallLaunches = false;
   std::string SmallLaunchWhy;
+  /// The stage arrays lie in dynamic shared memory, which the kernel's launcher sizes (two stages
+  /// do not fit in StaticSharedLimit); DynamicFlag names the kernel's parameter that says it was
+  /// launched so. No copy-engine path then.
+  bool DynamicStages = false;
+  std::string DynamicFlag;
   std::vector<TilePlan> Tiles; ///< by LoopModel::Tiles
   /// The point of the plan space this plan is (Keep, or its stages and copies).
   PlanChoice choice() const;
@@ -188,6 +203,8 @@ struct PlanInputs {
   /// other loops' stage arrays as planned): the copy engine's barriers must fit beside them and
   /// the loop's stages. Empty: not known, and no engine.
   std::vector<std::vector<SharedVar>> SharedBeside;
+  /// The function's shared memory holds the stages only in dynamic shared memory (PlanLoops.cpp).
+  bool DynamicStages = false;
   /// A choice made by measuring (a tuning file, or a tune bundle's variant): the plan is this
   /// choice, where it is legal, and the cost model and its thresholds are not asked.
   std::optional<PlanChoice> Forced;

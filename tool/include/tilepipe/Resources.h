@@ -34,6 +34,11 @@ namespace tilepipe {
 std::string dynamicSharedProblem(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
                                  const ArchDependence &Arch, const clang::FunctionDecl *F);
 
+/// Why the shared memory of Kernel is not all its own static variables: it, or a function it calls,
+/// uses dynamic shared memory or cannot be seen, or a function it calls declares static __shared__
+/// variables (which the planning of its stages does not count). "" when none.
+std::string calleeSharedProblem(clang::ASTContext &Ctx, const clang::FunctionDecl *Kernel);
+
 /// Why kernel P (a pattern) must keep its parameter list: tensor copies add parameters, defaulted,
 /// which only launches written `P<<<...>>>(...)` supply. Where the kernel's address is taken for
 /// anything but the runtime's queries of its attributes (cudaLaunchKernel would pass an argument
