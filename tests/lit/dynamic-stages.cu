@@ -160,3 +160,24 @@ __global__ void k(const float *A, float *C, int nt) {
 }
 void run(const float *A, float *C, int nt) { k<<<64, 256>>>(A, C, nt); }
 } // namespace CalleeShared
+
+// Planned with stages in dynamic shared memory, but not emitted (the loop does not
+// begin its line, so the original cannot stand beside the pipeline): left alone, and so are the
+// kernel's parameters and its launch.
+// CHECK-MESSAGES: :[[@LINE+6]]:18: remark: [unsupported] {{.*}}the loop does not begin its line
+// CHECK-FIXES: __global__ void k_cut(const float *A, float *C, int nt) {
+// CHECK-FIXES: void run_cut(const float *A, float *C, int nt) { k_cut<<<64, 256>>>(A, C, nt); }
+namespace CutFails {
+__global__ void k_cut(const float *A, float *C, int nt) {
+  __shared__ float s[3 * T];
+  float acc = 0; for (int t = 0; t < nt; ++t) {
+    for (int i = threadIdx.x; i < 3 * T; i += blockDim.x)
+      s[i] = A[t * 3 * T + i];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+void run_cut(const float *A, float *C, int nt) { k_cut<<<64, 256>>>(A, C, nt); }
+} // namespace CutFails

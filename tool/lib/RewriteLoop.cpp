@@ -343,14 +343,18 @@ llvm::Error emitKernelMapsOfFile(ASTContext &Ctx, const std::string &Path, FileR
                                  std::vector<LoopRecord> &Loops) {
   const SourceManager &SM = Ctx.getSourceManager();
   std::vector<const CUDAKernelCallExpr *> Launches;
-  auto Launcher = [](const TmaKernel &K) { return !K.Tiles.empty() || !K.DynamicFlag.empty(); };
+  // A kernel gets a launcher for the loops that were rewritten (the bytes of dynamic stages are
+  // counted once the loop's edits stand): a loop left alone after its flag was named leaves the
+  // kernel and its launches as they were.
+  auto Launcher = [](const TmaKernel &K) { return !K.Tiles.empty() || K.DynamicBytes; };
   if (llvm::any_of(F.TmaKernels, [&](const auto &KV) { return Launcher(KV.second); }))
     Launches = hostLaunches(Ctx);
   for (auto &[Key, K] : F.TmaKernels) {
     if (!Launcher(K))
       continue;
     std::string Name = K.Pattern->getNameAsString();
-    KernelMaps Maps{K.Pattern, K.Flag, K.Launcher, K.Tiles, K.DynamicBytes, K.DynamicBytesOne, K.DynamicFlag};
+    KernelMaps Maps{K.Pattern, K.Flag, K.Launcher, K.Tiles, K.DynamicBytes, K.DynamicBytesOne,
+                    K.DynamicBytes ? K.DynamicFlag : std::string()};
     F.Launchers.push_back({K.Pattern->getQualifiedNameAsString(), K.Launcher});
     auto Edits = emitKernelMaps(Ctx, Maps, *K.Names, Launches);
     if (!Edits)
