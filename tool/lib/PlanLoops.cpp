@@ -73,6 +73,10 @@ static std::string dynamicTilesProblem(ASTContext &Ctx, const LoopModel &M) {
       return "the declaration of " + Name + " is written in a macro or in another file";
     if (Ctx.getTypeAlignInChars(T.ElementType).getQuantity() > 16)
       return Name + "'s elements are aligned to more than 16 bytes";
+    // The element type is written again from its text, which holds no qualifier (Check refuses
+    // volatile elements; none other can be stored to).
+    if (T.ElementType.hasQualifiers())
+      return Name + "'s element type is qualified";
     TypeLoc TL = T.Var->getTypeSourceInfo()->getTypeLoc();
     if (!TL.getAs<ArrayTypeLoc>() || fileRange(Ctx, elementTypeLoc(T.Var).getSourceRange()).isInvalid() ||
         T.Var->getLocation().isMacroID() || fileRange(Ctx, TL.getSourceRange()).isInvalid())
