@@ -181,3 +181,24 @@ __global__ void k_cut(const float *A, float *C, int nt) {
 }
 void run_cut(const float *A, float *C, int nt) { k_cut<<<64, 256>>>(A, C, nt); }
 } // namespace CutFails
+
+// The region's extern declaration names a variable of the namespace around the kernel: one of
+// that name there would be the region.
+// CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [name-binding] {{.*}}: 'dynamic_smem', the name the stages' region takes, is declared in a namespace around the kernel
+namespace RegionNameTaken {
+__device__ float dynamic_smem[4];
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[3 * T];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    for (int i = threadIdx.x; i < 3 * T; i += blockDim.x)
+      s[i] = A[t * 3 * T + i];
+    __syncthreads();
+    acc += s[threadIdx.x];
+    __syncthreads();
+  }
+  C[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+__global__ void other(float *C) { C[threadIdx.x] = dynamic_smem[threadIdx.x % 4]; }
+void run(const float *A, float *C, int nt) { k<<<64, 256>>>(A, C, nt); }
+} // namespace RegionNameTaken

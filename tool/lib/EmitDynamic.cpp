@@ -22,6 +22,14 @@ static const char DynamicLauncherTemplate[] =
 /// declaration's own text, where it stood.
 llvm::Error PipelineEmitter::dynamicTileDecls(std::vector<Replacement> &Out) const {
   ASTContext &Ctx = M.Function->getASTContext();
+  // The region's block-scope `extern` declaration names an entity of the namespace around the
+  // kernel: a variable of that name there (of another type, or the user's own) would be it.
+  for (const DeclContext *DC = M.Function->getEnclosingNamespaceContext(); DC; DC = DC->getParent())
+    if (!DC->lookup(DeclarationName(&Ctx.Idents.get(DynamicSmem))).empty())
+      return llvm::make_error<EmitError>(Reason::NameBinding,
+                                         "'" + DynamicSmem + "', the name the stages' region takes, is declared "
+                                         "in a namespace around the kernel, whose entity the region's extern "
+                                         "declaration would be");
   std::vector<std::pair<unsigned, const Tile *>> Order;
   for (const Tile &T : M.Tiles)
     Order.push_back({F.offset(T.Var->getLocation()), &T});
