@@ -227,10 +227,7 @@ std::string planEngine(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &I
     for (size_t I = 0; I < Is.size(); ++I) {
       if (I >= In.SharedBeside.size())
         return false;
-      std::vector<uint64_t> Tiles;
-      for (const Tile &T : Is[I]->Tiles)
-        Tiles.push_back(T.Bytes);
-      std::vector<SharedVar> Vars = withStages(In.SharedBeside[I], Tiles, Stages);
+      std::vector<SharedVar> Vars = withStages(In.SharedBeside[I], tileBytes(*Is[I]), Stages);
       Vars.push_back({nullptr, EngineBarrierBytes * Stages, EngineBarrierBytes});
       if (sharedBytesBound(Vars) > StaticSharedLimit)
         return false;
@@ -506,6 +503,13 @@ std::string predictNoGain(const PlanFeatures &F, uint64_t MinStageBytes) {
            " bytes (below " + std::to_string(MinStageBytes) +
            ") measured slower than the original's loads (--plan=always rewrites it)";
   return "";
+}
+
+std::vector<uint64_t> tileBytes(const LoopModel &M) {
+  std::vector<uint64_t> Bytes;
+  for (const Tile &T : M.Tiles)
+    Bytes.push_back(T.Bytes);
+  return Bytes;
 }
 
 uint64_t dynamicStageBytes(llvm::ArrayRef<uint64_t> Bytes, unsigned Stages) {

@@ -143,11 +143,9 @@ static void shareStages(ASTContext &Ctx, std::vector<LoopResult> &Local, const T
   llvm::SmallPtrSet<const VarDecl *, 8> Staged; // the tiles of the legal loops
   for (LoopResult &LR : Local)
     if (LR.V.ok()) {
-      Bytes.emplace_back();
-      for (const Tile &T : LR.Model.Tiles) {
-        Bytes.back().push_back(T.Bytes);
+      Bytes.push_back(tileBytes(LR.Model));
+      for (const Tile &T : LR.Model.Tiles)
         Staged.insert(T.Var);
-      }
     }
   // Every loop's model lists the function's shared variables beside its own tiles.
   for (LoopResult &LR : Local)

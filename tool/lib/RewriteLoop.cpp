@@ -330,11 +330,9 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
   // Its launches give every instantiation's stages their room: the largest.
   if (Plan.DynamicStages)
     for (const LoopModel *Mi : Models) {
-      std::vector<uint64_t> Bytes;
-      for (const Tile &T : Mi->Tiles)
-        Bytes.push_back(T.Bytes);
-      K.DynamicBytes = std::max(K.DynamicBytes, dynamicStageBytes(Bytes, Plan.Stages));
-      K.DynamicBytesOne = std::max(K.DynamicBytesOne, dynamicStageBytes(Bytes, Plan.ArchGuard ? 1 : Plan.Stages));
+      K.DynamicBytes = std::max(K.DynamicBytes, dynamicStageBytes(tileBytes(*Mi), Plan.Stages));
+      K.DynamicBytesOne =
+          std::max(K.DynamicBytesOne, dynamicStageBytes(tileBytes(*Mi), Plan.ArchGuard ? 1 : Plan.Stages));
     }
   return Rec;
 }

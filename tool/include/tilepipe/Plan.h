@@ -45,6 +45,9 @@ constexpr uint64_t StaticSharedLimit = 48 * 1024;
 /// StaticSharedLimit lie in dynamic shared memory up to this much.
 constexpr uint64_t DynamicSharedLimit = 99 * 1024;
 
+/// The bytes of one stage of each of M's tiles, in M's order.
+std::vector<uint64_t> tileBytes(const LoopModel &M);
+
 /// Bytes of dynamic shared memory that Stages buffers of tiles of Bytes each take, each tile's
 /// stage array starting on 128 bytes (as Emit lays them out).
 uint64_t dynamicStageBytes(llvm::ArrayRef<uint64_t> Bytes, unsigned Stages);
