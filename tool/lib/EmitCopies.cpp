@@ -44,6 +44,9 @@ std::string PipelineEmitter::copyCall(const TileStore &S, const std::string &Ext
     while (const auto *ME = dyn_cast<MemberExpr>(Base))
       Base = ME->getBase()->IgnoreParens();
     R = "(" + F.text(S.Read->getSourceRange()) + ")" + F.slice(F.end(Base), F.end(Src)).str();
+  } else if (S.SrcAddress) {
+    // `ld_vec(g + i)` reads at its argument: the copy reads there.
+    R = "(" + F.text(S.SrcAddress->getSourceRange()) + ")";
   } else if (!isa<ArraySubscriptExpr>(Src) || Src->getBeginLoc().isMacroID()) {
     R = "(" + R + ")";
   }
@@ -55,13 +58,18 @@ std::string PipelineEmitter::copyCall(const TileStore &S, const std::string &Ext
     ++Rank;
   // A vector store copies the vector, sized by its type as the view's cast writes it (which the
   // copy phase's text names where the copy stands).
-  const std::string T = S.View ? "sizeof(" + F.text(viewTypeLoc(S.View).getSourceRange()) + ")"
-                               : sizeIn(Tl.Var->getName().str(), Rank);
-  // An element of another size than its alignment (`float3`) travels as copies of its alignment.
+  // A helper's view is written in the helper, whose names may mean something else here: its size
+  // as a number.
   const ASTContext &Ctx = M.Function->getASTContext();
+  std::string T = sizeIn(Tl.Var->getName().str(), Rank);
+  if (S.View && S.Helper)
+    T = std::to_string(Ctx.getTypeSizeInChars(S.View->getType()->getPointeeType()).getQuantity());
+  else if (S.View)
+    T = "sizeof(" + F.text(viewTypeLoc(S.View).getSourceRange()) + ")";
+  // An element of another size than its alignment (`float3`) travels as copies of its alignment.
   const bool Odd = !S.View && Ctx.getTypeSizeInChars(Tl.ElementType) != Ctx.getTypeAlignInChars(Tl.ElementType);
   const std::string A = Odd ? "alignof(decltype(" + Tl.Var->getName().str() + zeros(Rank) + "))" : T;
-  std::string Head = "::cuda::memcpy_async(&" + D + ", &" + R + ",";
+  std::string Head = "::cuda::memcpy_async(&" + D + ", " + (S.SrcAddress ? "" : "&") + R + ",";
   std::string Tail = "::cuda::aligned_size_t<" + A + ">(" + T + "), " + Pipe + ")";
   // Long calls continue under their first argument.
   std::string Ind = F.indentOf(F.begin(S.Statement)) + Extra;

@@ -94,6 +94,12 @@ struct TileStore {
   /// is then the vector as written, and the value a whole vector of the same type.
   const clang::ExplicitCastExpr *View = nullptr;
   unsigned Width = 1;
+  /// A store or read through a copy helper (check/CopyHelpers.cpp). Helper: the call that stores,
+  /// `st_vec(&t[i], v)`, which Statement is; Dst is then the element its argument addresses, and
+  /// View (if any) the cast in the helper's body. SrcAddress: where Src is a call that reads,
+  /// `ld_vec(g + i)`, its argument, the address the copy reads.
+  const clang::CallExpr *Helper = nullptr;
+  const clang::Expr *SrcAddress = nullptr;
 };
 
 struct LoopModel {

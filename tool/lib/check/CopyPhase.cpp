@@ -14,8 +14,7 @@ namespace tilepipe::check {
 /// through members (`s[..] = v;`, `s[..] = v.x;`): the uses a local read through must have.
 static bool valueRedefinition(const Stmt *S, const VarDecl *&V, const Expr *&Read, const DeclRefExpr *&Lhs);
 
-/// Every expression in FD (lambda bodies included) that names V.
-static std::vector<const DeclRefExpr *> usesOf(const FunctionDecl *FD, const VarDecl *V) {
+std::vector<const DeclRefExpr *> usesOf(const FunctionDecl *FD, const VarDecl *V) {
   struct Uses : RecursiveASTVisitor<Uses> {
     const VarDecl *V;
     std::vector<const DeclRefExpr *> Found;
@@ -409,6 +408,8 @@ Verdict LoopChecker::checkCopyStmt(const Stmt *S) {
   const Expr *LHS, *RHS;
   if (splitAssignment(S, LHS, RHS))
     return checkStore(S, LHS, RHS);
+  if (std::optional<HelperCopy> H = helperStore(S))
+    return checkHelperStore(S, *H);
   return Verdict::refuse(Reason::LoadPhase, "'" + text(S).substr(0, 60) + "'");
 }
 

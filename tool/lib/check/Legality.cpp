@@ -77,6 +77,7 @@ Verdict LoopChecker::checkTileUse(const DeclRefExpr *DRE) {
   unsigned Dims = arrayRank(Ctx, V->getType());
   const Expr *Cur = DRE;
   unsigned Seen = 0;
+  std::vector<const Expr *> Subscripts; // outermost first
   while (true) {
     // The parent map gives an element of a braced initializer as written two parents: the
     // conversion that says how it is used, and the initializer itself, reached through its
@@ -101,9 +102,17 @@ Verdict LoopChecker::checkTileUse(const DeclRefExpr *DRE) {
     }
     if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(P); ASE && ASE->getBase() == Cur && Seen < Dims) {
       ++Seen;
+      Subscripts.push_back(ASE->getIdx());
       Cur = P;
       continue;
     }
+    // The address of an element, or a row (or the tile) that decays to its first: read as a
+    // vector (checkVectorRead).
+    if (const auto *UO = dyn_cast<UnaryOperator>(P); UO && UO->getOpcode() == UO_AddrOf && Seen == Dims)
+      return checkVectorRead(V, Subscripts, UO);
+    if (const auto *ICE = dyn_cast<ImplicitCastExpr>(Cur->IgnoreParens());
+        Seen < Dims && ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
+      return checkVectorRead(V, Subscripts, Cur);
     if (Seen < Dims)
       break;
     if (const auto *ME = dyn_cast<MemberExpr>(P); ME && !ME->isArrow()) {

@@ -16,6 +16,7 @@
 //   InnerLoops.cpp   inner copy loops, with their own counters or the function's; their ranges
 //   SliceLocals.cpp  locals declared before the loop that the copy phase sets before their reads
 //   TileStores.cpp   one tile store: its tile, its value, the global memory it reads
+//   CopyHelpers.cpp  stores and reads through helper functions; the compute phase's vector reads
 //   Legality.cpp     tile uses, the loop's stores against the copies' memory, overlapping stores;
 //                    whole-tile copies only where every thread reaches the loop
 //   TileBoxes.cpp    whole-tile copies: the block-wide box a per-thread copy fills
@@ -31,6 +32,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -154,6 +156,20 @@ inline const clang::Expr *viewedLValue(const clang::Expr *E) {
     return ICE->getSubExpr();
   return nullptr;
 }
+
+/// A call of a copy helper (CopyHelpers.cpp): a function whose whole body stores its second
+/// argument through its first, or returns a read through its one argument; the bit cast it reads
+/// or writes through (null where it dereferences the parameter as it is), and the type one call
+/// stores or reads.
+struct HelperCopy {
+  const clang::CallExpr *Call = nullptr;
+  const clang::ExplicitCastExpr *View = nullptr;
+  clang::QualType Type;
+};
+std::optional<HelperCopy> helperStore(const clang::Stmt *S);
+/// Every expression in FD (lambda bodies included) that names V (CopyPhase.cpp).
+std::vector<const clang::DeclRefExpr *> usesOf(const clang::FunctionDecl *FD, const clang::VarDecl *V);
+std::optional<HelperCopy> helperLoad(const clang::Expr *E);
 
 /// How many array dimensions T has.
 inline unsigned arrayRank(clang::ASTContext &Ctx, clang::QualType T) {
@@ -356,9 +372,16 @@ private:
   // TileStores.cpp
   Verdict checkStore(const clang::Stmt *S, const clang::Expr *LHS, const clang::Expr *RHS);
   Verdict checkStoreValue(const clang::Stmt *S, const clang::Expr *LHS, const clang::Expr *RHS);
+  Verdict checkStoreTo(const clang::Stmt *S, const clang::Expr *LHS, const clang::Expr *RHS, TileTarget &To);
+  // CopyHelpers.cpp
+  Verdict checkHelperStore(const clang::Stmt *S, const HelperCopy &H);
   Verdict checkValue(const clang::Stmt *S, const clang::Expr *Dst, const clang::Expr *V,
                      size_t TileIdx, const TileTarget &To);
   Verdict checkGlobalRead(const clang::Stmt *S, const clang::Expr *Plain);
+  Verdict checkGlobalAddress(const clang::Stmt *S, const clang::Expr *Plain, const clang::Expr *Ptr,
+                             const clang::Expr *Idx);
+  Verdict checkHelperRead(const clang::Stmt *S, const clang::Expr *Dst, const clang::Expr *V, const HelperCopy &H,
+                          clang::QualType Stored, TileStore &Store);
   Verdict checkValueLocalRead(const clang::Stmt *S, const clang::Expr *V, const clang::Expr *Plain,
                               TileStore &Store);
   Verdict tileOfLValue(const clang::Expr *E, const clang::VarDecl *&TileVar,
@@ -374,6 +397,12 @@ private:
   // Legality.cpp
   Verdict checkTiles();
   Verdict checkTileUse(const clang::DeclRefExpr *DRE);
+  // CopyHelpers.cpp
+  Verdict checkVectorRead(const clang::VarDecl *Tile, const std::vector<const clang::Expr *> &Subscripts,
+                          const clang::Expr *Address);
+  bool multipleOf(const clang::Expr *E, int64_t W, std::set<const clang::VarDecl *> &Assumed, unsigned Depth = 0);
+  bool onlyRead(const clang::Expr *LV);
+  const clang::Expr *parentExpr(const clang::Expr *E);
   Verdict checkStores();
   Verdict classifyStoreTarget(const RootSet &Target, const clang::Stmt *Where);
   Verdict checkOverlap();

@@ -24,6 +24,11 @@ Verdict LoopChecker::checkStoreValue(const Stmt *S, const Expr *LHS, const Expr 
   TileTarget To;
   if (Verdict V = targetOf(LHS, To); !V.ok())
     return V;
+  return checkStoreTo(S, LHS, RHS, To);
+}
+
+/// The store S of RHS into the tile element (or vector) To, which LHS writes.
+Verdict LoopChecker::checkStoreTo(const Stmt *S, const Expr *LHS, const Expr *RHS, TileTarget &To) {
   const VarDecl *TileVar = To.Tile;
   if (Verdict V = addTile(TileVar, nullptr); !V.ok())
     return V;
@@ -374,6 +379,8 @@ Verdict LoopChecker::checkValue(const Stmt *S, const Expr *Dst, const Expr *V, s
   const Expr *Plain = stripNoOps(V);
   if (const Expr *Read = readOnlyLoadOf(SM, Plain))
     V = Plain = Read; // the copy reads A[i] itself
+  if (std::optional<HelperCopy> H = helperLoad(Plain))
+    return checkHelperRead(S, Dst, V, *H, Stored, Store);
   if (Verdict R = checkValueLocalRead(S, V, Plain, Store); !R.ok() || Store.Via)
     return R;
   bool IsRead = isa<ArraySubscriptExpr>(Plain) ||
@@ -471,6 +478,11 @@ Verdict LoopChecker::checkGlobalRead(const Stmt *S, const Expr *Plain) {
   } else {
     Ptr = cast<UnaryOperator>(Plain)->getSubExpr();
   }
+  return checkGlobalAddress(S, Plain, Ptr, Idx);
+}
+
+/// The read Plain of global memory at Ptr, or at Ptr[Idx] where Idx is given.
+Verdict LoopChecker::checkGlobalAddress(const Stmt *S, const Expr *Plain, const Expr *Ptr, const Expr *Idx) {
   // A volatile source is memory someone else changes, read where and when the code says: an
   // asynchronous copy issued early reads it at another time.
   if (hasVolatilePart(Ctx, Plain->getType()))
@@ -483,7 +495,8 @@ Verdict LoopChecker::checkGlobalRead(const Stmt *S, const Expr *Plain) {
     return Verdict::refuse(Reason::LoadSource,
                            "'" + text(Plain) + "' reads an array, not global memory");
   DepResult D = classify(Ptr);
-  D.join(classify(Idx));
+  if (Idx)
+    D.join(classify(Idx));
   if (D.D == Dep::Bad)
     return Verdict::refuse(Reason::AddressNotInvariant, "the address of '" + text(Plain) + "' " + D.Why);
   const VarDecl *Base = pointerBase(Ptr);
