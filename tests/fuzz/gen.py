@@ -23,6 +23,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Element types: size in bytes, zero, fills for guarded copies, the scalar 'half'.
+# The 16-byte vector of an element type, and how many elements it holds (`vector-read`).
+VECTOR_OF = {'float': ('float4', 4), 'int': ('int4', 4), 'double': ('double2', 2)}
+
 TYPES = {
     'float': dict(size=4, zero='0.0f', fills=['0.0f', '0.0f', '1.0f', '-0.0f', '0'], half='0.5f'),
     'double': dict(size=8, zero='0.0', fills=['0.0', '0.0', '2.0', '0'], half='0.5'),
@@ -882,6 +885,13 @@ class Kernel:
             out.append('__device__ %s peek_%s(const %s* p, int i) { return p[i]; }' % (T, self.id, T))
         # Kernel text.
         body = self.kernel_body()
+        if getattr(self, 'vector_reads', False):
+            V, W = VECTOR_OF[T]
+            lanes = 'c == 0 ? v.x : v.y' if W == 2 else 'c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w'
+            out.append('__device__ %s lane_%s(%s v, int c) { return %s; }' % (T, self.id, V, lanes))
+        if getattr(self, 'copy_helpers', False):
+            out.append('__device__ void st_%s(%s* p, %s v) { *p = v; }' % (self.id, T, T))
+            out.append('__device__ %s ld_%s(const %s* p) { return *p; }' % (T, self.id, T))
         params = ', '.join(d for d, _ in self.params)
         if self.ns:
             out.append('namespace %s {' % self.ns)
@@ -1403,6 +1413,13 @@ class Kernel:
                         '  %s = %s;' % (dst, t.fill), '}']
         else:
             body = ['%s = %s;' % (dst, read)]
+            # Through helpers (`st(&s[..], ld(A + i));`, each a function of one statement): the
+            # store and read they make. Drawn from a generator of its own, as below.
+            hr = random.Random('tilepipe-fuzz-helper:%d:%d:%d:%d' % (self.seed, self.idx, t.i, k))
+            if 'copy' not in self.macros and not self.names and not self.ns and hr.random() < 0.15:
+                self.copy_helpers = True
+                self.L('copy-helper')
+                return pre, ['st_%s(&%s, ld_%s(%s + (%s)));' % (self.id, dst, self.id, src, g)]
             # A local read first, then stored (`const float v = A[i]; s[..] = v;`): a copy of the
             # read. Drawn from a generator of its own, so that a seed gives the kernel it gave
             # before the form existed, or that kernel with its reads through locals.
@@ -1454,6 +1471,18 @@ class Kernel:
                 y = '(ty + %d) %% %d' % (r.randrange(ey), ey)
         if t.dims == 3:
             z = 'tz' if r.random() < 0.6 else '(tz + 1) %% %d' % t.ez
+        # The element read as a lane of the 16-byte vector that holds it (`vector-read`):
+        # `lane(*reinterpret_cast<const float4 *>(&t[y][4 * (x / 4)]), x % 4)`, where rows are
+        # whole vectors. Drawn from a generator of its own, so that a seed gives the kernel it gave
+        # before the form existed, or that kernel with some reads so.
+        self.vreads = getattr(self, 'vreads', 0) + 1
+        vr = random.Random('tilepipe-fuzz-vread:%d:%d:%d' % (self.seed, self.idx, self.vreads))
+        if self.T in VECTOR_OF and not self.names and t.ex % VECTOR_OF[self.T][1] == 0 and vr.random() < 0.1:
+            V, W = VECTOR_OF[self.T]
+            self.vector_reads = True
+            self.L('vector-read')
+            base = self.tile_ref(t, z, y, '%d * ((%s) / %d)' % (W, x, W))
+            return 'lane_%s(*reinterpret_cast<const %s *>(&%s), (%s) %% %d)' % (self.id, V, base, x, W)
         return self.tile_ref(t, z, y, x)
 
     def compute_phase(self):
