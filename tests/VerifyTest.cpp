@@ -90,7 +90,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"NotANumber", "{n: 100}", "{n: lots}", "invalid number", 17},
         BadSpec{"OtherVariables", "{n: 100}", "{m: 100}", "other size variables", 2},
         BadSpec{"TwoTimed", "      - name: small", "      - name: small\n        timed: true", "more than one", 2},
-        BadSpec{"NoCases", "    cases:", "    kases:", "missing required key 'cases'", 2}),
+        BadSpec{"NoCases", "    cases:", "    kases:", "missing required key 'cases'", 2},
+        BadSpec{"ScalarComponents", "      - scalar: n", "      - scalar: n\n        components: double",
+                "a scalar takes no type, count, dir or components", 14}),
     [](const ::testing::TestParamInfo<BadSpec> &I) { return I.param.Name; });
 
 TEST(Spec, MisalignedCasesAndLaunchers) {
@@ -440,6 +442,54 @@ TEST(VerifyCli, BundleCarriesTheProjectsHeadersAndFlags) {
   EXPECT_EQ(0, B.ExitCode) << B.Out << B.Err;
   EXPECT_TRUE(llvm::sys::fs::can_execute(Bundle + "/original"));
   EXPECT_TRUE(llvm::sys::fs::can_execute(Bundle + "/rewritten"));
+}
+
+// Elements of the user's classes: a struct of four doubles filled as doubles (`components:`),
+// another as random bytes; the driver builds for both.
+TEST(VerifyCli, BundleFillsClassElements) {
+  std::string Src = tempDir();
+  writeFile(Src + "/q.cu", "struct Quad { double v, x, y, z; };\n"
+                           "struct Pair { int a; float b; };\n"
+                           "__global__ void q(const Quad *A, Pair *C, int nt) {\n"
+                           "  __shared__ Quad s[64];\n"
+                           "  double acc = 0;\n"
+                           "  for (int t = 0; t < nt; ++t) {\n"
+                           "    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];\n"
+                           "    __syncthreads();\n"
+                           "    acc += s[(threadIdx.x + 1) % 64].x * s[threadIdx.x].z;\n"
+                           "    __syncthreads();\n"
+                           "  }\n"
+                           "  C[blockIdx.x * 64 + threadIdx.x].b = (float)acc;\n"
+                           "}\n");
+  writeFile(Src + "/q.tilepipe.yaml", "kernels:\n"
+                                      "  - kernel: q\n"
+                                      "    grid: dim3(blocks)\n"
+                                      "    block: dim3(64)\n"
+                                      "    params:\n"
+                                      "      - buffer: A\n"
+                                      "        type: Quad\n"
+                                      "        components: double\n"
+                                      "        count: blocks * nt * 64\n"
+                                      "        dir: in\n"
+                                      "      - buffer: C\n"
+                                      "        type: Pair\n"
+                                      "        count: blocks * 64\n"
+                                      "        dir: inout\n"
+                                      "      - scalar: nt\n"
+                                      "    cases:\n"
+                                      "      - name: 5 tiles\n"
+                                      "        sizes: {blocks: 3, nt: 5}\n");
+  std::string Bundle = Src + "/bundle";
+  ProcessResult R = runTilepipe({"verify", "--quiet", "--check-launch-resources=false", "--plan=always",
+                                 Src + "/q.cu", "--bundle", Bundle});
+  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  const std::string Driver = readFile(Bundle + "/driver.cu");
+  EXPECT_NE(Driver.find("template <> struct Components<Quad> {\n  using C = double;"), std::string::npos) << Driver;
+  EXPECT_EQ(Driver.find("Components<Pair>"), std::string::npos) << "Pair is random bytes, the default";
+  if (findTool("nvcc").empty() && !llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
+    GTEST_SKIP() << "nvcc not found: the bundle was written, not built";
+  ProcessResult B = runProgram("bash", {Bundle + "/build.sh", "original", "rewritten"});
+  EXPECT_EQ(0, B.ExitCode) << B.Out << B.Err;
 }
 
 TEST(VerifyCli, BadSpecIsAnError) {

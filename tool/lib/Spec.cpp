@@ -21,13 +21,14 @@ template <> struct MappingTraits<ParamSpec> {
     IO.mapOptional("count", P.Count);
     IO.mapOptional("dir", P.Dir);
     IO.mapOptional("scalar", P.Scalar);
+    IO.mapOptional("components", P.Components);
   }
   static std::string validate(IO &, ParamSpec &P) {
     if (P.Buffer.empty() == P.Scalar.empty())
       return "a parameter is either 'buffer: <label>' or 'scalar: <expression>'";
     if (!P.isBuffer()) {
-      if (!P.Type.empty() || !P.Count.empty() || !P.Dir.empty())
-        return "a scalar takes no type, count or dir";
+      if (!P.Type.empty() || !P.Count.empty() || !P.Dir.empty() || !P.Components.empty())
+        return "a scalar takes no type, count, dir or components";
       return "";
     }
     if (P.Type.empty() || P.Count.empty())

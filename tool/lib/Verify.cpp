@@ -10,6 +10,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include <optional>
+#include <set>
 
 namespace tilepipe {
 
@@ -109,6 +110,17 @@ std::string generateCases(const LaunchSpec &Spec, llvm::ArrayRef<std::pair<std::
   llvm::raw_string_ostream OS(Out);
   std::vector<std::string> Table;
   unsigned N = 0;
+  // An element made of components the spec names (`components: double`) is filled as an array
+  // of them; the sizes must divide.
+  std::set<std::pair<std::string, std::string>> Made;
+  for (const KernelSpec &K : Spec.Kernels)
+    for (const ParamSpec &P : K.Params)
+      if (P.isBuffer() && !P.Components.empty() && Made.insert({P.Type, P.Components}).second)
+        OS << "namespace tpv {\ntemplate <> struct Components<" << P.Type << "> {\n  using C = " << P.Components
+           << ";\n  static_assert(sizeof(" << P.Type << ") % sizeof(" << P.Components
+           << ") == 0, \"the spec's components do not divide the element '" << P.Type
+           << "'\");\n  static constexpr int N = sizeof(" << P.Type << ") / sizeof(" << P.Components
+           << ");\n};\n} // namespace tpv\n";
   OS << "namespace tpv_spec {\n";
   for (const KernelSpec &K : Spec.Kernels) {
     bool AnyTimed = llvm::any_of(K.Cases, [](const CaseSpec &C) { return C.Timed; });

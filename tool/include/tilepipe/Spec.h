@@ -14,6 +14,9 @@ struct ParamSpec {
   std::string Count;  ///< element count of a buffer (C++ over the size variables)
   std::string Dir;    ///< in, out or inout
   std::string Scalar; ///< by-value argument (C++ over the size variables)
+  /// The arithmetic type a buffer's element is made of (`double` for a struct of four doubles):
+  /// its random values are drawn as such; empty: the element's own, or random bytes for a class.
+  std::string Components;
   bool isBuffer() const { return !Buffer.empty(); }
 };
 
