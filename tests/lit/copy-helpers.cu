@@ -246,3 +246,55 @@ __global__ void pointerKept(float *out, const float *in, int n) {
   out[threadIdx.x] = acc;
 }
 } // namespace VectorReads
+
+// Offsets the proof of whole vectors takes: a mask that clears the low bits, a conversion of a
+// multiple, a local every assignment keeps a multiple; and ones it does not: a mask that keeps
+// them, a local one branch bumps by one.
+// CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [pipelined]
+// CHECK-MESSAGES: :[[@LINE+22]]:3: remark: [tile-escapes] {{.*}}not provably a multiple of 4 ('threadIdx.x & 7')
+// CHECK-MESSAGES: :[[@LINE+33]]:3: remark: [tile-escapes] {{.*}}not provably a multiple of 4 ('o')
+namespace Multiples {
+__global__ void masks(float *out, const float *in, int n) {
+  __shared__ float t[256];
+  float acc = 0;
+  for (int b = 0; b < n; b += 256) {
+    t[threadIdx.x] = in[b + threadIdx.x];
+    __syncthreads();
+    int o = 8 * (threadIdx.x % 16);
+    o += 4;
+    float4 v = *reinterpret_cast<const float4 *>(&t[threadIdx.x & ~3u]);
+    float4 w = *reinterpret_cast<const float4 *>(&t[(unsigned)(threadIdx.x * 4) % 256]);
+    float4 x = *reinterpret_cast<const float4 *>(&t[o]);
+    acc += v.x + w.y + x.z;
+    __syncthreads();
+  }
+  out[threadIdx.x] = acc;
+}
+__global__ void keptBits(float *out, const float *in, int n) {
+  __shared__ float t[256];
+  float acc = 0;
+  for (int b = 0; b < n; b += 256) {
+    t[threadIdx.x] = in[b + threadIdx.x];
+    __syncthreads();
+    float4 v = *reinterpret_cast<const float4 *>(&t[threadIdx.x & 7]);
+    acc += v.x;
+    __syncthreads();
+  }
+  out[threadIdx.x] = acc;
+}
+__global__ void branchBump(float *out, const float *in, int n) {
+  __shared__ float t[256];
+  float acc = 0;
+  for (int b = 0; b < n; b += 256) {
+    t[threadIdx.x] = in[b + threadIdx.x];
+    __syncthreads();
+    int o = 4 * (threadIdx.x % 32);
+    if (threadIdx.x == 5)
+      o = o + 1;
+    float4 v = *reinterpret_cast<const float4 *>(&t[o]);
+    acc += v.x;
+    __syncthreads();
+  }
+  out[threadIdx.x] = acc;
+}
+} // namespace Multiples

@@ -301,10 +301,10 @@ bool LoopChecker::multipleOf(const Expr *E, int64_t W, std::set<const VarDecl *>
   if (Depth > 12 || !E->getType()->isIntegerType())
     return false;
   E = E->IgnoreParens();
-  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E);
-      ICE && (ICE->getCastKind() == CK_IntegralCast || ICE->getCastKind() == CK_LValueToRValue ||
-              ICE->getCastKind() == CK_NoOp))
-    return multipleOf(ICE->getSubExpr(), W, Assumed, Depth + 1);
+  if (const auto *CE = dyn_cast<CastExpr>(E);
+      CE && (CE->getCastKind() == CK_IntegralCast || CE->getCastKind() == CK_LValueToRValue ||
+             CE->getCastKind() == CK_NoOp))
+    return multipleOf(CE->getSubExpr(), W, Assumed, Depth + 1);
   Expr::EvalResult R;
   if (!E->isValueDependent() && E->EvaluateAsInt(R, Ctx))
     return R.Val.getInt().getExtValue() % W == 0;
