@@ -40,14 +40,8 @@ const Stmt *onlyStatement(const CallExpr *Call, const FunctionDecl *&Def) {
 /// Whether E is the parameter P as it is: through parentheses, lvalue-to-rvalue and no-op casts,
 /// and a class's trivial copy (`float4 v` copied).
 bool isParam(const Expr *E, const ParmVarDecl *P) {
-  while (true) {
-    E = stripNoOps(E);
-    const auto *CE = dyn_cast<CXXConstructExpr>(E);
-    if (!CE || CE->getNumArgs() != 1 || !CE->getConstructor()->isTrivial() ||
-        !CE->getConstructor()->isCopyOrMoveConstructor())
-      break;
-    E = CE->getArg(0);
-  }
+  for (E = stripNoOps(E); const Expr *Copied = trivialCopySource(E);)
+    E = stripNoOps(Copied);
   const auto *DRE = dyn_cast<DeclRefExpr>(E);
   return DRE && DRE->getDecl() == P;
 }
@@ -110,10 +104,8 @@ std::optional<HelperCopy> helperLoad(const Expr *E) {
     return std::nullopt;
   // `return *p;` copies the element out: through a trivial copy where it is a class.
   const Expr *V = stripNoOps(Ret->getRetValue());
-  if (const auto *CE = dyn_cast<CXXConstructExpr>(V);
-      CE && CE->getNumArgs() == 1 && CE->getConstructor()->isTrivial() &&
-      CE->getConstructor()->isCopyOrMoveConstructor())
-    V = CE->getArg(0);
+  if (const Expr *Copied = trivialCopySource(V))
+    V = Copied;
   const Expr *X = dereferenced(V);
   HelperCopy H{Call, nullptr, V->getType()};
   if (!X || !pointerParam(X, Def->getParamDecl(0), H.View) || !sameType(Def->getReturnType(), H.Type))
@@ -215,9 +207,8 @@ bool LoopChecker::onlyRead(const Expr *LV) {
         continue;
       return false;
     }
-    if (const auto *CE = dyn_cast<CXXConstructExpr>(P))
-      return CE->getNumArgs() == 1 && CE->getConstructor()->isCopyOrMoveConstructor() &&
-             CE->getConstructor()->isTrivial();
+    if (isa<CXXConstructExpr>(P))
+      return trivialCopySource(P) != nullptr;
     if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(P))
       return OC->getOperator() == OO_Equal && OC->getNumArgs() == 2 && OC->getArg(1) == Cur;
     return false;
@@ -250,16 +241,11 @@ Verdict LoopChecker::checkVectorRead(const VarDecl *Tile, const std::vector<cons
   } else if (const auto *C = dyn_cast_or_null<ExplicitCastExpr>(P);
              C && C->getCastKind() == CK_BitCast && C->getType()->isPointerType()) {
     VT = C->getType()->getPointeeType();
-    const Expr *X = C, *Q = parentExpr(X);
-    for (; Q && isa<ParenExpr>(Q); Q = parentExpr(X))
-      X = Q;
-    const Expr *Read = nullptr;
-    if (const auto *UO = dyn_cast_or_null<UnaryOperator>(Q); UO && UO->getOpcode() == UO_Deref)
-      Read = UO;
-    else if (const auto *ASE = dyn_cast_or_null<ArraySubscriptExpr>(Q); ASE && ASE->getBase() == X)
-      if (const auto *IL = dyn_cast<IntegerLiteral>(ASE->getIdx()->IgnoreParenImpCasts()); IL && IL->getValue() == 0)
-        Read = ASE;
-    if (!Read || !onlyRead(Read))
+    // `*C` or `C[0]`, as a helper's body reads (dereferenced).
+    const Expr *X = C, *Read = parentExpr(X);
+    for (; Read && isa<ParenExpr>(Read); Read = parentExpr(X))
+      X = Read;
+    if (!Read || dereferenced(Read) != C || !onlyRead(Read))
       return Verdict::refuse(Reason::TileEscapes, Use + " through '" + text(C).substr(0, 50) +
                                                         "', not read as one vector");
   } else {

@@ -81,12 +81,8 @@ static bool usedOnlyAsStoredValue(ASTContext &Ctx, const FunctionDecl *FD, const
 static const Expr *plainReadOf(const SourceManager &SM, const Expr *Value, QualType T) {
   const Expr *E = skipCleanups(Value)->IgnoreParens();
   // A class-typed local (float4) is copy-constructed from the element, trivially.
-  if (const auto *CCE = dyn_cast<CXXConstructExpr>(E)) {
-    if (CCE->getNumArgs() != 1 || !CCE->getConstructor()->isCopyOrMoveConstructor() ||
-        !CCE->getConstructor()->isTrivial())
-      return nullptr;
-    E = CCE->getArg(0);
-  }
+  if (isa<CXXConstructExpr>(E) && !(E = trivialCopySource(E)))
+    return nullptr;
   E = stripNoOps(E);
   if (const Expr *Element = readOnlyLoadOf(SM, E)) // `__ldg(&A[i])` reads A[i]
     E = Element;

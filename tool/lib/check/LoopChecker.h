@@ -26,6 +26,7 @@
 #include "tilepipe/Check.h"
 #include "tilepipe/Effects.h"
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -170,6 +171,16 @@ std::optional<HelperCopy> helperStore(const clang::Stmt *S);
 /// Every expression in FD (lambda bodies included) that names V (CopyPhase.cpp).
 std::vector<const clang::DeclRefExpr *> usesOf(const clang::FunctionDecl *FD, const clang::VarDecl *V);
 std::optional<HelperCopy> helperLoad(const clang::Expr *E);
+
+/// What E copies where E is a one-argument trivial copy or move construction (a class element
+/// copied, `float4 v = A4[i]`), else null.
+inline const clang::Expr *trivialCopySource(const clang::Expr *E) {
+  const auto *CE = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(E);
+  return CE && CE->getNumArgs() == 1 && CE->getConstructor()->isCopyOrMoveConstructor() &&
+                 CE->getConstructor()->isTrivial()
+             ? CE->getArg(0)
+             : nullptr;
+}
 
 /// How many array dimensions T has.
 inline unsigned arrayRank(clang::ASTContext &Ctx, clang::QualType T) {
