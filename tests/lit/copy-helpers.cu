@@ -298,3 +298,30 @@ __global__ void branchBump(float *out, const float *in, int n) {
   out[threadIdx.x] = acc;
 }
 } // namespace Multiples
+
+// A helper call written by a macro, and a load helper reading what the compute phase stores.
+// CHECK-MESSAGES: :[[@LINE+7]]:3: remark: [macro] {{.*}}the copy 'COPY1(&t[threadIdx.x], in + b + threadIdx.x)' is written in a macro
+// CHECK-MESSAGES: :[[@LINE+16]]:3: remark: [store-aliases-load] {{.*}}writes through 'buf', which the copies read
+#define COPY1(d, s) st1(d, ld1(s))
+namespace HelperEdges {
+__global__ void viaMacro(float *out, const float *in, int n) {
+  __shared__ float t[256];
+  float acc = 0;
+  for (int b = 0; b < n; b += 256) {
+    COPY1(&t[threadIdx.x], in + b + threadIdx.x);
+    __syncthreads();
+    acc += t[255 - threadIdx.x];
+    __syncthreads();
+  }
+  out[threadIdx.x] = acc;
+}
+__global__ void aliasing(float *buf, int n) {
+  __shared__ float t[256];
+  for (int b = 0; b < n; b += 256) {
+    st1(&t[threadIdx.x], ld1(buf + b + threadIdx.x));
+    __syncthreads();
+    buf[b + 256 + threadIdx.x] = t[255 - threadIdx.x];
+    __syncthreads();
+  }
+}
+} // namespace HelperEdges
