@@ -3,7 +3,8 @@
 // ...))` in an inner copy loop, the compute phase reading `ld_vec(&lhs_s[r][si % 32])` with si
 // stepped by 4 from a staggered start; scalar helpers `st1(&t[i], ld1(p))`; a helper store of a
 // plain read (a whole-tile copy), with the compute phase reading through a cast,
-// `*reinterpret_cast<const float4 *>(&Bs[k][c])`. The twins that are refused: a helper of two
+// `*reinterpret_cast<const float4 *>(&Bs[k][c])`; float2 helpers in a namespace, through the
+// register-staged prefetch. The twins that are refused: a helper of two
 // statements (load-phase) and a vector read one element past a multiple of its width
 // (tile-escapes). Loops marked `// tilepipe: plan=always` take the cp.async pipeline; the others
 // the cost model's plan. Run at scale: thousands of blocks, many more tiles than stages, random
@@ -211,6 +212,32 @@ __global__ void cast_reads_matmul(const float* A, const float* B, float* C, int 
   C[(by * 16 + ty) * wB + bx * 16 + tx] = sum;
 }
 
+// Helpers in a namespace whose vector type is an alias there; the kernel's scope has another
+// `vec`. The cost model's register-staged prefetch declares its registers by the type's full name.
+namespace h {
+using vec = float2;
+__device__ void st(float* p, vec v) { *reinterpret_cast<vec*>(p) = v; }
+__device__ vec ld(const float* p) { return *reinterpret_cast<const vec*>(p); }
+}  // namespace h
+struct vec {
+  float a;
+};
+__global__ void namespaced_helpers(float* out, const float* x, int numTiles, int shift) {
+  __shared__ float t[256];
+  const float* row = x + blockIdx.x * shift;
+  vec bias{0.5f};
+  float acc = 0.0f;
+  // EXPECT: pipelined
+  for (int k = 0; k < numTiles; ++k) {
+    h::st(&t[2 * threadIdx.x], h::ld(row + 256 * k + 2 * threadIdx.x));
+    __syncthreads();
+    for (int j = 0; j < 8; ++j)
+      acc = mul_add_rn(acc, t[(threadIdx.x + 29 * j) % 256], t[(7 * threadIdx.x + j) % 256]);
+    __syncthreads();
+  }
+  out[blockIdx.x * 128 + threadIdx.x] = __fadd_rn(acc, bias.a);
+}
+
 // The twins that are refused. A helper of two statements is no one store.
 __device__ void st_twice(float* p, float v) {
   p[0] = v;
@@ -274,7 +301,12 @@ static void runScalar(FILE* f, uint64_t seed, int caseNo, int blocks, int numTil
   printf("scalar_helpers case %d: blocks=%d tiles=%d\n", caseNo, blocks, numTiles);
   runKernel(f, (size_t)blocks * 128, [&](float* d) { scalar_helpers<<<blocks, 128>>>(d, dX, numTiles, shift); });
   runKernel(f, (size_t)blocks * 128, [&](float* d) { two_statement_helper<<<blocks, 128>>>(d, dX, numTiles); });
-
+  CK(cudaFree(dX));
+  std::vector<float> hY = randomFloats((size_t)(blocks - 1) * shift + (size_t)numTiles * 256 + 2, rng);
+  dX = toDevice(hY);
+  printf("namespaced_helpers case %d: blocks=%d tiles=%d\n", caseNo, blocks, numTiles);
+  runKernel(f, (size_t)blocks * 128,
+            [&](float* d) { namespaced_helpers<<<blocks, 128>>>(d, dX, numTiles, shift); });
   CK(cudaFree(dX));
 }
 

@@ -77,12 +77,11 @@ __global__ void k(float *out, const float *in, int n) {
 }
 } // namespace ScalarHelpers
 
-// The helper's vector type is written in the helper, and `vec` here is another type: the copy is
-// sized by number. The register-staged prefetch does not stage copies through helpers, so the
-// cost model takes the pipeline for small launches.
-// CHECK-MESSAGES: :[[@LINE+9]]:3: remark: [pipelined] rewritten into a 2-stage cp.async pipeline
-// CHECK-FIXES: ::cuda::memcpy_async(&t[2 * threadIdx.x], (in + b + 2 * threadIdx.x),
-// CHECK-FIXES-NEXT: ::cuda::aligned_size_t<8>(8), pipe);
+// The register-staged prefetch declares its registers in the helper's vector type by its full
+// name: `vec` here is another type.
+// CHECK-MESSAGES: :[[@LINE+9]]:3: remark: [pipelined] rewritten with a register-staged prefetch
+// CHECK-FIXES: ::float2 t_next[4];
+//
 namespace HelperTypeElsewhere {
 __global__ void k(float *out, const float *in, int n) {
   __shared__ float t[256];

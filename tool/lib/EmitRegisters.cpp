@@ -12,6 +12,7 @@
 #include "EmitLoop.h"
 #include "tilepipe/AstUtil.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/QualTypeNames.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace clang;
@@ -67,8 +68,8 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
       LoadEdits.emplace_back(B, E - B, mark("(void)0"));
       continue;
     }
-    const Expr *L, *R;
-    if (!splitAssignment(S.Statement, L, R))
+    const Expr *L = nullptr, *R = S.Helper ? S.Helper->getArg(1) : nullptr;
+    if (!R && !splitAssignment(S.Statement, L, R))
       return Fail("internal: a tile store is not an assignment");
     const Tile &T = M.Tiles[S.TileIdx];
     std::string Reg = Names.get(T.Var->getName().str() + "_next");
@@ -77,7 +78,15 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
       return Fail("a tile store is not plain text");
     // A vector store's register holds the vector, in its type as the view's cast writes it.
     std::string Type = T.ElementTypeText;
-    if (S.View) {
+    if (S.View && S.Helper) {
+      // A helper's view is written in the helper, whose names may mean something else here: the
+      // type by its full name from the global namespace.
+      const ASTContext &Ctx = M.Function->getASTContext();
+      QualType VT = S.View->getType()->getPointeeType().getCanonicalType().getUnqualifiedType();
+      if (const TagDecl *TD = VT->getAsTagDecl(); TD && TD->getDeclContext()->isFunctionOrMethod())
+        return Fail("the type of a vector a helper stores is local to a function");
+      Type = TypeName::getFullyQualifiedName(VT, Ctx, PrintingPolicy(Ctx.getLangOpts()), /*WithGlobalNsPrefix=*/true);
+    } else if (S.View) {
       Type = F.text(viewTypeLoc(S.View).getSourceRange());
       if (Type.empty())
         return Fail("the type of a vector store is not plain text");
@@ -86,7 +95,10 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
     if (Deep)
       Reg += "[" + Slot + "]";
     LoadEdits.emplace_back(B, E - B, mark(Reg + " = " + Value));
-    StoreEdits.emplace_back(B, E - B, mark(Dst + " = " + Reg));
+    // A helper stores the register as it stored its value: `st_vec(&t[i], r)`.
+    StoreEdits.emplace_back(B, E - B,
+                            mark(S.Helper ? F.slice(B, F.begin(R)).str() + Reg + F.slice(F.end(R), E).str()
+                                          : Dst + " = " + Reg));
     if (Pair)
       ++I;
   }
@@ -115,7 +127,7 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
   for (const Tile &T : M.Tiles)
     Types.Types.push_back(elementTypeLoc(T.Var));
   for (const TileStore &S : M.Stores)
-    if (S.View)
+    if (S.View && !S.Helper)
       Types.Types.push_back(viewTypeLoc(S.View));
   Pieces.push_back(Types);
   if (std::string Why = movedNamesProblem(F, M, Pieces); !Why.empty())

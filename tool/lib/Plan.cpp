@@ -440,9 +440,6 @@ std::string registersProblem(llvm::ArrayRef<const LoopModel *> Is) {
         return "a store into '" + M->Tiles[S.TileIdx].Var->getNameAsString() +
                "' is in an inner copy loop, which may run it several times a tile: one register "
                "cannot hold what it stores";
-      else if (S.Helper || S.SrcAddress)
-        return "the copy into '" + M->Tiles[S.TileIdx].Var->getNameAsString() +
-               "' goes through a helper function, which the register-staged prefetch does not stage";
   return "";
 }
 
