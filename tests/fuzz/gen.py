@@ -18,6 +18,7 @@ Python 3 standard library only.
 import argparse
 import os
 import random
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -886,6 +887,12 @@ class Kernel:
         # Kernel text.
         body = self.kernel_body()
         if getattr(self, 'vector_reads', False):
+            # A tile read as 16-byte vectors must start on 16 bytes in the original too: a
+            # __shared__ array is aligned only to its element.
+            names = set(t.name for t in self.tiles)
+            body = [re.sub(r'^(\s*)__shared__ (\S+) (\w+)\[',
+                           lambda m: '%salignas(16) __shared__ %s %s[' % m.groups() if m.group(3) in names
+                           else m.group(0), l) for l in body]
             V, W = VECTOR_OF[T]
             lanes = 'c == 0 ? v.x : v.y' if W == 2 else 'c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w'
             out.append('__device__ %s lane_%s(%s v, int c) { return %s; }' % (T, self.id, V, lanes))
