@@ -131,8 +131,8 @@ static void closeOutput(FILE* f) {
 template <int BM, int BN, int BK, int NT>
 __global__ void __launch_bounds__(NT)
     sgemm_transposed(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
-  __shared__ float As_stages[3][BM * BK];
-  alignas(16) __shared__ float Bs_stages[3][BK * BN];
+  __shared__ float As_stages[(BM == 64 && BN == 64 && BK == 8 && NT == 128) ? 3 : 1][BM * BK];
+  alignas(16) __shared__ float Bs_stages[(BM == 64 && BN == 64 && BK == 8 && NT == 128) ? 3 : 1][BK * BN];
   const unsigned innerRowA = threadIdx.x / (BK / 4), innerColA = threadIdx.x % (BK / 4);
   constexpr unsigned rowStrideA = (NT * 4) / BK;
   const unsigned innerRowB = threadIdx.x / (BN / 4), innerColB = threadIdx.x % (BN / 4);
@@ -145,6 +145,7 @@ __global__ void __launch_bounds__(NT)
   // tilepipe: plan=always
   // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  if constexpr (BM == 64 && BN == 64 && BK == 8 && NT == 128) { // the instantiations tilepipe analysed
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int bk = 0;
@@ -209,8 +210,9 @@ __global__ void __launch_bounds__(NT)
     // Drain: only empty groups remain; wait for them anyway.
     ::cuda::pipeline_consumer_wait_prior<0>(pipe);
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
+  } else
+#endif
+  { // tilepipe: below compute capability 8.0 and in instantiations tilepipe did not analyse, the loop as it was
     auto &As = As_stages[0];
     auto &Bs = Bs_stages[0];
     for (int bk = 0; bk < K; bk += BK) {
@@ -234,7 +236,6 @@ __global__ void __launch_bounds__(NT)
       __syncthreads();
     }
   }
-#endif
 #line 165
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 8; ++j)

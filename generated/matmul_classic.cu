@@ -158,11 +158,12 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
   const int aStep = BLOCK_SIZE;
   const int bBegin = BLOCK_SIZE * bx;       // first element of B's column strip
   const int bStep = BLOCK_SIZE * wB;
-  alignas(128) __shared__ float As_stages[3][BLOCK_SIZE][BLOCK_SIZE];
-  alignas(128) __shared__ float Bs_stages[3][BLOCK_SIZE][BLOCK_SIZE];
+  alignas(128) __shared__ float As_stages[(BLOCK_SIZE == 16 || BLOCK_SIZE == 32) ? 3 : 1][BLOCK_SIZE][BLOCK_SIZE];
+  alignas(128) __shared__ float Bs_stages[(BLOCK_SIZE == 16 || BLOCK_SIZE == 32) ? 3 : 1][BLOCK_SIZE][BLOCK_SIZE];
   float Csub = 0.0f;
   // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  if constexpr (BLOCK_SIZE == 16 || BLOCK_SIZE == 32) { // the instantiations tilepipe analysed
   // tilepipe: 3-stage pipeline; the copies of the next 2 tiles overlap the compute on this one. On compute
   // capability 9.0, launched with tensor maps: one tensor copy (TMA) per tile, issued by one thread; else cp.async copies.
   // The compute phase stands once in each path, as written, so that each path compiles the loop body as the original
@@ -354,8 +355,9 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
       ::cuda::pipeline_consumer_wait_prior<0>(pipe);
     }
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
+  } else
+#endif
+  { // tilepipe: below compute capability 8.0 and in instantiations tilepipe did not analyse, the loop as it was
     auto &As = As_stages[0];
     auto &Bs = Bs_stages[0];
     for (int a = aBegin, b = bBegin; a <= aEnd; a += aStep, b += bStep) {
@@ -368,7 +370,6 @@ __global__ void matmul(float* C, const float* A, const float* B, int wA, int wB,
       __syncthreads();
     }
   }
-#endif
 #line 162
   const int c = wB * BLOCK_SIZE * by + BLOCK_SIZE * bx;
   C[c + wB * ty + tx] = Csub;

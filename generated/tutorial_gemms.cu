@@ -140,6 +140,7 @@ __global__ void offset_assign(int M, int N, int K, float* A, float* B, float* C)
   C = &C[by * BM * N + bx * BN];
   float tmp = 0.0f;
   // EXPECT: pipelined
+  if constexpr (BLOCK == 16) { // the instantiations tilepipe analysed
   // tilepipe: register-staged prefetch, 4 tiles ahead. Each thread holds its elements of the next 4 tiles in
   // registers, one set per tile; it stores a set into the tile where the copy phase did, and the tile keeps its one buffer.
   {
@@ -194,6 +195,18 @@ __global__ void offset_assign(int M, int N, int K, float* A, float* B, float* C)
       }
     }
   }
+  } else { // tilepipe: in instantiations tilepipe did not analyse, the loop as it was
+    for (int k = 0; k < K; k += BK) {
+      As[ty * BK + tx] = A[ty * K + tx];
+      Bs[ty * BN + tx] = B[ty * N + tx];
+      __syncthreads();
+      A += BK;
+      B += BK * N;
+      for (int i = 0; i < BK; i++)
+        tmp = mul_add_rn(tmp, As[ty * BK + i], Bs[i * BN + tx]);
+      __syncthreads();
+    }
+  }
 #line 151
   C[ty * N + tx] = tmp;
 }
@@ -210,11 +223,12 @@ __global__ void __launch_bounds__(BLOCK * BLOCK, 5) split_halves(int m, int n, i
   const float* begin_b = b + bx;
   const float* end_a = begin_a + k;
   float sum[STRIDE][STRIDE] = {{0.f}};
-  __shared__ float ashare_stages[3][STEP][2 * STEP];
-  __shared__ float bshare_stages[3][2 * STEP][STEP];
+  __shared__ float ashare_stages[(BLOCK == 16 && STRIDE == 2) ? 3 : 1][STEP][2 * STEP];
+  __shared__ float bshare_stages[(BLOCK == 16 && STRIDE == 2) ? 3 : 1][2 * STEP][STEP];
   // tilepipe: plan=always
   // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  if constexpr (BLOCK == 16 && STRIDE == 2) { // the instantiations tilepipe analysed
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     const float *a_ptr = begin_a, *b_ptr = begin_b;
@@ -273,8 +287,9 @@ __global__ void __launch_bounds__(BLOCK * BLOCK, 5) split_halves(int m, int n, i
     // Drain: only empty groups remain; wait for them anyway.
     ::cuda::pipeline_consumer_wait_prior<0>(pipe);
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
+  } else
+#endif
+  { // tilepipe: below compute capability 8.0 and in instantiations tilepipe did not analyse, the loop as it was
     auto &ashare = ashare_stages[0];
     auto &bshare = bshare_stages[0];
     for (const float *a_ptr = begin_a, *b_ptr = begin_b; a_ptr < end_a; a_ptr += 2 * STEP, b_ptr += 2 * STEP * n) {
@@ -294,7 +309,6 @@ __global__ void __launch_bounds__(BLOCK * BLOCK, 5) split_halves(int m, int n, i
       __syncthreads();
     }
   }
-#endif
 #line 186
   for (int i = 0; i < STRIDE; ++i)
     for (int j = 0; j < STRIDE; ++j)
@@ -312,8 +326,8 @@ __global__ void __launch_bounds__(896) edge_guard(const float* __restrict__ A, c
   const int bszx = BN / TX, bszy = BM / TY;
   const int THREADS = bszy * bszx;
   const int tid = threadIdx.y * bszx + threadIdx.x;
-  __shared__ float As_stages[3][BM][BK];
-  __shared__ float Bs_stages[3][BK][BN];
+  __shared__ float As_stages[(BM == 32 && BK == 32 && BN == 32 && TY == 4 && TX == 4) ? 3 : 1][BM][BK];
+  __shared__ float Bs_stages[(BM == 32 && BK == 32 && BN == 32 && TY == 4 && TX == 4) ? 3 : 1][BK][BN];
   float accum[TY][TX] = {{0.f}};
   const int A_TILE_ROW = tid / BK, B_TILE_ROW = tid / BN;
   const int A_TILE_COL = tid % BK, B_TILE_COL = tid % BN;
@@ -321,6 +335,7 @@ __global__ void __launch_bounds__(896) edge_guard(const float* __restrict__ A, c
   // tilepipe: plan=always
   // EXPECT: pipelined
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  if constexpr (BM == 32 && BK == 32 && BN == 32 && TY == 4 && TX == 4) { // the instantiations tilepipe analysed
   // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
   {
     int tile_idx = 0;
@@ -395,8 +410,9 @@ __global__ void __launch_bounds__(896) edge_guard(const float* __restrict__ A, c
     // Drain: only empty groups remain; wait for them anyway.
     ::cuda::pipeline_consumer_wait_prior<0>(pipe);
   }
-#else
-  { // tilepipe: below compute capability 8.0, the loop as it was
+  } else
+#endif
+  { // tilepipe: below compute capability 8.0 and in instantiations tilepipe did not analyse, the loop as it was
     auto &As = As_stages[0];
     auto &Bs = Bs_stages[0];
     for (int tile_idx = 0; tile_idx < K; tile_idx += BK) {
@@ -429,7 +445,6 @@ __global__ void __launch_bounds__(896) edge_guard(const float* __restrict__ A, c
       __syncthreads();
     }
   }
-#endif
 #line 239
   for (int ty = 0; ty < TY; ++ty)
     for (int tx = 0; tx < TX; ++tx) {

@@ -46,8 +46,14 @@ __global__ void k(const E *A, E *C, int nt) {
 template __global__ void k<float, 64>(const float *, float *, int);
 template __global__ void k<double, 128>(const double *, double *, int);
 } // namespace RewrittenOnceForAllInstantiations
-// CHECK-FIXES: __shared__ E s_stages[3][TS];
+// The rewrite runs in the instantiations analysed; any other (a file that includes this one, one
+// added later) keeps the loop as it was, on one buffer.
+// CHECK-FIXES: __shared__ E s_stages[((::cuda::std::is_same_v<E, float> && TS == 64) || (::cuda::std::is_same_v<E, double> && TS == 128)) ? 3 : 1][TS];
+// CHECK-FIXES: if constexpr ((::cuda::std::is_same_v<E, float> && TS == 64) || (::cuda::std::is_same_v<E, double> && TS == 128)) { // the instantiations tilepipe analysed
 // CHECK-FIXES: cuda::aligned_size_t<sizeof(s[0])>(sizeof(s[0]))
+// CHECK-FIXES: {{^ *}}} else{{$}}
+// CHECK-FIXES-NEXT: #endif
+// CHECK-FIXES-NEXT: { // tilepipe: below compute capability 8.0 and in instantiations tilepipe did not analyse, the loop as it was
 
 // CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [element-type] {{.*}}k<short>
 namespace OneBadInstantiation {
@@ -67,7 +73,8 @@ template __global__ void k<float>(const float *, float *, int);
 template __global__ void k<short>(const short *, short *, int);
 } // namespace OneBadInstantiation
 
-// CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [template-not-instantiated]
+// Nothing instantiates it: tilepipe tries 8, 16, 32 and 64 itself, and the rewrite runs in those.
+// CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [pipelined] {{.*}}in the instantiations analysed (TS = 8; TS = 16; TS = 32; TS = 64), the others keeping the loop as it was
 namespace NotInstantiated {
 template <int TS>
 __global__ void k(const float *A, float *C, int nt) {
@@ -82,6 +89,7 @@ __global__ void k(const float *A, float *C, int nt) {
   C[threadIdx.x] = acc;
 }
 } // namespace NotInstantiated
+// CHECK-FIXES: if constexpr (TS == 8 || TS == 16 || TS == 32 || TS == 64) { // the instantiations tilepipe analysed
 
 // The same through `if constexpr`: only k<64> keeps the store into 'red', so only its rewrite
 // needs the barrier after the loop.
@@ -127,3 +135,149 @@ __global__ void k(const float *A, float *C, int nt) {
 template __global__ void k<64>(const float *, float *, int);
 template __global__ void k<128>(const float *, float *, int);
 } // namespace IfConstexprEveryInstantiationKeeps
+
+// Tried sizes the template rejects (a static_assert) are dropped without a word, those the
+// analysis refuses (64: two stages of 32 KiB do not fit) left out of the condition.
+// CHECK-MESSAGES: :[[@LINE+8]]:3: remark: [pipelined] {{.*}}in the instantiations analysed (BS = 16; BS = 32), the others
+namespace ProbesDropped {
+template <int BS>
+__global__ void k(const float *A, float *C, int nt) {
+  static_assert(BS >= 16, "16 or more");
+  __shared__ float s[BS][BS];
+  __shared__ float r[BS][BS];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.y][threadIdx.x] = A[t * BS * BS + threadIdx.y * BS + threadIdx.x];
+    r[threadIdx.y][threadIdx.x] = A[t * BS * BS + threadIdx.x * BS + threadIdx.y];
+    __syncthreads();
+    acc += s[threadIdx.x][threadIdx.y] * r[threadIdx.y][threadIdx.x];
+    __syncthreads();
+  }
+  C[threadIdx.y * BS + threadIdx.x] = acc;
+}
+} // namespace ProbesDropped
+
+// Every size tried is refused: the reason says which and why.
+// CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [template-not-instantiated] {{.*}}tried ProbesAllRefused::k<8>, ProbesAllRefused::k<16>, ProbesAllRefused::k<32>, ProbesAllRefused::k<64>; ProbesAllRefused::k<8> was refused as compute-writes-tile
+namespace ProbesAllRefused {
+template <int N>
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[N];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * N + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % N];
+    s[threadIdx.x] = acc;
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+} // namespace ProbesAllRefused
+
+// Parameters tilepipe tries nothing for: four integers, a default.
+// CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [template-not-instantiated] {{.*}}nor one of tilepipe's own to analyse it in
+namespace NotProbed {
+template <int BM, int BN, int BK, int TM>
+__global__ void k(const float *A, float *C, int nt) {
+  __shared__ float s[BM * BK];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * BM * BK + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + BN) % (BM * BK)] * TM;
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [template-not-instantiated] {{.*}}nor one of tilepipe's own to analyse it in
+template <int N = 64>
+__global__ void d(const float *A, float *C, int nt) {
+  __shared__ float s[N];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * N + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % N];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+} // namespace NotProbed
+
+// Arguments of every kind the condition compares: a bool, an enumerator (scoped), a class type
+// declared before the template (8 bytes aligned to 4: copied as two 4-byte pieces, which only the
+// instantiations analysed run), an unsigned value.
+// CHECK-MESSAGES: :[[@LINE+10]]:3: remark: [pipelined]
+namespace GuardKinds {
+enum class Mode { Sum, Max };
+struct Pair { float a, b; };
+__device__ float sumOf(Pair p) { return p.a + p.b; }
+__device__ float firstOf(Pair p) { return p.a; }
+template <bool ON, Mode M, typename E, unsigned N>
+__global__ void k(const E *A, float *C, int nt) {
+  __shared__ E s[N];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * N + threadIdx.x];
+    __syncthreads();
+    if (ON) acc += M == Mode::Sum ? sumOf(s[(threadIdx.x + 1) % N]) : firstOf(s[threadIdx.x]);
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+template __global__ void k<true, Mode::Max, Pair, 64>(const Pair *, float *, int);
+} // namespace GuardKinds
+// CHECK-FIXES: if constexpr (ON && static_cast<long long>(M) == 1ll && ::cuda::std::is_same_v<E, ::GuardKinds::Pair> && N == 64u) { // the instantiations tilepipe analysed
+
+// A class type declared after the template: the template's text cannot name it.
+// CHECK-MESSAGES: :[[@LINE+6]]:3: remark: [template-arguments] {{.*}}the argument of 'E': {{.*}}Late' is declared after the template
+namespace TypeDeclaredAfter {
+template <typename E>
+__global__ void k(const E *A, E *C, int nt) {
+  __shared__ E s[64];
+  E acc{};
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc.v += s[63 - threadIdx.x].v;
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+struct Late { float v; };
+template __global__ void k<Late>(const Late *, Late *, int);
+} // namespace TypeDeclaredAfter
+
+// A member of a class template, and a pack: their instantiations cannot be told apart in the text.
+namespace Unnameable {
+template <int N> struct Tiler {
+  // CHECK-MESSAGES: :[[@LINE+4]]:5: remark: [template-arguments] {{.*}}instantiated from a class template
+  __device__ static float run(const float *A, int nt) {
+    __shared__ float s[N];
+    float acc = 0;
+    for (int t = 0; t < nt; ++t) {
+      s[threadIdx.x] = A[t * N + threadIdx.x];
+      __syncthreads();
+      acc += s[(threadIdx.x + 1) % N];
+      __syncthreads();
+    }
+    return acc;
+  }
+};
+__global__ void member(const float *A, float *C, int nt) { C[threadIdx.x] = Tiler<64>::run(A, nt); }
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [template-arguments] {{.*}}unnamed or a pack
+template <int... Ns>
+__global__ void pack(const float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64];
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+template __global__ void pack<1, 2>(const float *, float *, int);
+} // namespace Unnameable

@@ -14,6 +14,19 @@ using namespace clang;
 
 namespace tilepipe {
 
+QualType innermostType(QualType T) {
+  for (unsigned Guard = 0; Guard < 16 && !T.isNull(); ++Guard) {
+    T = T.getNonReferenceType().getCanonicalType();
+    if (const auto *P = dyn_cast<PointerType>(T.getTypePtr()))
+      T = P->getPointeeType();
+    else if (const auto *A = dyn_cast<ArrayType>(T.getTypePtr()))
+      T = A->getElementType();
+    else
+      break;
+  }
+  return T;
+}
+
 const VarDecl *varOf(const Expr *E) {
   E = E->IgnoreParenImpCasts();
   if (const auto *OVE = dyn_cast<OpaqueValueExpr>(E))

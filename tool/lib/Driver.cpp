@@ -43,7 +43,7 @@ public:
   explicit FunctionCollector(const SourceManager &SM) : SM(SM) {}
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool VisitFunctionDecl(FunctionDecl *FD) {
-    if (!isDeviceCode(FD) || !inUserFile(SM, FD->getLocation()))
+    if (!isDeviceCode(FD) || !inUserFile(SM, FD->getLocation()) || FD->isInvalidDecl())
       return true;
     (FD->isDependentContext() ? Patterns : Instances).push_back(FD);
     return true;
@@ -114,17 +114,21 @@ public:
 private:
   class Consumer : public ASTConsumer {
   public:
-    Consumer(ArchDependence &Arch, Step &Then) : Arch(Arch), Then(Then) {}
+    Consumer(ArchDependence &Arch, Step &Then, CompilerInstance &CI) : Arch(Arch), Then(Then), CI(CI) {}
     void HandleTranslationUnit(ASTContext &Ctx) override {
       // The parser has read the translation unit to its end (the collector's EndOfMainFile comes
       // later, when the action ends; a fatal error, which ends the reading early, fails the file).
       Arch.Complete = true;
+      // Templates nothing instantiates get instantiations of common tile sizes to be analysed in.
+      if (CI.hasSema())
+        probeTemplates(CI.getSema());
       Then(Ctx);
     }
 
   private:
     ArchDependence &Arch;
     Step &Then;
+    CompilerInstance &CI;
   };
   class Action : public ASTFrontendAction {
   public:
@@ -133,8 +137,8 @@ private:
       CI.getPreprocessor().addPPCallbacks(archDependenceCollector(CI.getPreprocessor(), Arch));
       return true;
     }
-    std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override {
-      return std::make_unique<Consumer>(Arch, Then);
+    std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef) override {
+      return std::make_unique<Consumer>(Arch, Then, CI);
     }
 
   private:
@@ -530,6 +534,9 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
   for (auto &[Key, LoopAndFn] : Checked->Uninstantiated) {
     LoopRecord Rec = loopRecord(SM, R.Path, LoopAndFn.first, LoopAndFn.second);
     Rec.Code = Reason::TemplateNotInstantiated;
+    Rec.Detail = "nor one of tilepipe's own to analyse it in: it tries 8, 16, 32 and 64 for one integer "
+                 "parameter, 16 and 32 for two or three, float for a type (none where a parameter has a default, "
+                 "is a pack, a bool or a template), and drops those the template rejects";
     R.Loops.push_back(Rec);
   }
   llvm::sort(R.Loops, [&](const LoopRecord &A, const LoopRecord &B) {

@@ -75,6 +75,16 @@ struct LoopResult : CheckedLoop {
   std::string TuningNote;
 };
 
+/// The compile-time condition under which a template's rewrite runs: it holds for exactly the
+/// instantiations the analysis saw (TemplateGuard.cpp; "" outside templates), and what they are.
+struct TemplateGuard {
+  std::string Condition; ///< `static_cast<long long>(TS) == 64ll || ...`
+  std::string Described; ///< `TS = 64; TS = 128`
+  bool UsesTypes = false; ///< a type argument is compared (`::cuda::std::is_same_v`)
+};
+llvm::Expected<TemplateGuard> templateGuard(clang::ASTContext &Ctx,
+                                            llvm::ArrayRef<const clang::FunctionDecl *> Instances);
+
 /// The file's candidate loops: Check yields them per function (ByFunction, one entry per
 /// instantiation), with the loops' annotations and the loops of templates never instantiated;
 /// Plan (planLoops) moves them, planned, into ByLoop, by loop (file, then offset).
@@ -135,6 +145,7 @@ struct FileRewrite {
   /// The files where some loop became a cuda::pipeline (the register-staged prefetch needs no
   /// header).
   std::set<clang::FileID> CpAsyncUsed;
+  std::set<clang::FileID> TraitsUsed; ///< files whose template guards compare types
 };
 
 /// Why the kernel that runs FD (FD itself) cannot take parameters and a launcher of tilepipe's

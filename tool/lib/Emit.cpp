@@ -320,9 +320,10 @@ static std::string smallLaunchCondition() {
 }
 
 /// The loop as it was, reading buffer 0 of each stage array, where the pipeline does not run: below
-/// compute capability 8.0 (NewText under `#if __CUDA_ARCH__ >= 800`, the original under `#else`),
-/// and in launches that fill the GPU (NewText under `if (small launch)`, the original under
-/// `else`). Replaces [ReplaceFrom, ReplaceTo); one statement in every configuration, as the loop was.
+/// compute capability 8.0 (NewText under `#if __CUDA_ARCH__ >= 800`), in launches that fill the GPU
+/// (NewText under `if (small launch)`), and in instantiations of a template the analysis did not see
+/// (NewText under `if constexpr (LoopPlan::TemplateGuard)`); the original under the `else` of each,
+/// or `#else`. Replaces [ReplaceFrom, ReplaceTo); one statement in every configuration, as the loop was.
 llvm::Error PipelineEmitter::keepOriginal(std::string &NewText, unsigned &ReplaceFrom, unsigned &ReplaceTo,
                                           const SourceTokens &Toks) const {
   const std::string &Base = Cut.Base, &Unit = Cut.Unit;
@@ -336,31 +337,49 @@ llvm::Error PipelineEmitter::keepOriginal(std::string &NewText, unsigned &Replac
   Original.insert(Original.end(), Cut.Pragmas.begin(), Cut.Pragmas.end());
   for (const std::string &L : chunk(F.slice(Cut.LoopOff, Cut.LoopEnd), Base))
     Original.push_back(L);
-  std::string Text, Where;
+  const bool A = Plan.ArchGuard, S = Plan.SmallLaunches, T = !Plan.TemplateGuard.empty();
+  std::vector<std::string> Where;
+  if (A)
+    Where.push_back("below compute capability 8.0");
+  if (S)
+    Where.push_back("in launches that fill the GPU");
+  if (T)
+    Where.push_back("in instantiations tilepipe did not analyse");
+  auto KeptFor = [&](llvm::ArrayRef<std::string> Where) {
+    std::string Cases = Where.back();
+    if (Where.size() > 1)
+      Cases = llvm::join(Where.drop_back(), ", ") + " and " + Cases;
+    std::string Kept = Base + mark("{ // tilepipe: " + Cases + ", the loop as it was") + "\n";
+    for (const std::string &L : Original)
+      Kept += L.empty() ? "\n" : L.front() == Verbatim ? L.substr(1) + "\n" : Base + Unit + L + "\n";
+    return Kept + Base + mark("}");
+  };
+  const std::string Kept = KeptFor(Where);
   // In braces, so that the else binds where it is meant to whatever encloses the loop (an if without
   // braces would draw -Wdangling-else).
-  if (Plan.SmallLaunches)
+  std::string Text;
+  if (S)
     Text += Base + mark("{ // tilepipe: the pipeline where the launch leaves the SMs mostly idle (at most " +
                         std::to_string(SmallLaunchWarpsPerSM) + " warps per SM)") + "\n";
-  if (Plan.ArchGuard)
+  if (A)
     Text += mark("#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800") + "\n";
-  if (Plan.SmallLaunches)
+  if (T)
+    Text += Base + mark("if constexpr (" + Plan.TemplateGuard + ") { // the instantiations tilepipe analysed") + "\n";
+  if (S)
     Text += Base + mark(smallLaunchCondition()) + "\n";
   Text += Base + NewText + "\n";
-  if (Plan.SmallLaunches)
+  if (S)
     Text += Base + mark("else") + "\n";
-  if (Plan.ArchGuard)
-    Text += mark(Plan.SmallLaunches ? "#endif" : "#else") + "\n";
-  Where = Plan.ArchGuard && Plan.SmallLaunches ? "below compute capability 8.0 and in launches that fill the GPU"
-          : Plan.ArchGuard                     ? "below compute capability 8.0"
-                                               : "in launches that fill the GPU";
-  Text += Base + mark("{ // tilepipe: " + Where + ", the loop as it was") + "\n";
-  for (const std::string &L : Original)
-    Text += L.empty() ? "\n" : L.front() == Verbatim ? L.substr(1) + "\n" : Base + Unit + L + "\n";
-  NewText = Text + Base + mark("}");
-  if (Plan.ArchGuard && !Plan.SmallLaunches)
+  if (S && T)
+    Text += KeptFor({"in launches that fill the GPU"}) + "\n";
+  if (T)
+    Text += Base + mark("} else") + "\n";
+  if (A)
+    Text += mark(S || T ? "#endif" : "#else") + "\n";
+  NewText = Text + Kept;
+  if (A && !S && !T)
     NewText += "\n" + mark("#endif");
-  if (Plan.SmallLaunches)
+  if (S)
     NewText += "\n" + Base + mark("}");
   // Code after the loop on its last line would otherwise become part of the #endif line: it
   // goes to a line of its own.
@@ -377,8 +396,12 @@ void PipelineEmitter::tileDeclEdits(std::vector<Replacement> &Out) const {
   std::set<unsigned> Aligned;
   for (const Tile &T : M.Tiles)
     if (!T.DeclaredInBody && Pipelined) {
+      // Instantiations the analysis did not see keep the loop, on one buffer.
+      const std::string Count = Plan.TemplateGuard.empty()
+                                    ? std::to_string(Stages)
+                                    : "(" + Plan.TemplateGuard + ") ? " + std::to_string(Stages) + " : 1";
       Out.emplace_back(F.SM, CharSourceRange::getTokenRange(T.Var->getLocation()),
-                       StageArray.at(T.Var) + "[" + std::to_string(Stages) + "]");
+                       StageArray.at(T.Var) + "[" + Count + "]");
       // Chunks start on 16 bytes of the shared tile only if the array does.
       SourceLocation Begin = F.SM.getExpansionLoc(T.Var->getBeginLoc());
       // Tensor copies need 128 bytes; the first tile of a declaration decides for all of it.
@@ -440,7 +463,7 @@ llvm::Expected<std::vector<Replacement>> emitPipeline(ASTContext &Ctx, const Loo
   if (Plan.Tiles.size() != M.Tiles.size() || (Pipelined && !Plan.Registers && Plan.Stages < 2))
     return fail("internal: the plan does not fit the loop");
   if (Pipelined && Plan.Registers)
-    return emitRegisters(Ctx, M, Plan.Stages);
+    return emitRegisters(Ctx, M, Plan.Stages, Plan.TemplateGuard);
   if (llvm::Error E = checkPlan(M, Plan, Pipelined && Plan.Engine && !M.Tiles.empty()))
     return E;
   auto CutOr = cutLoop(F, M);
@@ -551,15 +574,18 @@ static std::vector<std::pair<unsigned, std::string>> topLevelIncludes(const Sour
 }
 
 std::optional<Replacement> pipelineInclude(const SourceManager &SM, FileID FID,
-                                           std::optional<RuntimeMode> Runtime, unsigned FirstEdit) {
+                                           std::optional<RuntimeMode> Runtime, unsigned FirstEdit, bool Pipeline,
+                                           bool Traits) {
   StringRef Buffer = SM.getBufferData(FID);
   auto Includes = topLevelIncludes(SM, FID);
   auto Has = [&](StringRef Header) {
     return llvm::any_of(Includes, [&](const auto &I) { return I.second == "<" + Header.str() + ">"; });
   };
   std::string Text;
-  for (StringRef H : {"cuda/pipeline", "cuda/barrier", "cuda/ptx", "cuda.h"})
-    if ((H == "cuda/pipeline" || Runtime) && !Has(H))
+  for (StringRef H : {"cuda/pipeline", "cuda/barrier", "cuda/ptx", "cuda.h", "cuda/std/type_traits"})
+    if (((H == "cuda/pipeline" && Pipeline) || (H == "cuda/std/type_traits" && Traits) ||
+         (Runtime && H != "cuda/std/type_traits")) &&
+        !Has(H))
       Text += "#include <" + H.str() + ">\n";
   // Once: a file that has the runtime (included, or pasted with its guard) gets no second copy.
   if (Runtime && !Has(runtimeHeaderName()) &&

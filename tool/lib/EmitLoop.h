@@ -85,10 +85,11 @@ std::tuple<unsigned, unsigned, std::string> dropStatement(const FileText &F, con
 /// The loop's cut, or an EmitError (Reason::Unsupported) where a piece is not plain text.
 llvm::Expected<LoopCut> cutLoop(const FileText &F, const LoopModel &M);
 
-/// The register-staged prefetch of a plan with LoopPlan::Registers, Depth tiles ahead
-/// (EmitRegisters.cpp).
+/// The register-staged prefetch of a plan with LoopPlan::Registers, Depth tiles ahead, under
+/// `if constexpr (TemplateGuard)` where that is not empty (EmitRegisters.cpp).
 llvm::Expected<std::vector<clang::tooling::Replacement>> emitRegisters(clang::ASTContext &Ctx,
-                                                                       const LoopModel &M, unsigned Depth);
+                                                                       const LoopModel &M, unsigned Depth,
+                                                                       const std::string &TemplateGuard);
 
 /// The block barrier Emit writes where the original's barrier stood.
 inline constexpr const char *BlockBarrier = "__syncthreads();";

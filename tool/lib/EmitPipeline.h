@@ -97,7 +97,9 @@ private:
   llvm::Expected<std::string> renderLoop() const;
   /// The loop as it was stands beside the pipeline (below compute capability 8.0, or for launches
   /// that fill the GPU): keepOriginal writes it, and the cut must let the whole loop move.
-  bool keepsOriginal() const { return Pipelined && (Plan.ArchGuard || Plan.SmallLaunches); }
+  bool keepsOriginal() const {
+    return Pipelined && (Plan.ArchGuard || Plan.SmallLaunches || !Plan.TemplateGuard.empty());
+  }
   llvm::Error keepOriginal(std::string &NewText, unsigned &ReplaceFrom, unsigned &ReplaceTo,
                            const SourceTokens &Toks) const;
   void tileDeclEdits(std::vector<Replacement> &Out) const;

@@ -30,7 +30,8 @@ static const char RegistersDeepTemplate[] =
 #include "RegistersDeepTemplate.inc"
     ;
 
-llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const LoopModel &M, unsigned Depth) {
+llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const LoopModel &M, unsigned Depth,
+                                                       const std::string &TemplateGuard) {
   FileText F(Ctx, Ctx.getSourceManager().getFileID(Ctx.getSourceManager().getExpansionLoc(M.Loop->getBeginLoc())));
   auto Fail = [](const Twine &Why) { return llvm::make_error<EmitError>(Reason::Unsupported, Why.str()); };
   auto CutOr = cutLoop(F, M);
@@ -173,15 +174,31 @@ llvm::Expected<std::vector<Replacement>> emitRegisters(ASTContext &Ctx, const Lo
   if (!Rendered)
     return Rendered.takeError();
   std::string NewText = std::move(*Rendered);
+  unsigned From = Cut.PragmaOff;
+  if (!TemplateGuard.empty()) {
+    // Instantiations the analysis did not see run the loop as it was (the tiles are the same).
+    if (!F.firstOnLine(Cut.LoopOff))
+      return Fail("the loop does not begin its line, so it cannot stand beside the prefetch as it was");
+    From = std::min(Cut.PragmaOff, F.lineStart(Cut.LoopOff));
+    Lines Original = Cut.Pragmas;
+    for (const std::string &L : chunk(F.slice(Cut.LoopOff, Cut.LoopEnd), Cut.Base))
+      Original.push_back(L);
+    std::string Text = Cut.Base + mark("if constexpr (" + TemplateGuard + ") { // the instantiations tilepipe analysed") +
+                       "\n" + Cut.Base + NewText + "\n" + Cut.Base +
+                       mark("} else { // tilepipe: in instantiations tilepipe did not analyse, the loop as it was") + "\n";
+    for (const std::string &L : Original)
+      Text += L.empty() ? "\n" : L.front() == Verbatim ? L.substr(1) + "\n" : Cut.Base + Cut.Unit + L + "\n";
+    NewText = Text + Cut.Base + mark("}");
+  } else if (Cut.PragmaOff < Cut.LoopOff) {
+    // The loop's pragma lines go with it, onto the mainloop.
+    NewText = Cut.Base + NewText;
+  }
   // The last line of defence: every line Emit wrote begins with a token of its own.
   if (std::string Why = unmark(NewText, F.LO); !Why.empty())
     return llvm::make_error<EmitError>(Reason::SourceText, Why);
-  // The loop's pragma lines go with it, onto the mainloop.
-  if (Cut.PragmaOff < Cut.LoopOff)
-    NewText = Cut.Base + NewText;
   return std::vector<Replacement>{
       Replacement(F.SM,
-                  CharSourceRange::getCharRange(F.SM.getComposedLoc(F.FID, Cut.PragmaOff),
+                  CharSourceRange::getCharRange(F.SM.getComposedLoc(F.FID, From),
                                                 F.SM.getComposedLoc(F.FID, Cut.LoopEnd)),
                   NewText)};
 }

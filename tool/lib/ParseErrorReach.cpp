@@ -3,6 +3,7 @@
 // what it lost is unknown, so the rule reads the text around the error, and the AST only where it
 // proves what a name in that text means.
 #include "tilepipe/ArchDependence.h"
+#include "tilepipe/AstUtil.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -58,15 +59,7 @@ const DeclContext *namespaceOf(const Decl *D) {
 bool adlNamespaces(QualType T, std::set<const DeclContext *> &Out, unsigned Depth = 0) {
   if (T.isNull() || Depth > 8)
     return false;
-  for (unsigned Guard = 0; Guard < 16; ++Guard) {
-    T = T.getNonReferenceType().getCanonicalType();
-    if (const auto *P = dyn_cast<PointerType>(T.getTypePtr()))
-      T = P->getPointeeType();
-    else if (const auto *A = dyn_cast<ArrayType>(T.getTypePtr()))
-      T = A->getElementType();
-    else
-      break;
-  }
+  T = innermostType(T);
   if (isa<BuiltinType>(T.getTypePtr()))
     return true;
   if (T->isDependentType())

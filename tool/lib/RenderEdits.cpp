@@ -33,14 +33,15 @@ static llvm::Error addIncludes(const SourceManager &SM, const ToolOptions &Opts,
                                const std::string &Path, std::vector<LoopRecord> &Loops) {
   const FileID Main = SM.getMainFileID();
   for (auto &[FID, Edits] : F.Edits) {
-    if (Edits.empty() || (!F.CpAsyncUsed.count(FID) && !(FID == Main && F.EngineUsed)))
+    const bool Traits = F.TraitsUsed.count(FID);
+    if (Edits.empty() || (!F.CpAsyncUsed.count(FID) && !(FID == Main && F.EngineUsed) && !Traits))
       continue; // no cuda::pipeline in this file: the register-staged prefetch needs no header
     unsigned FirstEdit = ~0u;
     for (const tooling::Replacement &R : Edits)
       FirstEdit = std::min(FirstEdit, R.getOffset());
     auto Inc = pipelineInclude(SM, FID,
                                FID == Main && F.EngineUsed ? std::optional(Opts.Runtime) : std::nullopt,
-                               FirstEdit);
+                               FirstEdit, F.CpAsyncUsed.count(FID) || (FID == Main && F.EngineUsed), Traits);
     if (!Inc)
       continue;
     if (llvm::Error Err = Edits.add(*Inc))

@@ -2,9 +2,11 @@
 // agree on, with the compute-only floor; per kernel with tensor copies, its map parameters.
 #include "DriverSteps.h"
 #include "tilepipe/AstUtil.h"
+#include "tilepipe/Find.h"
 #include "tilepipe/Resources.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace clang;
 
@@ -186,12 +188,41 @@ static void emitFloor(ASTContext &Ctx, const LoopModel &M, const LoopPlan &Plan,
       return Why(std::move(Err));
 }
 
+/// The probes (Probes.cpp) of a template nothing instantiates that the analysis accepted: the
+/// rewrite runs in those alone. Where it accepted none, Rec says so and the result is empty.
+static std::vector<LoopResult> acceptedProbes(ASTContext &Ctx, const std::vector<LoopResult> &Probes,
+                                              LoopRecord &Rec) {
+  std::vector<LoopResult> Accepted;
+  std::vector<std::string> Tried;
+  const LoopResult *FirstRefused = nullptr;
+  for (const LoopResult &LR : Probes) {
+    Tried.push_back(instantiationName(Ctx, LR));
+    if (LR.V.ok())
+      Accepted.push_back(LR);
+    else if (!FirstRefused)
+      FirstRefused = &LR;
+  }
+  if (Accepted.empty()) {
+    Rec.Code = Reason::TemplateNotInstantiated;
+    Rec.Detail = "tried " + llvm::join(Tried, ", ") + "; " + instantiationName(Ctx, *FirstRefused) + " was refused as " +
+                 reasonInfo(FirstRefused->V.Code).Id.str() + ", " + reasonInfo(FirstRefused->V.Code).Message.str() +
+                 (FirstRefused->V.Detail.empty() ? "" : ": " + FirstRefused->V.Detail);
+  }
+  return Accepted;
+}
+
 LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::string &Path,
-                       LoopKey Key, const std::vector<LoopResult> &Results, const Annotation &A,
+                       LoopKey Key, const std::vector<LoopResult> &AllResults, const Annotation &A,
                        FileRewrite &F) {
   const SourceManager &SM = Ctx.getSourceManager();
+  LoopRecord Rec = loopRecord(SM, Path, AllResults.front().Model.Loop, AllResults.front().Function);
+  // A template nothing instantiates, probed: rewritten for the probes the analysis accepts.
+  const bool Probed = llvm::all_of(AllResults, [](const LoopResult &LR) { return isProbe(LR.Function); });
+  std::vector<LoopResult> Accepted;
+  if (Probed && (Accepted = acceptedProbes(Ctx, AllResults, Rec)).empty())
+    return Rec;
+  const std::vector<LoopResult> &Results = Probed ? Accepted : AllResults;
   const LoopResult &Front = Results.front();
-  LoopRecord Rec = loopRecord(SM, Path, Front.Model.Loop, Front.Function);
   unsigned Stages;
   std::string Note;
   if (const LoopResult *Refused = refusedOrStages(Results, Stages, Note)) {
@@ -218,6 +249,7 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
   for (const LoopResult &LR : Results)
     Models.push_back(&LR.Model);
   Rec.Fingerprint = Front.Fingerprint;
+
   // The plans every instantiation can take: as many stages as the one with the largest tiles fits.
   unsigned MaxStages = Front.MaxStages;
   for (const LoopResult &LR : Results)
@@ -275,6 +307,19 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
     Rec.Plan = Plan;
     return Rec;
   }
+  // In a template, the rewrite runs in the instantiations analysed, the loop as it was in others.
+  std::vector<const FunctionDecl *> Instances;
+  for (const LoopResult &LR : Results)
+    Instances.push_back(LR.Function);
+  auto Guard = templateGuard(Ctx, Instances);
+  if (!Guard) {
+    llvm::handleAllErrors(Guard.takeError(), [&](const EmitError &E) {
+      Rec.Code = E.Code;
+      Rec.Detail = E.Detail;
+    });
+    return Rec;
+  }
+  Plan.TemplateGuard = Guard->Condition;
   auto Edits = emitAgreed(Ctx, Results, Plan);
   if (!Edits) {
     // The block-wide copies may be what the instantiations disagree on: the plan's fallback,
@@ -319,9 +364,14 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
                                       KIt != F.TmaKernels.end() && !KIt->second.Launcher.empty()
                                           ? KIt->second.Launcher
                                           : "tilepipe_launch_" + Rec.Kernel));
+  if (!Guard->Described.empty())
+    Rec.Detail += "; in the instantiations analysed (" + Guard->Described +
+                  "), the others keeping the loop as it was";
   F.EngineUsed |= Plan.Engine;
   if (!Plan.Registers)
     F.CpAsyncUsed.insert(Key.first);
+  if (Guard->UsesTypes)
+    F.TraitsUsed.insert(Key.first);
   TmaKernel &K = F.TmaKernels[patternOf(Front.Function)];
   K.Loops.insert({Rec.File, Rec.Offset});
   for (size_t T = 0; T < M.Tiles.size(); ++T)

@@ -14,6 +14,10 @@ namespace tilepipe {
 /// Drops the ExprWithCleanups around a full expression (null stays null).
 const clang::Expr *skipCleanups(const clang::Expr *E);
 
+/// T without its references, pointers and arrays, canonical (`const float *const (&)[4]` ->
+/// `const float`): the type that names the entity.
+clang::QualType innermostType(clang::QualType T);
+
 /// Drops ExprWithCleanups, parentheses and the implicit casts that neither convert nor compute.
 const clang::Expr *stripNoOps(const clang::Expr *E);
 

@@ -110,11 +110,14 @@ std::vector<const clang::CUDAKernelCallExpr *> hostLaunches(clang::ASTContext &C
 /// (outside conditionals, comments and braces) and that comes before FirstEdit, else at the top
 /// of the file, unless it is there. With Runtime (a file with tensor or bulk copies), also the
 /// headers they use and the runtime (runtimeUse: its include or its text, and the check of its
-/// version), unless the file has them.
+/// version), unless the file has them. Pipeline says whether the file needs <cuda/pipeline>
+/// (the register-staged prefetch does not), Traits whether it needs <cuda/std/type_traits> (a
+/// template's guard compares types).
 std::optional<clang::tooling::Replacement> pipelineInclude(const clang::SourceManager &SM,
                                                            clang::FileID FID,
                                                            std::optional<RuntimeMode> Runtime = std::nullopt,
-                                                           unsigned FirstEdit = ~0u);
+                                                           unsigned FirstEdit = ~0u, bool Pipeline = true,
+                                                           bool Traits = false);
 
 /// The section '@Name' of a template of several (templates/pipeline.cu.in): its lines up to the
 /// next '@' line. A section that is missing is a fatal error that names TemplateName and Name.

@@ -5,6 +5,10 @@
 #include "clang/AST/Stmt.h"
 #include <vector>
 
+namespace clang {
+class Sema;
+}
+
 namespace tilepipe {
 
 /// __syncthreads(), cg::sync(block), block.sync(), this_thread_block().sync().
@@ -23,5 +27,13 @@ struct Candidate {
   const clang::FunctionDecl *Function;
 };
 std::vector<Candidate> findCandidateLoops(const clang::FunctionDecl *FD);
+
+/// Instantiates each device function template of the user's files that holds a candidate loop and
+/// that nothing in the translation unit instantiates, with common tile sizes (Probes.cpp), so that
+/// the analysis sees it; the rewrite then runs in those instantiations alone. The arguments a
+/// template rejects are dropped, silently. Returns how many probes it made.
+unsigned probeTemplates(clang::Sema &S);
+/// Whether FD is one of probeTemplates' instantiations.
+bool isProbe(const clang::FunctionDecl *FD);
 
 } // namespace tilepipe

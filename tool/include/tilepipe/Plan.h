@@ -161,6 +161,9 @@ struct LoopPlan {
   unsigned Stages = 0;
   std::string StageNote; ///< when fewer stages than requested fit, why
   bool ArchGuard = false; ///< the original loop stays for devices below compute capability 8.0
+  /// In a function template: the rewrite runs under `if constexpr (TemplateGuard)`, which holds for
+  /// the instantiations analysed; the others run the loop as it was ("" outside templates).
+  std::string TemplateGuard;
   /// Every tile is Tensor or Bulk: the loop also has the copy engine's path, on compute
   /// capability 9.0, taken once per launch where the launch fits (TmaFlag, maps, block shape).
   bool Engine = false;

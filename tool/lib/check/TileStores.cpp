@@ -278,11 +278,11 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
                                std::to_string(Size) + " bytes, aligned to " +
                                std::to_string(Align) + ")");
   // An element of another size than its alignment (`float3`, a struct of four doubles) moves as
-  // copies of its alignment: the copy says so by alignof, which one instantiation of a template
-  // alone cannot vouch for in the text all of them share.
+  // copies of its alignment: the copy says so by alignof. In a function template the rewrite runs
+  // only in the instantiations analysed (LoopPlan::TemplateGuard), each of which passed here; a
+  // member of a class template has no such condition, and its text serves instantiations unseen.
   const auto *Class = dyn_cast<CXXRecordDecl>(M.Function->getDeclContext());
-  if (Size != Align && (M.Function->isTemplateInstantiation() || M.Function->isDependentContext() ||
-                        (Class && Class->getTemplateInstantiationPattern())))
+  if (Size != Align && (M.Function->isDependentContext() || (Class && Class->getTemplateInstantiationPattern())))
     return Verdict::refuse(Reason::ElementType,
                            quoted(V) + " holds '" + Elem.getAsString() + "' (" + std::to_string(Size) +
                                " bytes, aligned to " + std::to_string(Align) +

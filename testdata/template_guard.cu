@@ -1,0 +1,242 @@
+// template_guard.cu: templates rewritten for the instantiations tilepipe analysed, and only those.
+// A template's text serves every instantiation, including ones tilepipe never sees: a file that
+// includes this one, an instantiation added later. The rewrite runs under `if constexpr` on the
+// arguments the analysis proved it for; any other instantiation runs the loop as it was. Here the
+// GPU check builds with TILEPIPE_UNSEEN_INSTANCES defined (tests/gpu/verify_testdata.sh), which
+// launches instantiations that tilepipe's parse did not see: a window of another size and element
+// type, and a matrix multiply that nothing in the parsed text instantiates, which tilepipe
+// analysed with the tile sizes it tries itself (8, 16, 32, 64: all but 64 rewritten) and which
+// runs with 16 (rewritten) and 12 (as it was). The refused twin: a template whose compute phase
+// writes its tile, refused in every instantiation tried. Run at scale: thousands of blocks, many
+// more tiles than stages, random inputs, poisoned outputs.
+// more tiles than stages, random inputs, poisoned outputs (tests/gpu/verify_testdata.sh).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cstdint>
+#include <algorithm>
+
+#define CK(call)                                                            \
+  do {                                                                      \
+    cudaError_t ck_err_ = (call);                                           \
+    if (ck_err_ != cudaSuccess) {                                           \
+      fprintf(stderr, "%s:%d: CUDA error: %s (%s)\n", __FILE__, __LINE__,   \
+              cudaGetErrorString(ck_err_), #call);                          \
+      exit(1);                                                              \
+    }                                                                       \
+  } while (0)
+
+// Deterministic xorshift64* generator, seeded from (seed, case number).
+struct Rng {
+  uint64_t s;
+  Rng(uint64_t seed, uint64_t caseNo) {
+    s = ((seed + 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL) ^
+        ((caseNo + 1) * 0x94D049BB133111EBULL);
+    if (s == 0) s = 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < 4; ++i) next();
+  }
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1DULL;
+  }
+  // Uniform in [-1, 1).
+  float uniform() { return (float)(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
+  double uniformd() { return (double)(next() >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
+  // Uniform integer in [lo, hi].
+  int range(int lo, int hi) { return lo + (int)(next() % (uint64_t)(hi - lo + 1)); }
+};
+
+template <typename F = float>
+static std::vector<F> randomFloats(size_t n, Rng& r) {
+  std::vector<F> v(n);
+  size_t i = 0;
+  for (; i + 1 < n; i += 2) {  // two 24-bit values per draw
+    const uint64_t x = r.next();
+    v[i] = (F)(x >> 40) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+    v[i + 1] = (F)((x >> 16) & 0xFFFFFFu) * (F)(2.0f / 16777216.0f) - (F)1.0f;
+  }
+  if (i < n) v[i] = (F)r.uniform();
+  return v;
+}
+
+template <typename T>
+static T* toDevice(const std::vector<T>& h) {
+  T* d = nullptr;
+  CK(cudaMalloc(&d, std::max<size_t>(h.size(), 1) * sizeof(T)));
+  if (!h.empty()) CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Allocates an output buffer of n elements and poisons it with 0xFF bytes.
+template <typename T>
+static T* poisonedOutput(size_t n) {
+  T* d = nullptr;
+  const size_t bytes = std::max<size_t>(n, 1) * sizeof(T);
+  CK(cudaMalloc(&d, bytes));
+  CK(cudaMemset(d, 0xFF, bytes));
+  return d;
+}
+
+template <typename T>
+static void writeOutput(FILE* f, const T* d, size_t n) {
+  if (n == 0) return;
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  if (fwrite(h.data(), sizeof(T), n, f) != n) {
+    fprintf(stderr, "%s:%d: short write to output file\n", __FILE__, __LINE__);
+    exit(1);
+  }
+}
+
+static void checkLaunch() {
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+}
+
+
+static FILE* openOutput(int argc, char** argv, uint64_t* seed) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <output.bin> [seed]\n", argv[0]);
+    exit(2);
+  }
+  FILE* f = fopen(argv[1], "wb");
+  if (!f) {
+    perror(argv[1]);
+    exit(1);
+  }
+  *seed = argc > 2 ? strtoull(argv[2], nullptr, 10) : 1;
+  return f;
+}
+
+
+static void closeOutput(FILE* f) {
+  if (fclose(f) != 0) {
+    perror("fclose");
+    exit(1);
+  }
+}
+
+
+__device__ float mix(float acc, float a, float b) { return __fadd_rn(__fmul_rn(acc, 0.5f), __fmul_rn(a, b)); }
+__device__ double mix(double acc, double a, double b) { return __dadd_rn(__dmul_rn(acc, 0.5), __dmul_rn(a, b)); }
+
+// A window of TS elements of E per tile: instantiated here as <float, 128>.
+template <typename E, int TS>
+__global__ void window(const E* __restrict__ A, E* __restrict__ out, int nt) {
+  __shared__ E s[TS];
+  const int tx = threadIdx.x;
+  E acc = 0;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int t = 0; t < nt; ++t) {
+    s[tx] = A[((size_t)blockIdx.x * nt + t) * TS + tx];
+    __syncthreads();
+    for (int j = 0; j < 4; ++j)
+      acc = mix(acc, s[(tx + 13 * j) % TS], s[(3 * tx + j) % TS]);
+    __syncthreads();
+  }
+  out[(size_t)blockIdx.x * TS + tx] = acc;
+}
+
+// A matrix multiply of BS x BS tiles that nothing here instantiates.
+template <int BS>
+__global__ void probe_matmul(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                             int wA, int wB) {
+  __shared__ float As[BS][BS];
+  __shared__ float Bs[BS][BS];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  float sum = 0.0f;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int t = 0; t < wA / BS; ++t) {
+    As[ty][tx] = A[(blockIdx.y * BS + ty) * wA + t * BS + tx];
+    Bs[ty][tx] = B[(t * BS + ty) * wB + blockIdx.x * BS + tx];
+    __syncthreads();
+    for (int k = 0; k < BS; ++k)
+      sum = __fadd_rn(sum, __fmul_rn(As[ty][k], Bs[k][tx]));
+    __syncthreads();
+  }
+  C[(size_t)(blockIdx.y * BS + ty) * wB + blockIdx.x * BS + tx] = sum;
+}
+
+// Refused in every instantiation tried: the compute phase writes the tile.
+template <int N>
+__global__ void writes_tile(const float* __restrict__ A, float* __restrict__ out, int nt) {
+  __shared__ float s[N];
+  float acc = 0.0f;
+  // EXPECT: template-not-instantiated
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[((size_t)blockIdx.x * nt + t) * N + threadIdx.x];
+    __syncthreads();
+    acc = __fadd_rn(acc, s[(threadIdx.x + 1) % N]);
+    s[threadIdx.x] = acc;
+    __syncthreads();
+  }
+  out[(size_t)blockIdx.x * N + threadIdx.x] = acc;
+}
+
+template <typename L>
+static void runKernel(FILE* f, size_t n, L launch) {
+  float* dC = poisonedOutput<float>(n);
+  launch(dC);
+  checkLaunch();
+  writeOutput(f, dC, n);
+  CK(cudaFree(dC));
+}
+
+// blocks windows of nt tiles each.
+template <typename E, int TS>
+static void runWindow(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
+  Rng rng(seed, caseNo);
+  std::vector<E> hA = randomFloats<E>((size_t)blocks * (nt > 0 ? nt : 1) * TS, rng);
+  printf("window<%d> case %d: %d blocks, %d tiles\n", TS, caseNo, blocks, nt);
+  E* dA = toDevice(hA);
+  E* dOut = poisonedOutput<E>((size_t)blocks * TS);
+  window<E, TS><<<blocks, TS>>>(dA, dOut, nt);
+  checkLaunch();
+  writeOutput(f, dOut, (size_t)blocks * TS);
+  CK(cudaFree(dA));
+  CK(cudaFree(dOut));
+}
+
+// C = A * B, A hA x wA, B wA x wB, all multiples of BS.
+template <int BS>
+static void runMatmul(FILE* f, uint64_t seed, int caseNo, int hA, int wA, int wB) {
+  Rng rng(seed, 200 + caseNo);
+  std::vector<float> hAm = randomFloats((size_t)hA * wA, rng), hB = randomFloats((size_t)wA * wB, rng);
+  printf("matmul<%d> case %d: %d x %d x %d\n", BS, caseNo, hA, wA, wB);
+  float* dA = toDevice(hAm);
+  float* dB = toDevice(hB);
+  runKernel(f, (size_t)hA * wB, [&](float* dC) {
+    probe_matmul<BS><<<dim3(wB / BS, hA / BS), dim3(BS, BS)>>>(dA, dB, dC, wA, wB);
+  });
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+}
+
+int main(int argc, char** argv) {
+  uint64_t seed = 1;
+  FILE* f = openOutput(argc, argv, &seed);
+  runWindow<float, 128>(f, seed, 0, 3, 0);      // no tiles
+  runWindow<float, 128>(f, seed, 1, 5, 1);      // one tile
+  runWindow<float, 128>(f, seed, 2, 7, 2);      // two tiles
+  runWindow<float, 128>(f, seed, 3, 4096, 5);   // 4096 blocks
+  runWindow<float, 128>(f, seed, 4, 4096, 97);  // 97 tiles, 4096 blocks
+#ifdef TILEPIPE_UNSEEN_INSTANCES
+  // Instantiations tilepipe did not see: they run the loop as it was.
+  runWindow<float, 96>(f, seed, 5, 4096, 37);
+  runWindow<double, 64>(f, seed, 6, 4096, 37);
+  runWindow<double, 64>(f, seed, 7, 3, 1);
+  // The probe 16 runs the rewrite, 12 (never tried) the loop as it was.
+  runMatmul<16>(f, seed, 0, 32, 0, 48);        // no tiles
+  runMatmul<16>(f, seed, 1, 32, 16, 48);       // one tile
+  runMatmul<16>(f, seed, 2, 48, 32, 16);       // two tiles
+  runMatmul<16>(f, seed, 3, 1024, 1552, 1024); // 97 tiles, 4096 blocks
+  runMatmul<12>(f, seed, 4, 1200, 1200, 480);  // 100 tiles, 4000 blocks
+#endif
+  closeOutput(f);
+  return 0;
+}
