@@ -1,7 +1,9 @@
 // neg_element_type.cu: tiles whose elements are aligned to less than the 4 bytes cp.async moves
-// at least: a `short` tile (2 bytes) and a `short3` tile (6 bytes, aligned to 2). The tool must
-// refuse both loops with element-type. (A `float3` tile, 12 bytes aligned to 4, is copied as
-// three 4-byte copies an element: testdata/counter_loops.cu.)
+// at least: a `short` tile (2 bytes) and a `short3` tile (6 bytes, aligned to 2), each filled by an
+// inner copy loop. cp.async cannot move them, and the register-staged prefetch, which could (see
+// testdata/narrow_elements.cu), cannot hold what a store in an inner loop stores several times a
+// tile: the tool must refuse both loops with element-type. (A `float3` tile, 12 bytes aligned to
+// 4, is copied as three 4-byte copies an element: testdata/counter_loops.cu.)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -141,7 +143,8 @@ __global__ void short_products(int* out, const short* g, int numTiles) {
   int acc = 0;
   // EXPECT: element-type
   for (int t = 0; t < numTiles; ++t) {
-    s[threadIdx.x] = g[(blockIdx.x * numTiles + t) * T + threadIdx.x];
+    for (int i = threadIdx.x; i < T; i += blockDim.x)
+      s[i] = g[(blockIdx.x * numTiles + t) * T + i];
     __syncthreads();
     acc += (int)s[threadIdx.x] * (int)s[(threadIdx.x + 1) % T];
     __syncthreads();
@@ -154,7 +157,8 @@ __global__ void short3_dots(int* out, const short3* p, int numTiles) {
   int acc = 0;
   // EXPECT: element-type
   for (int t = 0; t < numTiles; ++t) {
-    s3[threadIdx.x] = p[(blockIdx.x * numTiles + t) * T + threadIdx.x];
+    for (int i = threadIdx.x; i < T; i += blockDim.x)
+      s3[i] = p[(blockIdx.x * numTiles + t) * T + i];
     __syncthreads();
     const short3 a = s3[threadIdx.x];
     const short3 b = s3[(threadIdx.x + 4) % T];

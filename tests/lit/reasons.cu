@@ -439,12 +439,13 @@ __global__ void k(float *D, int nt) {
 }
 } // namespace InPlaceThroughLocalPointer
 
+// Two-byte elements, stored by an inner copy loop: neither cp.async nor the register prefetch.
 // CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [element-type]
 namespace TwoByteElements {
 __global__ void k(const short *S, int *C, int nt) {
   __shared__ short s[T]; int acc = 0;
   for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = S[t * T + threadIdx.x];
+    for (int i = threadIdx.x; i < T; i += blockDim.x) s[i] = S[t * T + i];
     __syncthreads();
     acc += s[threadIdx.x];
     __syncthreads();

@@ -366,6 +366,21 @@ static LoopPlan planWithin(llvm::ArrayRef<const LoopModel *> Is, const PlanInput
   P.ArchGuard = In.Mode == CopyMode::Auto;
   P.Tiles.resize(Is.front()->Tiles.size());
   planCpAsync(Is, P);
+  // A tile cp.async cannot move leaves the register-staged prefetch (rewriteLoop has refused the
+  // loop where that cannot take it either), as deep as the cost model's registers allow.
+  if (std::string Why = asyncProblem(Is); !Why.empty() && (!In.Forced || In.Forced->Keep == false)) {
+    if (In.Forced && In.Forced->Copy == PlanChoice::Registers) {
+      planRegisters(P, "", In.Forced->Stages);
+      return P;
+    }
+    const unsigned Depth = modelRegisterDepth(Is);
+    planRegisters(P, "the one plan for this loop: cp.async moves 4, 8 or 16 bytes, and " + Why + "; " +
+                         std::to_string(Depth) + (Depth == 1 ? " tile" : " tiles") + " ahead (at most " +
+                         std::to_string(MaxRegisterDepth) + ", as many as sets of registers within " +
+                         std::to_string(RegisterDepthBudgetWords) + " words per thread allow)",
+                  Depth);
+    return P;
+  }
   if (!In.Forced) {
     if (In.Mode != CopyMode::Pipeline)
       planEngine(Is, In, P, /*CostBlockers=*/true);
@@ -443,6 +458,14 @@ std::string registersProblem(llvm::ArrayRef<const LoopModel *> Is) {
   return "";
 }
 
+std::string asyncProblem(llvm::ArrayRef<const LoopModel *> Is) {
+  for (const LoopModel *M : Is)
+    for (const Tile &T : M->Tiles)
+      if (!T.AsyncProblem.empty())
+        return T.AsyncProblem;
+  return "";
+}
+
 std::string choiceProblem(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs &In,
                           const PlanChoice &C) {
   if (C.Keep)
@@ -451,6 +474,8 @@ std::string choiceProblem(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs
     return C.Stages < 1 || C.Stages > MaxRegisterDepth
                ? "a register-staged prefetch loads 1 to " + std::to_string(MaxRegisterDepth) + " tiles ahead"
                : registersProblem(Is);
+  if (std::string Why = asyncProblem(Is); !Why.empty())
+    return "cp.async cannot move the tile's element: " + Why;
   if (C.Stages < 2)
     return "a pipeline needs two stages or more";
   LoopPlan P;

@@ -87,7 +87,9 @@ static PlanInputs planInputs(ASTContext &Ctx, const ToolOptions &Opts, const Ann
   In.ModelMinStageBytes = Opts.ModelMinStageBytes;
   In.InMainFile = InMainFile;
   if (Opts.Mode != CopyMode::Pipeline)
-    In.KernelProblem = launcherProblem(Ctx, FD);
+    In.KernelProblem = isProbe(FD) ? "the template is instantiated by tilepipe alone, so no launch in this file "
+                                     "could pass its tensor maps"
+                                   : launcherProblem(Ctx, FD);
   return In;
 }
 
@@ -249,7 +251,17 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
   for (const LoopResult &LR : Results)
     Models.push_back(&LR.Model);
   Rec.Fingerprint = Front.Fingerprint;
-
+  // A tile cp.async cannot move leaves the register-staged prefetch alone.
+  for (const LoopResult &LR : Results)
+    if (std::string Why = asyncProblem({&LR.Model}); !Why.empty())
+      if (std::string NoRegisters = registersProblem(Models); !NoRegisters.empty()) {
+        Rec.Code = Reason::ElementType;
+        Rec.Detail = Why + "; nor can the register-staged prefetch, which moves any element, take the loop: " +
+                     NoRegisters;
+        if (Results.size() > 1)
+          Rec.Detail += " (in " + instantiationName(Ctx, LR) + ")";
+        return Rec;
+      }
   // The plans every instantiation can take: as many stages as the one with the largest tiles fits.
   unsigned MaxStages = Front.MaxStages;
   for (const LoopResult &LR : Results)

@@ -70,6 +70,10 @@ struct Tile {
   std::string ElementTypeText;                     ///< the element type as written in the source
   uint64_t Bytes = 0;                              ///< size of one stage
   TileBox Box;                                     ///< the block-wide copy, when one is known
+  /// Why cp.async cannot move an element (`uint8_t`, `__half`: cp.async moves 4, 8 or 16 bytes),
+  /// or "": such a tile takes the register-staged prefetch alone, which moves it by plain loads
+  /// and stores of its own type.
+  std::string AsyncProblem;
 };
 
 /// One store into a tile inside the copy phase.

@@ -232,6 +232,9 @@ std::vector<PlanChoice> enumeratePlans(llvm::ArrayRef<const LoopModel *> Instanc
 /// Why the loop cannot prefetch through registers, or "": each store of the copy phase must run at
 /// most once a tile (none in an inner copy loop), so that one register holds what it stores.
 std::string registersProblem(llvm::ArrayRef<const LoopModel *> Instances);
+/// Why no instantiation's tiles can be moved by cp.async (an element of 1 or 2 bytes), or "": then
+/// the register-staged prefetch is the loop's one plan.
+std::string asyncProblem(llvm::ArrayRef<const LoopModel *> Instances);
 
 /// Why Choice cannot be the plan of the loop (the copies it names are not legal here), or "".
 std::string choiceProblem(llvm::ArrayRef<const LoopModel *> Instances, const PlanInputs &In,

@@ -272,17 +272,22 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
     return Verdict::refuse(Reason::ElementType,
                            quoted(V) + " holds '" + Elem.getAsString() +
                                "', whose operator& may be the user's (the copies take addresses)");
-  if ((Align != 4 && Align != 8 && Align != 16) || Size % Align != 0 || !Elem.isTriviallyCopyableType(Ctx))
+  if (!Elem.isTriviallyCopyableType(Ctx))
     return Verdict::refuse(Reason::ElementType,
-                           quoted(V) + " holds '" + Elem.getAsString() + "' (" +
-                               std::to_string(Size) + " bytes, aligned to " +
-                               std::to_string(Align) + ")");
+                           quoted(V) + " holds '" + Elem.getAsString() + "' (" + std::to_string(Size) +
+                               " bytes, aligned to " + std::to_string(Align) + "), not trivially copyable");
+  // An element cp.async cannot move (1 or 2 bytes: `uint8_t`, `__half`) leaves the loop the
+  // register-staged prefetch, which loads and stores it as the original did (Plan decides).
+  if ((Align != 4 && Align != 8 && Align != 16) || Size % Align != 0)
+    T.AsyncProblem = quoted(V) + " holds '" + Elem.getAsString() + "' (" + std::to_string(Size) +
+                     " bytes, aligned to " + std::to_string(Align) + ")";
   // An element of another size than its alignment (`float3`, a struct of four doubles) moves as
   // copies of its alignment: the copy says so by alignof. In a function template the rewrite runs
   // only in the instantiations analysed (LoopPlan::TemplateGuard), each of which passed here; a
   // member of a class template has no such condition, and its text serves instantiations unseen.
   const auto *Class = dyn_cast<CXXRecordDecl>(M.Function->getDeclContext());
-  if (Size != Align && (M.Function->isDependentContext() || (Class && Class->getTemplateInstantiationPattern())))
+  if (Size != Align && T.AsyncProblem.empty() &&
+      (M.Function->isDependentContext() || (Class && Class->getTemplateInstantiationPattern())))
     return Verdict::refuse(Reason::ElementType,
                            quoted(V) + " holds '" + Elem.getAsString() + "' (" + std::to_string(Size) +
                                " bytes, aligned to " + std::to_string(Align) +
