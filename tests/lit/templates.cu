@@ -282,3 +282,27 @@ __global__ void pack(const float *A, float *C, int nt) {
 }
 template __global__ void pack<1, 2>(const float *, float *, int);
 } // namespace Unnameable
+
+// Sizes the template rejects (helper<32> and helper<64> fail its static_assert) are not tried:
+// the rest are, and the reason names what they were refused for (here the helper alone cannot
+// show where its pointer comes from).
+// CHECK-MESSAGES: :[[@LINE+11]]:3: remark: [template-not-instantiated] {{.*}}tried ProbeFailureTakesItsHelpers::helper<8>, ProbeFailureTakesItsHelpers::helper<16>; {{.*}}refused as load-source
+namespace ProbeFailureTakesItsHelpers {
+template <int N> __device__ float helper(const float *__restrict__ A, int nt);
+template <int N>
+__global__ void k(const float *__restrict__ A, float *__restrict__ C, int nt) {
+  C[threadIdx.x] = helper<N>(A, nt);
+}
+template <int N> __device__ float helper(const float *__restrict__ A, int nt) {
+  static_assert(N <= 16, "small");
+  __shared__ float s[N];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * N + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % N];
+    __syncthreads();
+  }
+  return acc;
+}
+} // namespace ProbeFailureTakesItsHelpers

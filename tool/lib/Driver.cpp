@@ -536,7 +536,8 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
     Rec.Code = Reason::TemplateNotInstantiated;
     Rec.Detail = "nor one of tilepipe's own to analyse it in: it tries 8, 16, 32 and 64 for one integer "
                  "parameter, 16 and 32 for two or three, float for a type (none where a parameter has a default, "
-                 "is a pack, a bool or a template), and drops those the template rejects";
+                 "is a pack, a bool or a template), and drops those the template rejects; it tries none for a "
+                 "header's templates, which the sources that use them instantiate";
     R.Loops.push_back(Rec);
   }
   llvm::sort(R.Loops, [&](const LoopRecord &A, const LoopRecord &B) {

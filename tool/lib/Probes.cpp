@@ -11,9 +11,11 @@
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
 #include "clang/Sema/Sema.h"
 #include "clang/Sema/Template.h"
 #include "clang/Sema/TemplateDeduction.h"
+#include <set>
 
 using namespace clang;
 
@@ -37,7 +39,9 @@ public:
   explicit Templates(const SourceManager &SM) : SM(SM) {}
   bool VisitFunctionTemplateDecl(FunctionTemplateDecl *FTD) {
     const FunctionDecl *FD = FTD->getTemplatedDecl();
-    if (FD->isThisDeclarationADefinition() && isDeviceCode(FD) && inUserFile(SM, FD->getLocation()) &&
+    // The main file's alone: a header's template is instantiated by the sources that use it, and
+    // a source that includes it without would otherwise ask for another rewrite of it than they do.
+    if (FD->isThisDeclarationADefinition() && isDeviceCode(FD) && SM.isInMainFile(SM.getExpansionLoc(FD->getLocation())) &&
         !FD->getDeclContext()->isDependentContext() && !isa<CXXMethodDecl>(FD))
       Found.push_back(FTD);
     return true;
@@ -154,7 +158,19 @@ unsigned probeTemplates(Sema &S) {
     for (const std::vector<TemplateArgument> &Args : probeArguments(Ctx, *FTD->getTemplateParameters())) {
       if (D.hasFatalErrorOccurred())
         break;
+      // A probe the template rejects may have instantiated other templates on the way (a helper
+      // it calls) whose bodies hold the error Clang recovered from, which nobody would see: they
+      // go with it.
+      std::set<const FunctionDecl *> Before;
+      for (FunctionTemplateDecl *F : T.Found)
+        Before.insert(F->specializations().begin(), F->specializations().end());
+      const unsigned Errors = Said.getNumErrors();
       Made += instantiate(S, FTD, Args, Said) != nullptr;
+      if (Said.getNumErrors() != Errors)
+        for (FunctionTemplateDecl *F : T.Found)
+          for (FunctionDecl *Spec : F->specializations())
+            if (!Before.count(Spec))
+              Spec->setInvalidDecl();
     }
   }
   D.setClient(Owned ? Keep.release() : Old, Owned);

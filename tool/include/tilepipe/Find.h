@@ -28,7 +28,7 @@ struct Candidate {
 };
 std::vector<Candidate> findCandidateLoops(const clang::FunctionDecl *FD);
 
-/// Instantiates each device function template of the user's files that holds a candidate loop and
+/// Instantiates each device function template of the main file that holds a candidate loop and
 /// that nothing in the translation unit instantiates, with common tile sizes (Probes.cpp), so that
 /// the analysis sees it; the rewrite then runs in those instantiations alone. The arguments a
 /// template rejects are dropped, silently. Returns how many probes it made.
