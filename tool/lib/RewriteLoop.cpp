@@ -213,6 +213,40 @@ static std::vector<LoopResult> acceptedProbes(ASTContext &Ctx, const std::vector
   return Accepted;
 }
 
+/// Whether Rec is refused because a tile cp.async cannot move (1- or 2-byte elements) sits in a loop
+/// the register-staged prefetch, the one plan that moves it, cannot take either.
+static bool narrowElementsRefused(ASTContext &Ctx, const std::vector<LoopResult> &Results,
+                                  llvm::ArrayRef<const LoopModel *> Models, LoopRecord &Rec) {
+  for (const LoopResult &LR : Results)
+    if (std::string Why = asyncProblem({&LR.Model}); !Why.empty())
+      if (std::string NoRegisters = registersProblem(Models); !NoRegisters.empty()) {
+        Rec.Code = Reason::ElementType;
+        Rec.Detail = Why + "; nor can the register-staged prefetch, which moves any element, take the loop: " +
+                     NoRegisters;
+        if (Results.size() > 1)
+          Rec.Detail += " (in " + instantiationName(Ctx, LR) + ")";
+        return true;
+      }
+  return false;
+}
+
+/// In a template, the condition the rewrite runs under (the instantiations analysed; the others
+/// keep the loop as it was); none, with Rec refused, where it cannot be written.
+static std::optional<TemplateGuard> guardOf(ASTContext &Ctx, const std::vector<LoopResult> &Results,
+                                            LoopRecord &Rec) {
+  std::vector<const FunctionDecl *> Instances;
+  for (const LoopResult &LR : Results)
+    Instances.push_back(LR.Function);
+  auto Guard = templateGuard(Ctx, Instances);
+  if (Guard)
+    return *Guard;
+  llvm::handleAllErrors(Guard.takeError(), [&](const EmitError &E) {
+    Rec.Code = E.Code;
+    Rec.Detail = E.Detail;
+  });
+  return std::nullopt;
+}
+
 LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::string &Path,
                        LoopKey Key, const std::vector<LoopResult> &AllResults, const Annotation &A,
                        FileRewrite &F) {
@@ -251,17 +285,8 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
   for (const LoopResult &LR : Results)
     Models.push_back(&LR.Model);
   Rec.Fingerprint = Front.Fingerprint;
-  // A tile cp.async cannot move leaves the register-staged prefetch alone.
-  for (const LoopResult &LR : Results)
-    if (std::string Why = asyncProblem({&LR.Model}); !Why.empty())
-      if (std::string NoRegisters = registersProblem(Models); !NoRegisters.empty()) {
-        Rec.Code = Reason::ElementType;
-        Rec.Detail = Why + "; nor can the register-staged prefetch, which moves any element, take the loop: " +
-                     NoRegisters;
-        if (Results.size() > 1)
-          Rec.Detail += " (in " + instantiationName(Ctx, LR) + ")";
-        return Rec;
-      }
+  if (narrowElementsRefused(Ctx, Results, Models, Rec))
+    return Rec;
   // The plans every instantiation can take: as many stages as the one with the largest tiles fits.
   unsigned MaxStages = Front.MaxStages;
   for (const LoopResult &LR : Results)
@@ -319,18 +344,9 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
     Rec.Plan = Plan;
     return Rec;
   }
-  // In a template, the rewrite runs in the instantiations analysed, the loop as it was in others.
-  std::vector<const FunctionDecl *> Instances;
-  for (const LoopResult &LR : Results)
-    Instances.push_back(LR.Function);
-  auto Guard = templateGuard(Ctx, Instances);
-  if (!Guard) {
-    llvm::handleAllErrors(Guard.takeError(), [&](const EmitError &E) {
-      Rec.Code = E.Code;
-      Rec.Detail = E.Detail;
-    });
+  std::optional<TemplateGuard> Guard = guardOf(Ctx, Results, Rec);
+  if (!Guard)
     return Rec;
-  }
   Plan.TemplateGuard = Guard->Condition;
   auto Edits = emitAgreed(Ctx, Results, Plan);
   if (!Edits) {
