@@ -6,7 +6,6 @@
 // keeps the loop as it was. So the probe values decide where the pipeline runs, never whether a
 // result changes.
 #include "tilepipe/Find.h"
-#include "tilepipe/AstUtil.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
@@ -24,15 +23,6 @@ namespace tilepipe {
 namespace {
 
 constexpr llvm::StringLiteral ProbeMark = "tilepipe-probe";
-
-/// Counts what Clang says while a probe is instantiated, and says nothing: a probe whose
-/// arguments the template rejects (a static_assert, an array of negative size) is dropped.
-class Silent : public DiagnosticConsumer {
-public:
-  void HandleDiagnostic(DiagnosticsEngine::Level Level, const Diagnostic &Info) override {
-    DiagnosticConsumer::HandleDiagnostic(Level, Info);
-  }
-};
 
 class Templates : public RecursiveASTVisitor<Templates> {
 public:
@@ -98,7 +88,7 @@ std::vector<std::vector<TemplateArgument>> probeArguments(ASTContext &Ctx, const
 
 /// One probe: the specialization of FTD for Args, its definition instantiated; null where the
 /// template rejects them.
-FunctionDecl *instantiate(Sema &S, FunctionTemplateDecl *FTD, llvm::ArrayRef<TemplateArgument> Args, Silent &Said) {
+FunctionDecl *instantiate(Sema &S, FunctionTemplateDecl *FTD, llvm::ArrayRef<TemplateArgument> Args, DiagnosticConsumer &Said) {
   ASTContext &Ctx = S.getASTContext();
   const SourceLocation Loc = FTD->getTemplatedDecl()->getEndLoc();
   TemplateArgumentListInfo Explicit(Loc, Loc);
@@ -146,7 +136,9 @@ unsigned probeTemplates(Sema &S) {
   if (D.hasFatalErrorOccurred())
     return 0;
   unsigned Made = 0;
-  Silent Said;
+  // Counts what Clang says while a probe is instantiated, and says nothing: a probe whose
+  // arguments the template rejects (a static_assert, an array of negative size) is dropped.
+  DiagnosticConsumer Said;
   const bool HadErrors = D.hasErrorOccurred();
   DiagnosticConsumer *Old = D.getClient();
   const bool Owned = D.ownsClient();
