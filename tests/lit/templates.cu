@@ -306,3 +306,94 @@ template <int N> __device__ float helper(const float *__restrict__ A, int nt) {
   return acc;
 }
 } // namespace ProbeFailureTakesItsHelpers
+
+// Arguments the condition cannot tell apart from others: an `auto` parameter (k<64> and k<64u>
+// differ in N's type, so in `N - 65`), a parameter whose type is another parameter, a pointer, a
+// template, and types no name reaches from the template (in an anonymous namespace, in a function).
+namespace MoreUnnameable {
+namespace {
+struct Hidden { float v; __device__ static float scale() { return 3.0f; } };
+}
+__device__ float table[4] = {1, 2, 3, 4};
+template <int N> struct W { static constexpr float f = N; };
+
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [template-arguments] {{.*}}'N' is an 'auto' template parameter
+template <auto N>
+__global__ void by_auto(const float *__restrict__ A, float *__restrict__ C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64] * ((N - 65) / 2 > 0 ? 1.0f : 2.0f);
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+template __global__ void by_auto<64>(const float *__restrict__, float *__restrict__, int);
+
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [template-arguments] {{.*}}the argument of 'N' has no literal
+template <typename T, T N>
+__global__ void typed(const float *__restrict__ A, float *__restrict__ C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64] * ((N - 65) / 2 > 0 ? 1.0f : 2.0f);
+    __syncthreads();
+  }
+  C[threadIdx.x] = acc;
+}
+template __global__ void typed<int, 64>(const float *__restrict__, float *__restrict__, int);
+
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [template-arguments] {{.*}}the argument of 'T' is neither a type nor an integer
+template <const float *T>
+__device__ float by_pointer(const float *__restrict__ A, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64] * T[threadIdx.x % 4];
+    __syncthreads();
+  }
+  return acc;
+}
+
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [template-arguments] {{.*}}the argument of 'C' is neither a type nor an integer
+template <template <int> class C, int N>
+__device__ float by_template(const float *__restrict__ A, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64] * C<N>::f;
+    __syncthreads();
+  }
+  return acc;
+}
+
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [template-arguments] {{.*}}has no name that reaches the template
+template <typename E>
+__device__ float by_type(const E *__restrict__ A, int nt) {
+  __shared__ E s[64];
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[t * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[63 - threadIdx.x].v * E::scale();
+    __syncthreads();
+  }
+  return acc;
+}
+struct Named { float v; __device__ static float scale() { return 1.0f; } };
+
+__global__ void users(const float *__restrict__ A, const Hidden *__restrict__ H, const Named *__restrict__ N,
+                      float *__restrict__ C, int nt) {
+  struct Local { float v; __device__ static float scale() { return 2.0f; } };
+  C[threadIdx.x] = by_pointer<table>(A, nt) + by_template<W, 2>(A, nt) +
+                   by_type(reinterpret_cast<const Local *>(N), nt) + by_type(H, nt) + by_type(N, nt);
+}
+} // namespace MoreUnnameable
