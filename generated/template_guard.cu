@@ -8,11 +8,13 @@
 // analysed with the tile sizes it tries itself (8, 16, 32, 64: all but 64 rewritten) and which
 // runs with 16 (rewritten) and 12 (as it was). The refused twin: a template whose compute phase
 // writes its tile, refused in every instantiation tried. Run at scale: thousands of blocks, many
-// more tiles than stages, random inputs, poisoned outputs.
 // more tiles than stages, random inputs, poisoned outputs (tests/gpu/verify_testdata.sh).
+// A template whose rewrite needs more registers than the original (wide_bounds<40, 8>: about 160
+// against 255 on sm_90) gets __launch_bounds__ in the instantiations built here alone:
+// wide_bounds<8, 32>, unseen, still launches with 1024 threads.
 #include <cuda/pipeline>
 #include <cuda/std/type_traits>
-#line 13
+#line 15
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -209,7 +211,7 @@ __global__ void window(const E* __restrict__ A, E* __restrict__ out, int nt) {
       __syncthreads();
     }
   }
-#line 141
+#line 143
   out[(size_t)blockIdx.x * TS + tx] = acc;
 }
 
@@ -329,7 +331,7 @@ __global__ void probe_matmul(const float* __restrict__ A, const float* __restric
       __syncthreads();
     }
   }
-#line 162
+#line 164
   C[(size_t)(blockIdx.y * BS + ty) * wB + blockIdx.x * BS + tx] = sum;
 }
 
@@ -347,6 +349,119 @@ __global__ void writes_tile(const float* __restrict__ A, float* __restrict__ out
     __syncthreads();
   }
   out[(size_t)blockIdx.x * N + threadIdx.x] = acc;
+}
+
+// Register-heavy: W accumulators a thread, R rows of 32 threads. Integer sums, exact.
+template <int W, int R>
+__global__ void __launch_bounds__((W == 40 && R == 8) ? 384 : 1024) wide_bounds(int* __restrict__ out, const int* __restrict__ a, const int* __restrict__ b, int nt) {
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  alignas(16) __shared__ int t0_stages[(W == 40 && R == 8) ? 3 : 1][R][32];
+  __shared__ int t1_stages[(W == 40 && R == 8) ? 3 : 1][R][64];
+  int acc[W];
+#pragma unroll
+  for (int w = 0; w < W; ++w)
+    acc[w] = w;
+  const size_t base = (size_t)blockIdx.x * nt;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  if constexpr (W == 40 && R == 8) { // the instantiations tilepipe analysed
+  // tilepipe: 3-stage pipeline of cp.async copies; the copies of the next 2 tiles overlap the compute on this one.
+  {
+    int t = 0;
+    ::cuda::pipeline<::cuda::thread_scope_thread> pipe = ::cuda::make_pipeline();
+    auto t_fetch = t;
+    int fetch_stage = 0;
+    // Copies the tile under the fetch cursor into buffer fetch_stage (an empty group past the end).
+    auto issue_tile = [&]() {
+      pipe.producer_acquire();
+      auto t = t_fetch;
+      if (t < nt) {
+        { // the copy phase's own scope, as in the loop body: its names end before the increment
+          auto &t0 = t0_stages[fetch_stage];
+          auto &t1 = t1_stages[fetch_stage];
+          const unsigned rank = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+          const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+          using t0_index = decltype(+(((base + t) * R + ty) * 32 + tx));
+          const t0_index t0_base = (t0_index)(((base + t) * R + ty) * 32 + tx)
+              - (t0_index)threadIdx.y * (t0_index)(32)
+              - (t0_index)threadIdx.x;
+          if (sizeof(t0[0]) % 16 == 0 &&
+              blockDim.y == sizeof(t0) / sizeof(t0[0]) &&
+              blockDim.x == sizeof(t0[0]) / sizeof(t0[0][0]) &&
+              (32) % (16 / sizeof(t0[0][0])) == 0 &&
+              reinterpret_cast<unsigned long long>(&a[t0_base]) % 16 == 0 &&
+              __cvta_generic_to_shared(&t0[0][0]) % 16 == 0) {
+            // tilepipe: the whole tile in 16-byte chunks spread over the block (the block has its shape)
+            for (unsigned chunk = rank; chunk < sizeof(t0) / 16; chunk += threads) {
+              const unsigned row0 = chunk / (sizeof(t0[0]) / 16);
+              const unsigned col = chunk % (sizeof(t0[0]) / 16) * (16 / sizeof(t0[0][0]));
+              ::cuda::memcpy_async(&t0[row0][col],
+                                   &a[t0_base + (t0_index)row0 * (t0_index)(32) + (t0_index)col],
+                                   ::cuda::aligned_size_t<16>(16), pipe);
+            }
+          } else {
+            if (threadIdx.z == 0) // the others copy the same elements
+              ::cuda::memcpy_async(&t0[ty][tx], &a[((base + t) * R + ty) * 32 + tx],
+                                   ::cuda::aligned_size_t<sizeof(t0[0][0])>(sizeof(t0[0][0])), pipe);
+          }
+          ::cuda::memcpy_async(&t1[ty][tx], &b[((base + t) * R + ty) * 64 + tx],
+                               ::cuda::aligned_size_t<sizeof(t1[0][0])>(sizeof(t1[0][0])), pipe);
+          ::cuda::memcpy_async(&t1[ty][tx + 32], &b[((base + t) * R + ty) * 64 + tx + 32],
+                               ::cuda::aligned_size_t<sizeof(t1[0][0])>(sizeof(t1[0][0])), pipe);
+        }
+        t++;
+        t_fetch = t;
+      }
+      pipe.producer_commit();
+      fetch_stage = fetch_stage + 1 == 3 ? 0 : fetch_stage + 1;
+    };
+    __syncthreads(); // each thread copies chunks that other threads may have written before the loop
+    // Prologue: the copies of the first 2 tiles.
+    for (int prologue = 0; prologue < 2; ++prologue)
+      issue_tile();
+    int stage = 0;
+    // Mainloop: compute on one tile while the next ones are copied.
+    for (; t < nt; t++) {
+      // This thread's copies of this tile have landed (one group per tile; 1 newer may be in flight).
+      ::cuda::pipeline_consumer_wait_prior<1>(pipe);
+      __syncthreads(); // every thread's have, and no thread still reads the buffer refilled next
+      issue_tile();
+      auto &t0 = t0_stages[stage];
+      auto &t1 = t1_stages[stage];
+#pragma unroll
+      for (int w = 0; w < W; ++w)
+        acc[w] += (t0[(ty + w) % R][(tx + t) % 32] & 63) * (t1[(ty + 29 * w) % R][(tx * 7 + w) % 64] & 63) +
+                  acc[(w + 1) % W];
+      pipe.consumer_release();
+      stage = stage + 1 == 3 ? 0 : stage + 1;
+    }
+    // Drain: only empty groups remain; wait for them anyway.
+    ::cuda::pipeline_consumer_wait_prior<0>(pipe);
+  }
+  } else
+#endif
+  { // tilepipe: below compute capability 8.0 and in instantiations tilepipe did not analyse, the loop as it was
+    auto &t0 = t0_stages[0];
+    auto &t1 = t1_stages[0];
+    for (int t = 0; t < nt; t++) {
+      t0[ty][tx] = a[((base + t) * R + ty) * 32 + tx];
+      t1[ty][tx] = b[((base + t) * R + ty) * 64 + tx];
+      t1[ty][tx + 32] = b[((base + t) * R + ty) * 64 + tx + 32];
+      __syncthreads();
+#pragma unroll
+      for (int w = 0; w < W; ++w)
+        acc[w] += (t0[(ty + w) % R][(tx + t) % 32] & 63) * (t1[(ty + 29 * w) % R][(tx * 7 + w) % 64] & 63) +
+                  acc[(w + 1) % W];
+      __syncthreads();
+    }
+  }
+#line 207
+  int s = 0;
+#pragma unroll
+  for (int w = 0; w < W; ++w)
+    s ^= acc[w] * (w + 1);
+  out[((size_t)blockIdx.x * R + ty) * 32 + tx] = s;
 }
 
 template <typename L>
@@ -388,6 +503,25 @@ static void runMatmul(FILE* f, uint64_t seed, int caseNo, int hA, int wA, int wB
   CK(cudaFree(dB));
 }
 
+template <int W, int R>
+static void runWide(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
+  Rng rng(seed, 300 + caseNo);
+  const size_t tiles = (size_t)blocks * (nt > 0 ? nt : 1) * R;
+  std::vector<int> ha(tiles * 32), hb(tiles * 64);
+  for (int& v : ha) v = (int)(rng.next() >> 33);
+  for (int& v : hb) v = (int)(rng.next() >> 33);
+  printf("wide_bounds<%d, %d> case %d: %d blocks, %d tiles\n", W, R, caseNo, blocks, nt);
+  int* da = toDevice(ha);
+  int* db = toDevice(hb);
+  int* dOut = poisonedOutput<int>((size_t)blocks * R * 32);
+  wide_bounds<W, R><<<blocks, dim3(32, R)>>>(dOut, da, db, nt);
+  checkLaunch();
+  writeOutput(f, dOut, (size_t)blocks * R * 32);
+  CK(cudaFree(da));
+  CK(cudaFree(db));
+  CK(cudaFree(dOut));
+}
+
 int main(int argc, char** argv) {
   uint64_t seed = 1;
   FILE* f = openOutput(argc, argv, &seed);
@@ -396,7 +530,13 @@ int main(int argc, char** argv) {
   runWindow<float, 128>(f, seed, 2, 7, 2);      // two tiles
   runWindow<float, 128>(f, seed, 3, 4096, 5);   // 4096 blocks
   runWindow<float, 128>(f, seed, 4, 4096, 97);  // 97 tiles, 4096 blocks
+  runWide<40, 8>(f, seed, 0, 3, 0);     // no tiles
+  runWide<40, 8>(f, seed, 1, 5, 1);     // one tile
+  runWide<40, 8>(f, seed, 2, 7, 3);     // three tiles
+  runWide<40, 8>(f, seed, 3, 4096, 70); // 70 tiles, 4096 blocks
 #ifdef TILEPIPE_UNSEEN_INSTANCES
+  // Not analysed, so not bounded: 1024 threads.
+  runWide<8, 32>(f, seed, 4, 2048, 40);
   // Instantiations tilepipe did not see: they run the loop as it was.
   runWindow<float, 96>(f, seed, 5, 4096, 37);
   runWindow<double, 64>(f, seed, 6, 4096, 37);

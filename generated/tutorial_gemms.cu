@@ -321,7 +321,7 @@ __global__ void __launch_bounds__(BLOCK * BLOCK, 5) split_halves(int m, int n, i
 // of C. The blocks of the last row and column check their bounds (M, N and K need not be
 // multiples of the tiles): the if is on the block's position, the same in every iteration.
 template <int BM, int BK, int BN, int TY, int TX>
-__global__ void __launch_bounds__(896) edge_guard(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+__global__ void __launch_bounds__((BM == 32 && BK == 32 && BN == 32 && TY == 4 && TX == 4) ? 896 : 1024) edge_guard(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                            int M, int K, int N) {
   const int bszx = BN / TX, bszy = BM / TY;
   const int THREADS = bszy * bszx;

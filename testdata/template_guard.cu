@@ -8,8 +8,10 @@
 // analysed with the tile sizes it tries itself (8, 16, 32, 64: all but 64 rewritten) and which
 // runs with 16 (rewritten) and 12 (as it was). The refused twin: a template whose compute phase
 // writes its tile, refused in every instantiation tried. Run at scale: thousands of blocks, many
-// more tiles than stages, random inputs, poisoned outputs.
 // more tiles than stages, random inputs, poisoned outputs (tests/gpu/verify_testdata.sh).
+// A template whose rewrite needs more registers than the original (wide_bounds<40, 8>: about 160
+// against 255 on sm_90) gets __launch_bounds__ in the instantiations built here alone:
+// wide_bounds<8, 32>, unseen, still launches with 1024 threads.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -178,6 +180,37 @@ __global__ void writes_tile(const float* __restrict__ A, float* __restrict__ out
   out[(size_t)blockIdx.x * N + threadIdx.x] = acc;
 }
 
+// Register-heavy: W accumulators a thread, R rows of 32 threads. Integer sums, exact.
+template <int W, int R>
+__global__ void wide_bounds(int* __restrict__ out, const int* __restrict__ a, const int* __restrict__ b, int nt) {
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  __shared__ int t0[R][32];
+  __shared__ int t1[R][64];
+  int acc[W];
+#pragma unroll
+  for (int w = 0; w < W; ++w)
+    acc[w] = w;
+  const size_t base = (size_t)blockIdx.x * nt;
+  // tilepipe: plan=always
+  // EXPECT: pipelined
+  for (int t = 0; t < nt; t++) {
+    t0[ty][tx] = a[((base + t) * R + ty) * 32 + tx];
+    t1[ty][tx] = b[((base + t) * R + ty) * 64 + tx];
+    t1[ty][tx + 32] = b[((base + t) * R + ty) * 64 + tx + 32];
+    __syncthreads();
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+      acc[w] += (t0[(ty + w) % R][(tx + t) % 32] & 63) * (t1[(ty + 29 * w) % R][(tx * 7 + w) % 64] & 63) +
+                acc[(w + 1) % W];
+    __syncthreads();
+  }
+  int s = 0;
+#pragma unroll
+  for (int w = 0; w < W; ++w)
+    s ^= acc[w] * (w + 1);
+  out[((size_t)blockIdx.x * R + ty) * 32 + tx] = s;
+}
+
 template <typename L>
 static void runKernel(FILE* f, size_t n, L launch) {
   float* dC = poisonedOutput<float>(n);
@@ -217,6 +250,25 @@ static void runMatmul(FILE* f, uint64_t seed, int caseNo, int hA, int wA, int wB
   CK(cudaFree(dB));
 }
 
+template <int W, int R>
+static void runWide(FILE* f, uint64_t seed, int caseNo, int blocks, int nt) {
+  Rng rng(seed, 300 + caseNo);
+  const size_t tiles = (size_t)blocks * (nt > 0 ? nt : 1) * R;
+  std::vector<int> ha(tiles * 32), hb(tiles * 64);
+  for (int& v : ha) v = (int)(rng.next() >> 33);
+  for (int& v : hb) v = (int)(rng.next() >> 33);
+  printf("wide_bounds<%d, %d> case %d: %d blocks, %d tiles\n", W, R, caseNo, blocks, nt);
+  int* da = toDevice(ha);
+  int* db = toDevice(hb);
+  int* dOut = poisonedOutput<int>((size_t)blocks * R * 32);
+  wide_bounds<W, R><<<blocks, dim3(32, R)>>>(dOut, da, db, nt);
+  checkLaunch();
+  writeOutput(f, dOut, (size_t)blocks * R * 32);
+  CK(cudaFree(da));
+  CK(cudaFree(db));
+  CK(cudaFree(dOut));
+}
+
 int main(int argc, char** argv) {
   uint64_t seed = 1;
   FILE* f = openOutput(argc, argv, &seed);
@@ -225,7 +277,13 @@ int main(int argc, char** argv) {
   runWindow<float, 128>(f, seed, 2, 7, 2);      // two tiles
   runWindow<float, 128>(f, seed, 3, 4096, 5);   // 4096 blocks
   runWindow<float, 128>(f, seed, 4, 4096, 97);  // 97 tiles, 4096 blocks
+  runWide<40, 8>(f, seed, 0, 3, 0);     // no tiles
+  runWide<40, 8>(f, seed, 1, 5, 1);     // one tile
+  runWide<40, 8>(f, seed, 2, 7, 3);     // three tiles
+  runWide<40, 8>(f, seed, 3, 4096, 70); // 70 tiles, 4096 blocks
 #ifdef TILEPIPE_UNSEEN_INSTANCES
+  // Not analysed, so not bounded: 1024 threads.
+  runWide<8, 32>(f, seed, 4, 2048, 40);
   // Instantiations tilepipe did not see: they run the loop as it was.
   runWindow<float, 96>(f, seed, 5, 4096, 37);
   runWindow<double, 64>(f, seed, 6, 4096, 37);

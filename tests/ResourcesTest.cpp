@@ -121,6 +121,90 @@ TEST(Resources, BoundsAKernelWhoseRewriteNeedsMoreRegisters) {
   EXPECT_EQ(std::string::npos, Off.Rewritten.find("__launch_bounds__"));
 }
 
+// A kernel template nothing in the file instantiates is analysed in tilepipe's own instantiations
+// (Probes.cpp), and another file's `wide<16>` runs the rewrite: the launch check builds those
+// instantiations too, else it would see no kernel to bound, and a 1024-thread launch of the
+// rewrite would fail.
+TEST(Resources, TheCheckBuildsTheInstantiationsTilepipeMade) {
+  if (findTool("nvcc").empty())
+    GTEST_SKIP() << "nvcc not found";
+  std::string Code = withBounds("");
+  Code.replace(Code.find("__global__"), 0, "template <int W>\n");
+  Code.replace(Code.find("out[blockIdx.x"), 0, "static_assert(W > 0, \"\");\n  ");
+  FileResult R = runChecked(Code);
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  EXPECT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  EXPECT_NE(std::string::npos, R.Rewritten.find("if constexpr (W == 8 || W == 16 || W == 32 || W == 64)"));
+  EXPECT_NE(std::string::npos, R.Rewritten.find("__launch_bounds__(1024) wide(")) << R.Rewritten;
+  EXPECT_EQ(std::string::npos, R.Rewritten.find("tilepipe_probe_")); // (the build's text alone)
+}
+
+namespace {
+// 40 accumulators a thread: the original needs about 160 registers (384 threads), its pipeline
+// more (testdata/template_guard.cu has the whole program).
+const char *WideTemplate = R"(
+DECLARE
+template <int W, int R>
+__global__ void wide_bounds(int *__restrict__ out, const int *__restrict__ a, const int *__restrict__ b, int nt) {
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  __shared__ int t0[R][32];
+  __shared__ int t1[R][64];
+  int acc[W];
+#pragma unroll
+  for (int w = 0; w < W; ++w)
+    acc[w] = w;
+  const size_t base = (size_t)blockIdx.x * nt;
+  for (int t = 0; t < nt; t++) {
+    t0[ty][tx] = a[((base + t) * R + ty) * 32 + tx];
+    t1[ty][tx] = b[((base + t) * R + ty) * 64 + tx];
+    t1[ty][tx + 32] = b[((base + t) * R + ty) * 64 + tx + 32];
+    __syncthreads();
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+      acc[w] += (t0[(ty + w) % R][(tx + t) % 32] & 63) * (t1[(ty + 29 * w) % R][(tx * 7 + w) % 64] & 63) +
+                acc[(w + 1) % W];
+    __syncthreads();
+  }
+  int s = 0;
+#pragma unroll
+  for (int w = 0; w < W; ++w)
+    s ^= acc[w] * (w + 1);
+  out[((size_t)blockIdx.x * R + ty) * 32 + tx] = s;
+}
+template __global__ void wide_bounds<40, 8>(int *__restrict__, const int *__restrict__, const int *__restrict__, int);
+)";
+std::string wideTemplate(const std::string &Declare) {
+  std::string S = WideTemplate;
+  S.replace(S.find("DECLARE"), 7, Declare);
+  return S;
+}
+} // namespace
+
+// A template's bounds hold in every instantiation: below 1024 threads, only in those built.
+TEST(Resources, ATemplateIsBoundInTheInstantiationsBuiltAlone) {
+  if (findTool("nvcc").empty())
+    GTEST_SKIP() << "nvcc not found";
+  FileResult R = runChecked(wideTemplate(""));
+  ASSERT_TRUE(R.Ok) << R.Error;
+  ASSERT_EQ(1u, R.Loops.size());
+  ASSERT_TRUE(R.Loops[0].transformed()) << R.Loops[0].message();
+  const size_t At = R.Rewritten.find("__launch_bounds__((W == 40 && R == 8) ? ");
+  ASSERT_NE(std::string::npos, At) << R.Rewritten;
+  EXPECT_EQ(At, R.Rewritten.find("__launch_bounds__"));
+  EXPECT_NE(std::string::npos, R.Rewritten.find(" : 1024) wide_bounds(", At));
+
+  // Declared twice (with other names): the condition would not mean the same in each declaration.
+  FileResult Twice = runChecked(wideTemplate(
+      "template <int A, int B> __global__ void wide_bounds(int *__restrict__, const int *__restrict__, "
+      "const int *__restrict__, int);"));
+  ASSERT_TRUE(Twice.Ok) << Twice.Error;
+  ASSERT_EQ(1u, Twice.Loops.size());
+  EXPECT_EQ("launch-resources", reasonInfo(Twice.Loops[0].Code).Id.str());
+  EXPECT_NE(std::string::npos, Twice.Loops[0].message().find("declared more than once")) << Twice.Loops[0].message();
+  EXPECT_EQ(Twice.Original, Twice.Rewritten);
+}
+
 TEST(Resources, TheUsersBoundsAreKept) {
   if (findTool("nvcc").empty())
     GTEST_SKIP() << "nvcc not found";

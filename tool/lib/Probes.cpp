@@ -128,6 +128,26 @@ bool isProbe(const FunctionDecl *FD) {
   return false;
 }
 
+std::string probeReferences(ASTContext &Ctx, llvm::ArrayRef<const FunctionDecl *> Kernels) {
+  PrintingPolicy Policy = Ctx.getPrintingPolicy();
+  Policy.SuppressUnwrittenScope = true; // (an anonymous namespace's names are found from around it)
+  std::string Out;
+  unsigned N = 0;
+  for (const FunctionDecl *FD : Kernels) {
+    const TemplateArgumentList *Args = FD->getTemplateSpecializationArgs();
+    if (!isProbe(FD) || FD->isInvalidDecl() || !Args)
+      continue;
+    // The probes' arguments are integers and `float`, which print as written.
+    std::string Name;
+    llvm::raw_string_ostream OS(Name);
+    OS << "::";
+    FD->printQualifiedName(OS, Policy);
+    printTemplateArgumentList(OS, Args->asArray(), Policy);
+    Out += "[[maybe_unused]] static auto *const tilepipe_probe_" + std::to_string(N++) + "_ = &" + Name + ";\n";
+  }
+  return Out.empty() ? "" : "\n// tilepipe: the instantiations it analysed, for the launch check's build\n" + Out;
+}
+
 unsigned probeTemplates(Sema &S) {
   ASTContext &Ctx = S.getASTContext();
   Templates T(Ctx.getSourceManager());

@@ -9,6 +9,7 @@
 // Split by those three parts, each would export the types the next reads (KernelKey, the usage
 // tables); about 850 lines kept together read in the order a launch is checked.
 #include "tilepipe/Resources.h"
+#include "DriverSteps.h"
 #include "tilepipe/AstUtil.h"
 #include "tilepipe/Driver.h"
 #include "tilepipe/Result.h"
@@ -770,6 +771,7 @@ struct Need {
   unsigned Threads = 0;
   bool Bound = false;
   std::string Note;
+  std::vector<const FunctionDecl *> Instances; ///< of a template: those the builds made
 };
 struct Needs {
   std::map<const FunctionDecl *, Need> ByKernel;
@@ -822,6 +824,8 @@ llvm::Expected<Needs> registerNeeds(ASTContext &Ctx, ArrayRef<KernelUsage> Origi
       Out.Order.push_back(P);
     Need &N = Out.ByKernel[P];
     N.Threads = std::max(N.Threads, Before);
+    if (P != FD && !llvm::is_contained(N.Instances, FD))
+      N.Instances.push_back(FD);
     if (After < Before && !N.Bound) {
       N.Bound = true;
       N.Note = "on " + O.Arch + " the rewrite needs " + std::to_string(Registers) +
@@ -837,18 +841,36 @@ llvm::Expected<Needs> registerNeeds(ASTContext &Ctx, ArrayRef<KernelUsage> Origi
 /// main file's into All): in the main file, or in a header the rewrite changes (one with a
 /// rewritten loop, written anyway). A kernel declared elsewhere (in a macro, in a header the
 /// rewrite leaves as it is) cannot get them, and goes to Unbounded with why it needs them.
-llvm::Error boundsEdits(const SourceManager &SM, const FileResult &R, const Needs &N,
+llvm::Error boundsEdits(ASTContext &Ctx, const FileResult &R, const Needs &N,
                         std::vector<LaunchCheck::Bound> &Bounds, std::map<std::string, std::string> &Unbounded,
                         clang::tooling::Replacements &All) {
+  const SourceManager &SM = Ctx.getSourceManager();
   for (const FunctionDecl *P : N.Order) {
     const Need &K = N.ByKernel.at(P);
     if (!K.Bound)
       continue;
     LaunchCheck::Bound B;
     B.Kernel = P->getNameAsString();
-    B.Note = "__launch_bounds__(" + std::to_string(K.Threads) + ") added to '" + B.Kernel + "': " +
-             K.Note;
-    const std::string Text = "__launch_bounds__(" + std::to_string(K.Threads) + ") ";
+    std::string Value = std::to_string(K.Threads);
+    // A template's bounds hold in every instantiation, those other files make included: fewer
+    // threads than 1024 only in the instantiations built here (their condition, as a loop's
+    // LoopPlan::TemplateGuard), where the bound keeps what the original allowed.
+    if (P->getDescribedFunctionTemplate() && K.Threads < 1024) {
+      auto Guard = templateGuard(Ctx, K.Instances);
+      std::string Why = Guard ? "" : llvm::toString(Guard.takeError());
+      if (Guard && Guard->UsesTypes)
+        Why = "its instantiations differ by a type, which a bound's condition does not compare";
+      else if (Guard && std::next(P->redecls_begin()) != P->redecls_end())
+        Why = "the template is declared more than once, where its parameters' names may differ";
+      if (!Why.empty()) {
+        Unbounded[B.Kernel] = "kernel '" + B.Kernel + "' needs __launch_bounds__ to launch as before (" + K.Note +
+                              ") in the instantiations built here alone, and " + Why;
+        continue;
+      }
+      Value = "(" + Guard->Condition + ") ? " + Value + " : 1024";
+    }
+    B.Note = "__launch_bounds__(" + Value + ") added to '" + B.Kernel + "': " + K.Note;
+    const std::string Text = "__launch_bounds__(" + Value + ") ";
     bool Placed = true;
     for (const FunctionDecl *D : P->redecls()) {
       SourceLocation L = D->getLocation();
@@ -938,6 +960,7 @@ struct Build {
   ArrayRef<std::string> Args, Archs;
   const HeaderTexts &Headers;
   const UsageCache &Cache;
+  const std::string &Probes; ///< probeReferences, after the text
 };
 
 /// The rewrite's edits and the bounds (All), which are both offsets into the original, applied
@@ -970,7 +993,7 @@ llvm::Error confirmBounds(const FileResult &R, const clang::tooling::Replacement
       if (Name && Rel == *Name)
         T = H.Rewritten;
   }
-  auto Again = compileForUsage(B.Nvcc, *Text, B.Dir, B.Args, B.Archs, Headers, &B.Cache);
+  auto Again = compileForUsage(B.Nvcc, *Text + B.Probes, B.Dir, B.Args, B.Archs, Headers, &B.Cache);
   if (!Again)
     return keep("the rewrite with __launch_bounds__ does not compile: " +
                 llvm::toString(Again.takeError()));
@@ -1002,12 +1025,19 @@ llvm::Error compareLaunchResources(ASTContext &Ctx, const FileResult &R, const s
   auto Headers = headersBeside(R, Dir, Hint);
   if (!Headers)
     return Headers.takeError();
+  // Templates instantiated by tilepipe alone (Probes.cpp) are built too, in both texts: their
+  // rewrite runs wherever another file instantiates them with those arguments.
+  std::map<KernelKey, const FunctionDecl *> Kernels = kernelsByName(Ctx);
+  std::vector<const FunctionDecl *> KernelDecls;
+  for (const auto &[Key, FD] : Kernels)
+    KernelDecls.push_back(FD);
+  const std::string Probes = probeReferences(Ctx, KernelDecls);
   // Both builds at once: each is one nvcc process.
   std::optional<Expected<std::vector<KernelUsage>>> RewriteBuild;
   std::thread Second([&] {
-    RewriteBuild.emplace(compileForUsage(Nvcc, R.Rewritten, Dir, Args, Archs, *Headers, &Cache));
+    RewriteBuild.emplace(compileForUsage(Nvcc, R.Rewritten + Probes, Dir, Args, Archs, *Headers, &Cache));
   });
-  auto Original = compileForUsage(Nvcc, R.Original, Dir, Args, Archs, {}, &Cache);
+  auto Original = compileForUsage(Nvcc, R.Original + Probes, Dir, Args, Archs, {}, &Cache);
   Second.join();
   auto &Rewrite = *RewriteBuild;
   if (!Original) {
@@ -1020,21 +1050,26 @@ llvm::Error compareLaunchResources(ASTContext &Ctx, const FileResult &R, const s
   if (!Rewrite)
     return keep("cannot count the rewrite's registers: " + llvm::toString(Rewrite.takeError()) + Hint);
 
-  std::map<KernelKey, const FunctionDecl *> Kernels = kernelsByName(Ctx);
+  for (const auto &[Key, FD] : Kernels)
+    if (isProbe(FD) && !FD->isInvalidDecl() && llvm::none_of(*Original, [&, &Key = Key](const KernelUsage &O) {
+          return O.Name == Key.Name && O.Params == Key.Params;
+        }))
+      return keep("kernel '" + Key.Name + "', which tilepipe instantiated to analyse it, is missing from the "
+                  "original's ptxas report");
   auto N = registerNeeds(Ctx, *Original, *Rewrite, Kernels);
   if (!N)
     return N.takeError();
   clang::tooling::Replacements All;
   for (const auto &[Key, FD] : Kernels)
     Out.KernelNames.insert(patternOf(FD)->getNameAsString());
-  if (llvm::Error E = boundsEdits(Ctx.getSourceManager(), R, *N, Out.Bounds, Out.Unbounded, All))
+  if (llvm::Error E = boundsEdits(Ctx, R, *N, Out.Bounds, Out.Unbounded, All))
     return E;
   if (Out.Bounds.empty()) {
     compareSpills(*Original, *Rewrite, Kernels, {}, Out.Spills);
     compareWarps(*Original, *Rewrite, Kernels, Out.FewerWarps);
     return llvm::Error::success();
   }
-  return confirmBounds(R, All, Out.Bounds.front().Kernel, Build{Nvcc, Dir, Args, Archs, *Headers, Cache},
+  return confirmBounds(R, All, Out.Bounds.front().Kernel, Build{Nvcc, Dir, Args, Archs, *Headers, Cache, Probes},
                        *Original, Kernels, Out);
 }
 

@@ -3,6 +3,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Stmt.h"
+#include <string>
 #include <vector>
 
 namespace clang {
@@ -35,5 +36,8 @@ std::vector<Candidate> findCandidateLoops(const clang::FunctionDecl *FD);
 unsigned probeTemplates(clang::Sema &S);
 /// Whether FD is one of probeTemplates' instantiations.
 bool isProbe(const clang::FunctionDecl *FD);
+/// Text to append to the file so that a build instantiates the probes among Kernels, as the
+/// launch check's nvcc builds must: nothing else names them there. "" where there are none.
+std::string probeReferences(clang::ASTContext &Ctx, llvm::ArrayRef<const clang::FunctionDecl *> Kernels);
 
 } // namespace tilepipe
