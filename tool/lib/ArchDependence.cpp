@@ -25,11 +25,13 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
+#include <cassert>
 #include <deque>
 #include <map>
 #include <set>
 #include <tuple>
 #include <optional>
+#include <thread>
 
 using namespace clang;
 
@@ -345,11 +347,8 @@ public:
     if (!MI || SM.isInSystemHeader(L))
       return;
     ArchDependence::Place P = place(L);
-    if (P.File.empty() || deviceSkipped(P))
-      return; // (the identifier itself is recorded as host-only)
-    auto It = Out.DeviceExpansions.find({P.File, P.Offset, Name.getIdentifierInfo()->getName().str()});
-    if (It == Out.DeviceExpansions.end() || It->second != definitionOf(SM, MI))
-      Out.HostRedefined.push_back(P);
+    if (!P.File.empty())
+      Out.HostReads.push_back({P, Name.getIdentifierInfo()->getName().str(), definitionOf(SM, MI)});
   }
   void EndOfMainFile() override { Complete = true; }
   bool Complete = false;
@@ -378,8 +377,8 @@ private:
     if (L.isInvalid() || SM.isInSystemHeader(L))
       return;
     ArchDependence::Place P = place(L);
-    if (T.getIdentifierInfo() && !P.File.empty() && deviceSkipped(P))
-      Out.HostOnlyNames.insert({T.getIdentifierInfo()->getName().str(), P});
+    if (T.getIdentifierInfo() && !P.File.empty())
+      Out.HostReads.push_back({P, T.getIdentifierInfo()->getName().str(), ""});
     launches(T, P);
   }
   /// Reads launches `f<<<a, b, smem, s>>>` from the token stream.
@@ -438,17 +437,39 @@ private:
     unsigned long long V = 1;
     return !Lit.getAsInteger(0, V) && V == 0;
   }
-  bool deviceSkipped(const ArchDependence::Place &P) const {
-    if (!Out.DeviceFiles.count(P.File))
-      return true;
-    return llvm::any_of(Out.DeviceSkipped, [&](const ArchDependence::Region &R) {
-      return R.File == P.File && R.Begin <= P.Offset && P.Offset <= R.End;
-    });
-  }
   ArchDependence::Place place(SourceLocation L) const { return placeOf(SM, L); }
   SourceManager &SM;
   ArchDependence &Out;
 };
+
+/// Whether the device parse did not read P: in a file it never opened, or in text it skipped.
+static bool deviceSkipped(const ArchDependence &A, const ArchDependence::Place &P) {
+  if (!A.DeviceFiles.count(P.File))
+    return true;
+  return llvm::any_of(A.DeviceSkipped, [&](const ArchDependence::Region &R) {
+    return R.File == P.File && R.Begin <= P.Offset && P.Offset <= R.End;
+  });
+}
+
+/// The host pass's reads against the device parse's: the identifiers only the host pass read
+/// (HostOnlyNames, each at its first place), and the expansions of a macro that took another
+/// definition than in the device parse (HostRedefined).
+static void compareReads(ArchDependence &Out) {
+  for (const ArchDependence::HostRead &R : Out.HostReads) {
+    const bool Skipped = deviceSkipped(Out, R.At);
+    if (R.Definition.empty()) {
+      if (Skipped)
+        Out.HostOnlyNames.insert({R.Name, R.At});
+      continue;
+    }
+    if (Skipped)
+      continue; // (the identifier itself is recorded as host-only)
+    auto It = Out.DeviceExpansions.find({R.At.File, R.At.Offset, R.Name});
+    if (It == Out.DeviceExpansions.end() || It->second != R.Definition)
+      Out.HostRedefined.push_back(R.At);
+  }
+  Out.HostReads.clear();
+}
 
 class HostScanAction : public PreprocessOnlyAction {
 public:
@@ -530,28 +551,56 @@ std::unique_ptr<PPCallbacks> archDependenceCollector(Preprocessor &PP, ArchDepen
 static void finishPasses(const tooling::CompilationDatabase &DB, const std::string &Path,
                          ArchDependence &Out);
 
-llvm::Error scanHostPass(const tooling::CompilationDatabase &DB, const std::string &Path,
-                         const std::vector<std::string> &ParseArgs, ArchDependence &Out) {
+struct HostPass::State {
+  const tooling::CompilationDatabase &DB;
+  std::string Path;
+  ArchDependence Host; ///< the host pass's own fields, filled on the thread
+  bool Ran = false, Complete = false, Finished = false;
+  std::thread Thread;
+};
+
+HostPass::HostPass(const tooling::CompilationDatabase &DB, std::string Path, std::vector<std::string> ParseArgs)
+    : S(new State{DB, std::move(Path), {}, false, false, false, {}}) {
+  for (std::string &A : ParseArgs)
+    if (A == "--cuda-device-only")
+      A = "--cuda-host-only";
+  S->Thread = std::thread([St = S.get(), HostArgs = std::move(ParseArgs)] {
+    IgnoringDiagConsumer Quiet; // the device parse reports the file's diagnostics
+    // A file system of its own, whose working directory the tool may move (see processFile).
+    tooling::ClangTool Host(St->DB, {St->Path}, std::make_shared<PCHContainerOperations>(),
+                            llvm::vfs::createPhysicalFileSystem());
+    Host.appendArgumentsAdjuster(cudaArgumentsAdjuster(HostArgs));
+    Host.setDiagnosticConsumer(&Quiet);
+    HostScanFactory HF(St->Host, St->Complete);
+    St->Ran = Host.run(&HF) == 0;
+  });
+}
+
+HostPass::~HostPass() {
+  if (S->Thread.joinable())
+    S->Thread.join();
+}
+
+llvm::Error HostPass::finish(ArchDependence &Out) {
+  if (S->Thread.joinable())
+    S->Thread.join();
+  assert(!S->Finished && "the host pass is compared once");
+  S->Finished = true;
   if (!Out.Complete)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   Path + ": error: the parse did not read the file to its end, so "
-                                          "its architecture-dependent text is not known");
-  IgnoringDiagConsumer Quiet; // the parse before this one reported them
-  // nvcc's host pass: the same file, preprocessed as the host compiler sees it.
-  std::vector<std::string> HostArgs;
-  for (const std::string &A : ParseArgs)
-    HostArgs.push_back(A == "--cuda-device-only" ? "--cuda-host-only" : A);
-  tooling::ClangTool Host(DB, {Path}, std::make_shared<PCHContainerOperations>(),
-                          llvm::vfs::createPhysicalFileSystem());
-  Host.appendArgumentsAdjuster(cudaArgumentsAdjuster(HostArgs));
-  Host.setDiagnosticConsumer(&Quiet);
-  bool HostComplete = false;
-  HostScanFactory HF(Out, HostComplete);
-  if (Host.run(&HF) != 0 || !HostComplete)
+                                   S->Path + ": error: the parse did not read the file to its end, so "
+                                             "its architecture-dependent text is not known");
+  if (!S->Ran || !S->Complete)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   Path + ": error: the file could not be preprocessed as nvcc's "
-                                          "host pass reads it (--cuda-host-only)");
-  finishPasses(DB, Path, Out);
+                                   S->Path + ": error: the file could not be preprocessed as nvcc's "
+                                             "host pass reads it (--cuda-host-only)");
+  ArchDependence &H = S->Host;
+  Out.HostMacros = std::move(H.HostMacros);
+  Out.HostSkipped = std::move(H.HostSkipped);
+  Out.HostLaunches = std::move(H.HostLaunches);
+  Out.HostReads = std::move(H.HostReads);
+  compareReads(Out);
+  finishPasses(S->DB, S->Path, Out);
   return llvm::Error::success();
 }
 

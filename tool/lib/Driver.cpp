@@ -11,13 +11,14 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
-#include <functional>
 #include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
+#include <functional>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -158,7 +159,7 @@ namespace {
 class ParseDiagnostics;
 }
 static void analyzeParsed(ASTContext &Ctx, const tooling::CompilationDatabase &DB,
-                          const ToolOptions &Opts, const ParseDiagnostics &Diags,
+                          const ToolOptions &Opts, const ParseDiagnostics &Diags, HostPass &Host,
                           ArchDependence &Arch, FileResult &R);
 
 /// What nvcc declares and Clang's CUDA headers do not:
@@ -285,10 +286,14 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
   // step runs on its AST before the parse ends (analyzeParsed).
   ArchDependence Arch;
   bool Parsed = false;
+  // nvcc's host pass, preprocessed on a thread of its own while the device parse runs.
+  std::optional<HostPass> Host;
+  if (!Opts.Audit)
+    Host.emplace(DB, Path, Opts.ParseArgs);
   ParseThen Factory(Arch, [&](ASTContext &Ctx) {
     Parsed = true;
     if (!Opts.Audit) {
-      analyzeParsed(Ctx, DB, Opts, Diags, Arch, R);
+      analyzeParsed(Ctx, DB, Opts, Diags, *Host, Arch, R);
       return;
     }
     // The audit reads the code as Clang parsed it; what Clang could not parse it cannot review.
@@ -308,7 +313,7 @@ FileResult processFile(const tooling::CompilationDatabase &DB, const std::string
 
 /// processFile's steps after the parse, on its AST: the host pass, the analysis, the launch check.
 static void analyzeParsed(ASTContext &Ctx, const tooling::CompilationDatabase &DB,
-                          const ToolOptions &Opts, const ParseDiagnostics &Diags,
+                          const ToolOptions &Opts, const ParseDiagnostics &Diags, HostPass &Host,
                           ArchDependence &Arch, FileResult &R) {
   const std::string &Path = R.Path;
   if (Diags.Fatal || (Ctx.getDiagnostics().hasErrorOccurred() && Diags.Errors.empty())) {
@@ -318,7 +323,7 @@ static void analyzeParsed(ASTContext &Ctx, const tooling::CompilationDatabase &D
     R.Error += Path + ": error: the file could not be parsed as CUDA; nothing was written";
     return;
   }
-  if (llvm::Error E = scanHostPass(DB, Path, Opts.ParseArgs, Arch)) {
+  if (llvm::Error E = Host.finish(Arch)) {
     R.Error = llvm::toString(std::move(E));
     return;
   }

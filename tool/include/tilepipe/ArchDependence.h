@@ -81,6 +81,14 @@ struct ArchDependence {
   /// numbers could not be right in every pass. "file:line", or "".
   std::string PassDependentLine;
   std::vector<Region> HostSkipped;
+  /// The host pass's reads of user text, compared with the device parse's once both are done
+  /// (they run at once): an identifier (Definition "") or a macro's expansion and the definition
+  /// it took ("file:offset"). Emptied by the comparison, which fills HostOnlyNames and HostRedefined.
+  struct HostRead {
+    Place At;
+    std::string Name, Definition;
+  };
+  std::vector<HostRead> HostReads;
   /// Whether the host pass read the user's text as the device parse did: the same text skipped,
   /// no macro expanding to another definition. Then a name in a launch means in the host pass
   /// what the parse resolved it to; else only its spelling is known.
@@ -98,12 +106,22 @@ struct ArchDependence {
 std::unique_ptr<clang::PPCallbacks> archDependenceCollector(clang::Preprocessor &PP,
                                                             ArchDependence &Out);
 
-/// nvcc's host pass: preprocesses Path again as the host compiler reads it (its compile command
-/// in DB, adjusted as the parse is, --cuda-host-only) and compares it with the device facts in
-/// Out, which the parse collected to the end of the file (an error otherwise: a fact not
-/// collected is not "no problem").
-llvm::Error scanHostPass(const clang::tooling::CompilationDatabase &DB, const std::string &Path,
-                         const std::vector<std::string> &ParseArgs, ArchDependence &Out);
+/// nvcc's host pass: Path preprocessed again as the host compiler reads it (its compile command
+/// in DB, adjusted as the parse is, --cuda-host-only), on a thread of its own that starts here, so
+/// that it runs beside the device parse. DB must outlive it.
+class HostPass {
+public:
+  HostPass(const clang::tooling::CompilationDatabase &DB, std::string Path, std::vector<std::string> ParseArgs);
+  ~HostPass(); ///< waits for the thread
+  /// Waits for the host pass and compares it with the device facts in Out, which the parse
+  /// collected to the end of the file (an error otherwise: a fact not collected is not "no
+  /// problem"); the host pass's facts go into Out. Once.
+  llvm::Error finish(ArchDependence &Out);
+
+private:
+  struct State;
+  std::unique_ptr<State> S;
+};
 
 /// Why the loop's text cannot be moved or repeated as it is: it expands __COUNTER__ or __LINE__.
 std::string movedTextCounts(clang::ASTContext &Ctx, const ArchDependence &Arch, const clang::Stmt *Loop);
