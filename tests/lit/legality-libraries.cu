@@ -110,3 +110,58 @@ __global__ void k(const float *__restrict__ A, float *__restrict__ C, int nt) {
   C[blockIdx.x * 64 + threadIdx.x] = acc;
 }
 } // namespace ToolkitRuntimeCalls
+
+// nvcc's cache-operator stores that Clang's headers lack (tilepipe's parse declares them): the
+// toolkit's, known by signature. A streaming store of the result after the loop keeps nothing;
+// one into the copy source during the loop is a store into what a copy issued early reads.
+namespace StreamingStores {
+__global__ void after(const float4 *__restrict__ A, float4 *__restrict__ C, int nt) {
+  __shared__ float4 s[64];
+  float4 acc = make_float4(0, 0, 0, 0);
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined]
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc.x += s[(threadIdx.x + 1) % 64].y;
+    __syncthreads();
+  }
+  __stcs(&C[blockIdx.x * 64 + threadIdx.x], acc);
+}
+__global__ void into_source(float *A, float *C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [store-aliases-load] {{.*}}__stcs
+  for (int t = 0; t + 1 < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += s[(threadIdx.x + 1) % 64];
+    __stcs(&A[(blockIdx.x * nt + t + 1) * 64 + threadIdx.x], acc);
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+void run(const float4 *A4, float4 *C4, float *A, float *C, int nt) {
+  after<<<8, 64>>>(A4, C4, nt);
+  into_source<<<8, 64>>>(A, C, nt);
+}
+} // namespace StreamingStores
+
+// A function object made where it is called: its implicit constructor runs no code.
+namespace FunctionObject {
+struct Mul {
+  __device__ float operator()(float a, float b) const { return a * b; }
+};
+__global__ void k(const float *__restrict__ A, float *__restrict__ C, int nt) {
+  __shared__ float s[64];
+  float acc = 0;
+  // CHECK-MESSAGES: :[[@LINE+1]]:3: remark: [pipelined]
+  for (int t = 0; t < nt; ++t) {
+    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 64 + threadIdx.x];
+    __syncthreads();
+    acc += Mul()(s[(threadIdx.x + 1) % 64], 2.0f);
+    __syncthreads();
+  }
+  C[blockIdx.x * 64 + threadIdx.x] = acc;
+}
+void run(const float *A, float *C, int nt) { k<<<8, 64>>>(A, C, nt); }
+} // namespace FunctionObject

@@ -1,4 +1,5 @@
 #include "tilepipe/AstUtil.h"
+#include "tilepipe/Runtime.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
@@ -179,6 +180,10 @@ bool isToolkitRuntime(const SourceManager &SM, const FunctionDecl *FD) {
   llvm::StringRef Path = File->getName();
   llvm::StringRef Base = llvm::sys::path::filename(Path);
   if (Base.starts_with("__clang_cuda_"))
+    return true;
+  // What nvcc declares that Clang's headers lack, declared for the parse alone (Driver.cpp's
+  // nvccPrelude: host min/max, the cache-operator intrinsics): the toolkit's as much.
+  if (Path == (virtualRuntimeDir() + "/" + nvccPreludeName()).str())
     return true;
   // CUDA's include directory (the one that holds cuda_runtime_api.h), its crt/ and
   // cooperative_groups/: sm_*_intrinsics, sm_*_atomic_functions, the device and math function

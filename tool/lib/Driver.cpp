@@ -167,8 +167,9 @@ static void analyzeParsed(ASTContext &Ctx, const tooling::CompilationDatabase &D
 ///   Clang's headers, for the device only), which host code calls unqualified. Device code cannot
 ///   call a __host__ function, so no device call resolves to one;
 /// - the cache-operator loads and stores that Clang's headers lack (__ldca, __ldlu, __stwb, __stcg,
-///   __stcs; sm_32_intrinsics.h declares them for these types). A call of one has no body here, so
-///   the analysis takes its effects as unknown, as it does every function it cannot read.
+///   __stcs; sm_32_intrinsics.h declares them for these types). The analysis knows them as the
+///   toolkit's (isToolkitRuntime): they reach memory only through their pointer arguments, reading
+///   (__ldca, __ldlu) or writing (the stores, through their non-const pointer) what it points to.
 /// Declarations only: the parse is analysed, never compiled; nvcc builds the output with its own.
 static llvm::StringRef nvccPrelude() {
   return R"(#pragma clang system_header
@@ -219,7 +220,7 @@ void prepareParse(tooling::ClangTool &Tool, const ToolOptions &Opts) {
     return std::string(P);
   };
   static const std::string RuntimeFile = InVirtualDir(runtimeHeaderName());
-  static const std::string PreludeFile = InVirtualDir("tilepipe_nvcc_prelude.h");
+  static const std::string PreludeFile = InVirtualDir(nvccPreludeName());
   Tool.mapVirtualFile(RuntimeFile, runtimeHeaderText());
   Tool.mapVirtualFile(PreludeFile, nvccPrelude());
   for (const auto &[Header, Text] : cudaHeaderOverlays(Opts.ParseArgs))

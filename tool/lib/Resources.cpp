@@ -55,6 +55,8 @@ public:
       return;
     if (isToolkitRuntime(Ctx.getSourceManager(), F))
       return; // the toolkit's runtime functions and the builtins use no dynamic shared memory of the user's
+    if (F->isTrivial())
+      return; // a trivial constructor, destructor or assignment (`Mul()`) runs no code
     if (!F->hasBody(Def) || !Def->getBody()) {
       Found = "it calls " + quotedName(F) + ", whose body is not in this file";
       return;

@@ -15,6 +15,7 @@ unsigned runtimeVersion() { return TILEPIPE_RUNTIME_VERSION_NUMBER; }
 llvm::StringRef runtimeHeaderText() { return RuntimeHeader; }
 llvm::StringRef runtimeHeaderName() { return "tilepipe/runtime.cuh"; }
 llvm::StringRef virtualRuntimeDir() { return "/tilepipe-runtime-of-the-parse/include"; }
+llvm::StringRef nvccPreludeName() { return "tilepipe_nvcc_prelude.h"; }
 
 std::string runtimeUse(RuntimeMode Mode) {
   const std::string V = std::to_string(runtimeVersion());

@@ -33,5 +33,8 @@ llvm::Expected<std::string> findRuntimeDir(llvm::StringRef ExePath);
 /// header, searched after the user's folders), so that tilepipe can read files that include it
 /// (its own output) without the user's -I.
 llvm::StringRef virtualRuntimeDir();
+/// The name, in virtualRuntimeDir(), of the declarations the parse adds of what nvcc declares
+/// implicitly and Clang's headers lack (Driver.cpp).
+llvm::StringRef nvccPreludeName();
 
 } // namespace tilepipe
