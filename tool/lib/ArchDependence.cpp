@@ -330,15 +330,30 @@ private:
   std::vector<SourceLocation> Hits; ///< tainted expansions since the last condition
 };
 
+/// What the host pass reads, filled on its thread (HostPass) and moved into ArchDependence's Host*
+/// fields once both passes are done.
+struct HostSide {
+  std::set<std::string> Macros;
+  std::vector<ArchDependence::Region> Skipped;
+  std::vector<ArchDependence::Launch> Launches;
+  /// The identifiers of user text (Definition "") and the macro expansions in it, with the
+  /// definition each took ("file:offset"), for the comparison with the device parse.
+  struct Read {
+    ArchDependence::Place At;
+    std::string Name, Definition;
+  };
+  std::vector<Read> Reads;
+};
+
 /// The host pass: every macro it defines, every identifier of user text it reads and which
-/// definition each macro expansion takes, compared with what the device parse recorded.
+/// definition each macro expansion takes, for the comparison with what the device parse recorded.
 class HostCollector : public PPCallbacks {
 public:
-  HostCollector(Preprocessor &PP, ArchDependence &Out) : SM(PP.getSourceManager()), Out(Out) {
+  HostCollector(Preprocessor &PP, HostSide &Out) : SM(PP.getSourceManager()), Out(Out) {
     PP.setTokenWatcher([this](const Token &T) { token(T); });
   }
   void MacroDefined(const Token &Name, const MacroDirective *) override {
-    Out.HostMacros.insert(Name.getIdentifierInfo()->getName().str());
+    Out.Macros.insert(Name.getIdentifierInfo()->getName().str());
   }
   void MacroExpands(const Token &Name, const MacroDefinition &MD, SourceRange Range,
                     const MacroArgs *) override {
@@ -348,7 +363,7 @@ public:
       return;
     ArchDependence::Place P = place(L);
     if (!P.File.empty())
-      Out.HostReads.push_back({P, Name.getIdentifierInfo()->getName().str(), definitionOf(SM, MI)});
+      Out.Reads.push_back({P, Name.getIdentifierInfo()->getName().str(), definitionOf(SM, MI)});
   }
   void EndOfMainFile() override { Complete = true; }
   bool Complete = false;
@@ -357,7 +372,7 @@ public:
       return;
     auto B = place(Range.getBegin()), E = place(Range.getEnd());
     if (!B.File.empty() && B.File == E.File)
-      Out.HostSkipped.push_back({B.File, B.Offset, E.Offset, 0});
+      Out.Skipped.push_back({B.File, B.Offset, E.Offset, 0});
   }
 
 private:
@@ -378,7 +393,7 @@ private:
       return;
     ArchDependence::Place P = place(L);
     if (T.getIdentifierInfo() && !P.File.empty())
-      Out.HostReads.push_back({P, T.getIdentifierInfo()->getName().str(), ""});
+      Out.Reads.push_back({P, T.getIdentifierInfo()->getName().str(), ""});
     launches(T, P);
   }
   /// Reads launches `f<<<a, b, smem, s>>>` from the token stream.
@@ -394,7 +409,7 @@ private:
             Open->Smem += X.Text;
           Open->Dynamic = !(S.size() == 1 && S[0].K == tok::numeric_constant && zero(S[0].Text));
         }
-        Out.HostLaunches.push_back(*Open);
+        Out.Launches.push_back(*Open);
         Open.reset();
         return;
       }
@@ -439,7 +454,7 @@ private:
   }
   ArchDependence::Place place(SourceLocation L) const { return placeOf(SM, L); }
   SourceManager &SM;
-  ArchDependence &Out;
+  HostSide &Out;
 };
 
 /// Whether the device parse did not read P: in a file it never opened, or in text it skipped.
@@ -454,8 +469,8 @@ static bool deviceSkipped(const ArchDependence &A, const ArchDependence::Place &
 /// The host pass's reads against the device parse's: the identifiers only the host pass read
 /// (HostOnlyNames, each at its first place), and the expansions of a macro that took another
 /// definition than in the device parse (HostRedefined).
-static void compareReads(ArchDependence &Out) {
-  for (const ArchDependence::HostRead &R : Out.HostReads) {
+static void compareReads(const std::vector<HostSide::Read> &Reads, ArchDependence &Out) {
+  for (const HostSide::Read &R : Reads) {
     const bool Skipped = deviceSkipped(Out, R.At);
     if (R.Definition.empty()) {
       if (Skipped)
@@ -468,12 +483,11 @@ static void compareReads(ArchDependence &Out) {
     if (It == Out.DeviceExpansions.end() || It->second != R.Definition)
       Out.HostRedefined.push_back(R.At);
   }
-  Out.HostReads.clear();
 }
 
 class HostScanAction : public PreprocessOnlyAction {
 public:
-  HostScanAction(ArchDependence &Out, bool &Complete) : Out(Out), Complete(Complete) {}
+  HostScanAction(HostSide &Out, bool &Complete) : Out(Out), Complete(Complete) {}
   bool BeginSourceFileAction(CompilerInstance &CI) override {
     auto C = std::make_unique<HostCollector>(CI.getPreprocessor(), Out);
     Collector = C.get();
@@ -486,20 +500,20 @@ public:
   }
 
 private:
-  ArchDependence &Out;
+  HostSide &Out;
   bool &Complete;
   HostCollector *Collector = nullptr;
 };
 
 class HostScanFactory : public tooling::FrontendActionFactory {
 public:
-  HostScanFactory(ArchDependence &Out, bool &Complete) : Out(Out), Complete(Complete) {}
+  HostScanFactory(HostSide &Out, bool &Complete) : Out(Out), Complete(Complete) {}
   std::unique_ptr<FrontendAction> create() override {
     return std::make_unique<HostScanAction>(Out, Complete);
   }
 
 private:
-  ArchDependence &Out;
+  HostSide &Out;
   bool &Complete;
 };
 
@@ -554,7 +568,7 @@ static void finishPasses(const tooling::CompilationDatabase &DB, const std::stri
 struct HostPass::State {
   const tooling::CompilationDatabase &DB;
   std::string Path;
-  ArchDependence Host; ///< the host pass's own fields, filled on the thread
+  HostSide Host; ///< filled on the thread
   bool Ran = false, Complete = false, Finished = false;
   std::thread Thread;
 };
@@ -594,12 +608,11 @@ llvm::Error HostPass::finish(ArchDependence &Out) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    S->Path + ": error: the file could not be preprocessed as nvcc's "
                                              "host pass reads it (--cuda-host-only)");
-  ArchDependence &H = S->Host;
-  Out.HostMacros = std::move(H.HostMacros);
-  Out.HostSkipped = std::move(H.HostSkipped);
-  Out.HostLaunches = std::move(H.HostLaunches);
-  Out.HostReads = std::move(H.HostReads);
-  compareReads(Out);
+  HostSide &H = S->Host;
+  Out.HostMacros = std::move(H.Macros);
+  Out.HostSkipped = std::move(H.Skipped);
+  Out.HostLaunches = std::move(H.Launches);
+  compareReads(H.Reads, Out);
   finishPasses(S->DB, S->Path, Out);
   return llvm::Error::success();
 }

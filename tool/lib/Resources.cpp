@@ -1052,10 +1052,11 @@ llvm::Error compareLaunchResources(ASTContext &Ctx, const FileResult &R, const s
   if (!Rewrite)
     return keep("cannot count the rewrite's registers: " + llvm::toString(Rewrite.takeError()) + Hint);
 
+  std::set<KernelKey> Built;
+  for (const KernelUsage &O : *Original)
+    Built.insert({O.Name, O.Params});
   for (const auto &[Key, FD] : Kernels)
-    if (isProbe(FD) && !FD->isInvalidDecl() && llvm::none_of(*Original, [&, &Key = Key](const KernelUsage &O) {
-          return O.Name == Key.Name && O.Params == Key.Params;
-        }))
+    if (isProbe(FD) && !FD->isInvalidDecl() && !Built.count(Key))
       return keep("kernel '" + Key.Name + "', which tilepipe instantiated to analyse it, is missing from the "
                   "original's ptxas report");
   auto N = registerNeeds(Ctx, *Original, *Rewrite, Kernels);

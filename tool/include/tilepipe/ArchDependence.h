@@ -81,14 +81,6 @@ struct ArchDependence {
   /// numbers could not be right in every pass. "file:line", or "".
   std::string PassDependentLine;
   std::vector<Region> HostSkipped;
-  /// The host pass's reads of user text, compared with the device parse's once both are done
-  /// (they run at once): an identifier (Definition "") or a macro's expansion and the definition
-  /// it took ("file:offset"). Emptied by the comparison, which fills HostOnlyNames and HostRedefined.
-  struct HostRead {
-    Place At;
-    std::string Name, Definition;
-  };
-  std::vector<HostRead> HostReads;
   /// Whether the host pass read the user's text as the device parse did: the same text skipped,
   /// no macro expanding to another definition. Then a name in a launch means in the host pass
   /// what the parse resolved it to; else only its spelling is known.
