@@ -68,7 +68,20 @@ bool hasVolatilePart(const ASTContext &Ctx, QualType T) {
   return false;
 }
 
-bool overloadsAddressOf(const ASTContext &Ctx, QualType T) {
+std::vector<const FunctionDecl *> nonMemberAddressOfs(const ASTContext &Ctx) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    std::vector<const FunctionDecl *> Found;
+    bool VisitFunctionDecl(FunctionDecl *FD) {
+      if (FD->getOverloadedOperator() == OO_Amp && !isa<CXXMethodDecl>(FD) && FD->getNumParams() == 1)
+        Found.push_back(FD);
+      return true;
+    }
+  } F;
+  F.TraverseDecl(const_cast<ASTContext &>(Ctx).getTranslationUnitDecl());
+  return std::move(F.Found);
+}
+
+bool overloadsAddressOf(QualType T, llvm::ArrayRef<const FunctionDecl *> NonMember) {
   const auto *RD = T->getAsCXXRecordDecl();
   if (!RD)
     return T->isRecordType();
@@ -91,37 +104,23 @@ bool overloadsAddressOf(const ASTContext &Ctx, QualType T) {
   // object of T may be passed to: a template's, T's or a base's, a class's that T converts to
   // (a converting constructor), or any other where T has a conversion function.
   const CXXRecordDecl *Def = RD->getDefinition();
-  bool Converts = !Def->getVisibleConversionFunctions().empty();
-  struct Finder : RecursiveASTVisitor<Finder> {
-    const CXXRecordDecl *T;
-    bool Converts;
-    bool Found = false;
-    bool applies(QualType P) const {
-      P = P.getNonReferenceType().getUnqualifiedType();
-      if (P->isDependentType())
-        return true;
-      const CXXRecordDecl *PD = P->getAsCXXRecordDecl();
-      if (!PD)
-        return Converts;
-      PD = PD->getDefinition();
-      if (!PD || PD->getCanonicalDecl() == T->getCanonicalDecl() || T->isDerivedFrom(PD))
-        return true;
-      for (const CXXConstructorDecl *C : PD->ctors())
-        if (C->isConvertingConstructor(/*AllowExplicit=*/false) && !C->isCopyOrMoveConstructor())
-          return true;
+  const bool Converts = !Def->getVisibleConversionFunctions().empty();
+  auto Applies = [&](QualType P) {
+    P = P.getNonReferenceType().getUnqualifiedType();
+    if (P->isDependentType())
+      return true;
+    const CXXRecordDecl *PD = P->getAsCXXRecordDecl();
+    if (!PD)
       return Converts;
-    }
-    bool VisitFunctionDecl(FunctionDecl *FD) {
-      if (FD->getOverloadedOperator() == OO_Amp && !isa<CXXMethodDecl>(FD) &&
-          FD->getNumParams() == 1 && applies(FD->getParamDecl(0)->getType()))
-        Found = true;
-      return !Found;
-    }
-  } F;
-  F.T = Def;
-  F.Converts = Converts;
-  F.TraverseDecl(const_cast<ASTContext &>(Ctx).getTranslationUnitDecl());
-  return F.Found;
+    PD = PD->getDefinition();
+    if (!PD || PD->getCanonicalDecl() == Def->getCanonicalDecl() || Def->isDerivedFrom(PD))
+      return true;
+    for (const CXXConstructorDecl *C : PD->ctors())
+      if (C->isConvertingConstructor(/*AllowExplicit=*/false) && !C->isCopyOrMoveConstructor())
+        return true;
+    return Converts;
+  };
+  return llvm::any_of(NonMember, [&](const FunctionDecl *FD) { return Applies(FD->getParamDecl(0)->getType()); });
 }
 
 bool addressTaken(ASTContext &Ctx, const FunctionDecl *FD) {

@@ -166,12 +166,13 @@ llvm::Expected<CheckedLoops> checkLoops(ASTContext &Ctx, const ToolOptions &Opts
                                         llvm::ArrayRef<const FunctionDecl *> Instances,
                                         llvm::ArrayRef<const FunctionDecl *> Patterns) {
   const SourceManager &SM = Ctx.getSourceManager();
-  TranslationUnitIndex Index(Ctx);
+  CheckedLoops Out;
+  Out.Index = std::make_unique<TranslationUnitIndex>(Ctx);
+  const TranslationUnitIndex &Index = *Out.Index;
   ParseErrorFacts ErrorFacts;
   auto Wanted = [&](const FunctionDecl *FD) {
     return Opts.Kernels.empty() || llvm::is_contained(Opts.Kernels, FD->getNameAsString());
   };
-  CheckedLoops Out;
   for (const FunctionDecl *FD : Instances) {
     if (!Wanted(FD))
       continue;

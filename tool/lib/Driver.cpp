@@ -531,7 +531,7 @@ void analyzeAST(ASTContext &Ctx, const ToolOptions &Opts, const ArchDependence &
   // Plan and emit, loop by loop (in the order of their files and offsets), then per kernel.
   FileRewrite F;
   for (auto &[Key, Results] : Checked->ByLoop)
-    R.Loops.push_back(rewriteLoop(Ctx, Opts, R.Path, Key, Results, Checked->Annotations[Key], F));
+    R.Loops.push_back(rewriteLoop(Ctx, *Checked->Index, Opts, R.Path, Key, Results, Checked->Annotations[Key], F));
   if (llvm::Error E = emitKernelMapsOfFile(Ctx, R.Path, F, R.Loops)) {
     R.Error = llvm::toString(std::move(E));
     return;

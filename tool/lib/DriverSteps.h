@@ -93,6 +93,8 @@ struct CheckedLoops {
   std::map<LoopKey, std::vector<LoopResult>> ByLoop;
   std::map<LoopKey, Annotation> Annotations;
   std::map<LoopKey, std::pair<const clang::Stmt *, const clang::FunctionDecl *>> Uninstantiated;
+  /// The translation unit's facts, which Check gathered and later steps read (never change).
+  std::unique_ptr<TranslationUnitIndex> Index;
 };
 
 /// Check: the candidate loops of Instances (functions and instantiations of templates) and of
@@ -150,12 +152,13 @@ struct FileRewrite {
 
 /// Why the kernel that runs FD (FD itself) cannot take parameters and a launcher of tilepipe's
 /// (tensor maps, a flag), or "".
-std::string launcherProblem(clang::ASTContext &Ctx, const clang::FunctionDecl *FD);
+std::string launcherProblem(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
+                            const clang::FunctionDecl *FD);
 
 /// Plan and emit for one loop (Results: its instantiations), into F; the loop's record.
-LoopRecord rewriteLoop(clang::ASTContext &Ctx, const ToolOptions &Opts, const std::string &Path,
-                       LoopKey Key, const std::vector<LoopResult> &Results, const Annotation &A,
-                       FileRewrite &F);
+LoopRecord rewriteLoop(clang::ASTContext &Ctx, const TranslationUnitIndex &Index, const ToolOptions &Opts,
+                       const std::string &Path, LoopKey Key, const std::vector<LoopResult> &Results,
+                       const Annotation &A, FileRewrite &F);
 
 /// Kernels with tensor copies: map parameters, a launcher beside the kernel, launch sites, into
 /// F's edits and the kernel's records (Loops). Fails where a kernel cannot take them: its loops

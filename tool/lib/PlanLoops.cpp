@@ -90,11 +90,11 @@ static std::string dynamicTilesProblem(ASTContext &Ctx, const LoopModel &M) {
 /// launcher, every launch of which can call the launcher (launchSitesProblem), and its tiles can
 /// become stage arrays there. Check refused the loop already where the kernel, or a function it
 /// calls, uses dynamic shared memory, or a launch asks for some (dynamicSharedProblem).
-static std::string dynamicStagesProblem(ASTContext &Ctx, const LoopResult &LR) {
+static std::string dynamicStagesProblem(ASTContext &Ctx, const TranslationUnitIndex &Index, const LoopResult &LR) {
   const FunctionDecl *FD = LR.Function;
   if (!FD->hasAttr<CUDAGlobalAttr>())
     return "the loop is not in the kernel itself, whose launches would size it";
-  if (std::string Why = launcherProblem(Ctx, FD); !Why.empty())
+  if (std::string Why = launcherProblem(Ctx, Index, FD); !Why.empty())
     return Why;
   if (std::string Why = launchSitesProblem(Ctx, patternOf(FD)); !Why.empty())
     return Why;
@@ -106,9 +106,10 @@ static std::string dynamicStagesProblem(ASTContext &Ctx, const LoopResult &LR) {
 /// The function's one legal loop, whose two stages do not fit in static shared memory: stages in
 /// dynamic shared memory, as many as asked for that fit DynamicSharedLimit beside the other shared
 /// variables, where the kernel allows; else the refusal, with why.
-static void dynamicStages(ASTContext &Ctx, LoopResult &LR, llvm::ArrayRef<uint64_t> Bytes,
-                          uint64_t Beside, unsigned Requested, const std::string &Refusal) {
-  std::string Why = dynamicStagesProblem(Ctx, LR);
+static void dynamicStages(ASTContext &Ctx, const TranslationUnitIndex &Index, LoopResult &LR,
+                          llvm::ArrayRef<uint64_t> Bytes, uint64_t Beside, unsigned Requested,
+                          const std::string &Refusal) {
+  std::string Why = dynamicStagesProblem(Ctx, Index, LR);
   unsigned Fit = 0;
   for (unsigned S = 2; S <= 6; ++S)
     if (Beside + dynamicStageBytes(Bytes, S) <= DynamicSharedLimit)
@@ -137,7 +138,8 @@ static void dynamicStages(ASTContext &Ctx, LoopResult &LR, llvm::ArrayRef<uint64
 /// Plan, for one function: its pipelined loops share its static shared memory, so their stages
 /// are planned together (planStages), each loop as many as it asked for where they fit; a loop
 /// for which none fits is refused (shared-memory).
-static void shareStages(ASTContext &Ctx, std::vector<LoopResult> &Local, const ToolOptions &Opts) {
+static void shareStages(ASTContext &Ctx, const TranslationUnitIndex &Index, std::vector<LoopResult> &Local,
+                        const ToolOptions &Opts) {
   std::vector<std::vector<uint64_t>> Bytes;
   std::vector<SharedVar> Other;
   llvm::SmallPtrSet<const VarDecl *, 8> Staged; // the tiles of the legal loops
@@ -192,7 +194,7 @@ static void shareStages(ASTContext &Ctx, std::vector<LoopResult> &Local, const T
       std::string Refusal = std::to_string(Tiles) + " bytes of tiles per stage next to " +
                             std::to_string(Beside) + " other bytes";
       if (!LR.Stages && Bytes.size() == 1 && !(LR.Forced && LR.Forced->Copy == PlanChoice::Registers))
-        dynamicStages(Ctx, LR, Bytes[K], sharedBytesBound(Other), Requested[K], Refusal);
+        dynamicStages(Ctx, Index, LR, Bytes[K], sharedBytesBound(Other), Requested[K], Refusal);
       else if (!LR.Stages)
         LR.V = Verdict::refuse(Reason::SharedMemory, Refusal);
       else if (*LR.Stages < Requested[K])
@@ -221,7 +223,7 @@ void planLoops(ASTContext &Ctx, const ToolOptions &Opts, const std::string &Path
         measuredChoice(Ctx, Opts, LR.Model.Loop, LR.Function, LR);
       Local.push_back(std::move(LR));
     }
-    shareStages(Ctx, Local, Opts);
+    shareStages(Ctx, *Loops.Index, Local, Opts);
     for (LoopResult &LR : Local)
       Loops.ByLoop[loopKey(SM, LR.Model.Loop)].push_back(std::move(LR));
   }

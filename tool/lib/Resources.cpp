@@ -18,6 +18,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "EffectsUtil.h"
+#include "KernelReferences.h"
 #include "tilepipe/Find.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -137,59 +138,49 @@ void kernelsRunning(ASTContext &Ctx, const TranslationUnitIndex &Index, const Fu
 
 } // namespace
 
-std::string kernelSignatureProblem(ASTContext &Ctx, const FunctionDecl *P) {
+std::string kernelSignatureProblem(ASTContext &Ctx, const TranslationUnitIndex &Index, const FunctionDecl *P) {
   if (P->isExternC())
     return "the kernel has C linkage, so a launch in another file would not pass the parameters tilepipe adds";
-  struct Refs : RecursiveASTVisitor<Refs> {
-    ASTContext &Ctx;
-    const FunctionDecl *P;
-    std::string Problem;
-    Refs(ASTContext &Ctx, const FunctionDecl *P) : Ctx(Ctx), P(P) {}
-    bool shouldVisitTemplateInstantiations() const { return true; }
-    const FunctionDecl *patternOf(const FunctionDecl *F) {
-      if (const FunctionDecl *Q = F->getTemplateInstantiationPattern())
-        return Q;
-      if (const FunctionTemplateDecl *T = F->getPrimaryTemplate())
-        return T->getTemplatedDecl();
-      return F;
-    }
-    bool VisitDeclRefExpr(DeclRefExpr *E) {
-      const auto *F = dyn_cast<FunctionDecl>(E->getDecl());
-      if (!F || patternOf(F)->getCanonicalDecl() != P->getCanonicalDecl() || !Problem.empty())
-        return true;
-      DynTypedNode N = DynTypedNode::create(*E);
-      for (unsigned Guard = 0; Guard < 16; ++Guard) {
-        auto Parents = Ctx.getParents(N);
-        if (Parents.empty())
-          break;
-        const DynTypedNode &Up = Parents[0];
-        if (Up.get<ImplicitCastExpr>() || Up.get<ParenExpr>() || Up.get<CStyleCastExpr>() ||
-            Up.get<CXXStaticCastExpr>() || Up.get<CXXReinterpretCastExpr>() ||
-            (Up.get<UnaryOperator>() && Up.get<UnaryOperator>()->getOpcode() == UO_AddrOf)) {
-          N = Up;
-          continue;
-        }
-        if (const auto *K = Up.get<CUDAKernelCallExpr>(); K && K->getCallee() == N.get<Expr>())
-          return true; // kernel<<<...>>>(...): default arguments fill the new parameters
-        if (const auto *C = Up.get<CallExpr>())
-          if (const FunctionDecl *Callee = C->getDirectCallee()) {
-            StringRef Name = Callee->getName();
-            // The runtime's questions about the kernel, which never launch it.
-            if (Name.starts_with("cudaFuncGetAttributes") || Name.starts_with("cudaFuncSet") ||
-                Name.starts_with("cudaOccupancy") || Name == "cudaFuncGetName")
-              return true;
-          }
+  auto PatternOf = [](const FunctionDecl *F) -> const FunctionDecl * {
+    if (const FunctionDecl *Q = F->getTemplateInstantiationPattern())
+      return Q;
+    if (const FunctionTemplateDecl *T = F->getPrimaryTemplate())
+      return T->getTemplatedDecl();
+    return F;
+  };
+  // Each name of P: fine as the callee of a launch or in the runtime's questions about it.
+  auto Fine = [&](const Expr *E) {
+    DynTypedNode N = DynTypedNode::create(*E);
+    for (unsigned Guard = 0; Guard < 16; ++Guard) {
+      auto Parents = Ctx.getParents(N);
+      if (Parents.empty())
         break;
+      const DynTypedNode &Up = Parents[0];
+      if (Up.get<ImplicitCastExpr>() || Up.get<ParenExpr>() || Up.get<CStyleCastExpr>() ||
+          Up.get<CXXStaticCastExpr>() || Up.get<CXXReinterpretCastExpr>() ||
+          (Up.get<UnaryOperator>() && Up.get<UnaryOperator>()->getOpcode() == UO_AddrOf)) {
+        N = Up;
+        continue;
       }
-      PresumedLoc PL = Ctx.getSourceManager().getPresumedLoc(
-          Ctx.getSourceManager().getExpansionLoc(E->getBeginLoc()));
-      Problem = "the kernel's address is taken (line " + std::to_string(PL.getLine()) +
-                "), and a launch through it (cudaLaunchKernel) would not pass the parameters tilepipe adds";
-      return true;
+      if (const auto *K = Up.get<CUDAKernelCallExpr>(); K && K->getCallee() == N.get<Expr>())
+        return true; // kernel<<<...>>>(...): default arguments fill the new parameters
+      if (const auto *C = Up.get<CallExpr>())
+        if (const FunctionDecl *Callee = C->getDirectCallee()) {
+          StringRef Name = Callee->getName();
+          // The runtime's questions about the kernel, which never launch it.
+          if (Name.starts_with("cudaFuncGetAttributes") || Name.starts_with("cudaFuncSet") ||
+              Name.starts_with("cudaOccupancy") || Name == "cudaFuncGetName")
+            return true;
+        }
+      break;
     }
-  } R(Ctx, P);
-  R.TraverseDecl(Ctx.getTranslationUnitDecl());
-  return R.Problem;
+    return false;
+  };
+  for (const KernelReferences::Event &Ev : Index.kernelReferences().Events)
+    if (!Ev.Launch && PatternOf(Ev.F)->getCanonicalDecl() == P->getCanonicalDecl() && !Fine(Ev.E))
+      return "the kernel's address is taken (line " + lineOf(Ctx, Ev.E) +
+             "), and a launch through it (cudaLaunchKernel) would not pass the parameters tilepipe adds";
+  return "";
 }
 
 namespace {
@@ -198,83 +189,35 @@ namespace {
 /// function pointer (a harness's table of kernels) is followed as far as the file lets: it is
 /// fine while no launch through a pointer asks for dynamic shared memory and no function pointer
 /// is handed to a call (cudaLaunchKernel, cudaLaunchCooperativeKernel, cudaFuncSetAttribute, a
-/// function of another file); any other use is a launch the text does not show.
-struct KernelUses : RecursiveASTVisitor<KernelUses> {
+/// function of another file); any other use is a launch the text does not show. The launches and
+/// names of K are the translation unit's (KernelReferences), replayed in their order.
+struct KernelUses {
   const FunctionDecl *K;
   ASTContext &Ctx;
-  std::string Found, StoredAt, HandedOff, IndirectDynamic, GraphCall, Queried;
-  llvm::DenseSet<const Expr *> Callees; ///< the names that launches call
+  const KernelReferences &Refs;
+  std::string Found, StoredAt, Queried;
+  llvm::DenseSet<const Expr *> Callees; ///< the names that K's launches call
   std::vector<const Expr *> Launches;     ///< K's launches `K<<<...>>>(...)`
-  llvm::StringSet<> KernelNames;          ///< the names of the file's kernels
-  bool VisitFunctionDecl(FunctionDecl *FD) {
-    if (FD->hasAttr<CUDAGlobalAttr>() && FD->getIdentifier())
-      KernelNames.insert(FD->getName());
-    return true;
+  KernelUses(const FunctionDecl *K, ASTContext &Ctx, const TranslationUnitIndex &Index)
+      : K(K), Ctx(Ctx), Refs(Index.kernelReferences()) {
+    for (const KernelReferences::Event &Ev : Refs.Events) {
+      if (!Ev.F || !same(Ev.F))
+        continue;
+      if (Ev.Launch)
+        launch(cast<CUDAKernelCallExpr>(Ev.E));
+      else if (!Callees.contains(Ev.E) && Found.empty())
+        name(Ev.E);
+    }
   }
-  KernelUses(const FunctionDecl *K, ASTContext &Ctx) : K(K), Ctx(Ctx) {}
-  bool shouldVisitTemplateInstantiations() const { return true; }
   bool same(const FunctionDecl *F) const {
     return patternOf(F)->getCanonicalDecl() == patternOf(K)->getCanonicalDecl();
   }
-  std::string line(const Stmt *S) const {
-    const SourceManager &SM = Ctx.getSourceManager();
-    return std::to_string(SM.getPresumedLineNumber(SM.getExpansionLoc(S->getBeginLoc())));
-  }
-  static bool functionPointer(QualType T) {
-    T = T.getNonReferenceType();
-    if (T->isFunctionPointerType() || T->isFunctionType() || T->isMemberFunctionPointerType())
-      return true;
-    if (const auto *AT = T->getAsArrayTypeUnsafe())
-      return functionPointer(AT->getElementType());
-    if (const CXXRecordDecl *RD = T->getAsCXXRecordDecl(); RD && RD->hasDefinition())
-      return llvm::any_of(RD->fields(), [](const FieldDecl *F) { return functionPointer(F->getType()); });
-    return false;
-  }
-  bool TraverseCUDAKernelCallExpr(CUDAKernelCallExpr *E) {
-    const FunctionDecl *F = E->getDirectCallee();
-    const CallExpr *Config = E->getConfig();
-    const Expr *Smem = Config && Config->getNumArgs() > 2 && !isa<CXXDefaultArgExpr>(Config->getArg(2))
-                           ? Config->getArg(2)
-                           : nullptr;
-    Expr::EvalResult R;
-    bool Dynamic = Smem && !(!Smem->isValueDependent() && Smem->EvaluateAsInt(R, Ctx) && R.Val.getInt() == 0);
-    if (F && same(F)) {
-      Callees.insert(E->getCallee()->IgnoreParenImpCasts());
-      Launches.push_back(E);
-      if (Dynamic && Found.empty())
-        Found = "its launch at line " + line(E) + " asks for dynamic shared memory ('" +
-                sourceText(Ctx, Smem->getSourceRange()) + "'), which more static shared memory may leave without room";
-    } else if (!F && Dynamic && IndirectDynamic.empty()) {
-      IndirectDynamic = line(E);
-    }
-    return RecursiveASTVisitor::TraverseCUDAKernelCallExpr(E);
-  }
-  /// The runtime's and the driver's calls that read or set a kernel node's parameters in a CUDA
-  /// graph (its arguments, its function, its dynamic shared memory), or find a kernel by its name:
-  /// they launch a kernel with what the text of its launches does not show.
-  static bool launchesUnseen(StringRef Name) {
-    static const llvm::Regex Api("^cu(da)?(Graph(Exec)?(Kernel)?Node(Get|Set)Params|"
-                                 "Graph(Add|Exec)(Kernel)?Node|GraphExecUpdate|GraphKernelNode|"
-                                 "GraphInstantiateWithParams|LibraryGetKernel|ModuleGetFunction|"
-                                 "KernelGetFunction|GetFuncBySymbol|GetKernel)");
-    return Api.match(Name);
-  }
-  bool VisitCallExpr(CallExpr *E) {
-    if (Ctx.getSourceManager().isInSystemHeader(Ctx.getSourceManager().getExpansionLoc(E->getBeginLoc())))
-      return true; // (a library's own calls pass its own function pointers around)
-    if (const FunctionDecl *C = E->getDirectCallee();
-        GraphCall.empty() && C && C->getIdentifier() && launchesUnseen(C->getName()))
-      GraphCall = C->getName().str() + "' at line " + line(E);
-    if (isa<CUDAKernelCallExpr>(E) || !HandedOff.empty())
-      return true;
-    for (const Expr *A : E->arguments()) {
-      const Expr *X = A->IgnoreParenCasts();
-      if (functionPointer(A->getType()) || functionPointer(X->getType())) {
-        HandedOff = line(E);
-        break;
-      }
-    }
-    return true;
+  void launch(const CUDAKernelCallExpr *E) {
+    Callees.insert(E->getCallee()->IgnoreParenImpCasts());
+    Launches.push_back(E);
+    if (const Expr *Smem = dynamicSharedArgument(Ctx, E); Smem && Found.empty())
+      Found = "its launch at line " + lineOf(Ctx, E) + " asks for dynamic shared memory ('" +
+              sourceText(Ctx, Smem->getSourceRange()) + "'), which more static shared memory may leave without room";
   }
   /// `cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, c)`: a preference
   /// for the split of L1 and shared memory, as cudaFuncSetCacheConfig is. It launches nothing and
@@ -286,10 +229,8 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
     const auto *C = Attr ? dyn_cast<EnumConstantDecl>(Attr->getDecl()) : nullptr;
     return C && C->getName() == "cudaFuncAttributePreferredSharedMemoryCarveout";
   }
-  bool VisitDeclRefExpr(DeclRefExpr *E) {
-    const auto *F = dyn_cast<FunctionDecl>(E->getDecl());
-    if (!F || !same(F) || Callees.contains(E) || !Found.empty())
-      return true;
+  /// A name of K other than a launch's callee.
+  void name(const Expr *E) {
     // Up through conversions and braces to what the name initializes.
     DynTypedNode N = DynTypedNode::create(*E);
     for (unsigned Guard = 0; Guard < 8; ++Guard) {
@@ -302,8 +243,8 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
         continue; // (`for (auto k : {k1, k2})` binds a local initializer_list)
       if (const auto *V = N.get<VarDecl>(); V && V->hasLocalStorage() && !V->isStaticLocal()) {
         if (StoredAt.empty())
-          StoredAt = line(E);
-        return true;
+          StoredAt = lineOf(Ctx, E);
+        return;
       }
       // The runtime asked about the kernel (its attributes, its occupancy, which the runtime
       // computes for the rewritten kernel), or launching it with no dynamic shared memory.
@@ -311,45 +252,44 @@ struct KernelUses : RecursiveASTVisitor<KernelUses> {
                                                 Call->getDirectCallee()->getIdentifier()) {
         StringRef Callee = Call->getDirectCallee()->getName();
         if (Callee == "cudaFuncSetCacheConfig" || carveoutPreference(Call))
-          return true;
+          return;
         // A question whose answer the rewrite changes: the kernel's registers, its shared memory,
         // and the blocks per SM or the block size they allow. A program that sizes its grid or
         // its blocks from it (a persistent kernel) runs another decomposition after the rewrite,
         // and sums its floats in another order.
         if (Callee.starts_with("cudaFuncGetAttribute") || Callee.starts_with("cudaOccupancy")) {
           if (Queried.empty())
-            Queried = "the program asks the runtime about it ('" + Callee.str() + "' at line " + line(E) +
+            Queried = "the program asks the runtime about it ('" + Callee.str() + "' at line " + lineOf(Ctx, E) +
                       "), whose answer the rewrite's registers and shared memory change";
-          return true;
+          return;
         }
         Expr::EvalResult R;
         if (Callee == "cudaLaunchKernel" && Call->getNumArgs() > 4 &&
             !Call->getArg(4)->isValueDependent() && Call->getArg(4)->EvaluateAsInt(R, Ctx) &&
             R.Val.getInt() == 0)
-          return true;
+          return;
       }
       break;
     }
-    Found = "its name is used at line " + line(E) +
+    Found = "its name is used at line " + lineOf(Ctx, E) +
             " other than in a launch `<<<...>>>`, so a launch's dynamic shared memory cannot be seen";
-    return true;
   }
   std::string problem() const {
     if (!Found.empty())
       return Found;
     if (!Queried.empty())
       return Queried;
-    if (!GraphCall.empty())
-      return "the program calls '" + GraphCall +
+    if (!Refs.GraphCall.empty())
+      return "the program calls '" + Refs.GraphCall +
              ", which may launch it with other arguments or dynamic shared memory than its launches show";
     if (StoredAt.empty())
       return "";
-    if (!IndirectDynamic.empty())
+    if (!Refs.IndirectDynamic.empty())
       return "its name is stored at line " + StoredAt + " and a launch through a pointer at line " +
-             IndirectDynamic + " asks for dynamic shared memory";
-    if (!HandedOff.empty())
+             Refs.IndirectDynamic + " asks for dynamic shared memory";
+    if (!Refs.HandedOff.empty())
       return "its name is stored at line " + StoredAt + " and a function pointer is handed to a call at line " +
-             HandedOff + ", which may launch it with dynamic shared memory";
+             Refs.HandedOff + ", which may launch it with dynamic shared memory";
     return "";
   }
 };
@@ -377,7 +317,7 @@ static std::string hostOnlyLaunch(ASTContext &Ctx, const ArchDependence &Arch, c
       return "its name appears in text that only nvcc's host pass reads (" + Where(It->second) +
              ", under `#ifndef __CUDA_ARCH__` or in a header only the host includes), where a launch cannot be seen";
   for (const auto &[Name, P] : Arch.HostOnlyNames)
-    if (KernelUses::launchesUnseen(Name))
+    if (launchesUnseen(Name))
       return "the host pass alone calls '" + Name + "' (" + Where(P) +
              "), which may launch it with other arguments or dynamic shared memory than its launches show";
   // Launches as the host pass reads them, with the dynamic shared memory they spell (a constant
@@ -391,7 +331,7 @@ static std::string hostOnlyLaunch(ASTContext &Ctx, const ArchDependence &Arch, c
     return llvm::any_of(Uses.Launches, [&](const Expr *E) { return spans(SM, E, L.At); });
   };
   for (const ArchDependence::Launch &L : Arch.HostLaunches)
-    if (L.Dynamic && (LaunchesK(L) || (!Uses.KernelNames.contains(L.Callee) && !Uses.StoredAt.empty())))
+    if (L.Dynamic && (LaunchesK(L) || (!Uses.Refs.KernelNames.contains(L.Callee) && !Uses.StoredAt.empty())))
       return "a launch of '" + (L.Callee.empty() ? std::string("?") : L.Callee) + "' at " +
              Where(L.At) + " asks nvcc's host pass for dynamic shared memory ('" + L.Smem +
              "'), which more static shared memory may leave without room";
@@ -416,8 +356,7 @@ std::string dynamicSharedProblem(ASTContext &Ctx, const TranslationUnitIndex &In
     Finder.function(K);
     if (!Finder.Found.empty())
       return "kernel '" + K->getNameAsString() + "' runs this loop and " + Finder.Found;
-    KernelUses Uses(K, Ctx);
-    Uses.TraverseAST(Ctx);
+    KernelUses Uses(K, Ctx, Index);
     if (std::string Why = Uses.problem(); !Why.empty())
       return "kernel '" + K->getNameAsString() + "' runs this loop and " + Why;
     if (std::string Why = hostOnlyLaunch(Ctx, Arch, K, Uses); !Why.empty())

@@ -30,7 +30,7 @@ LoopRecord loopRecord(const SourceManager &SM, const std::string &Path, const St
 }
 
 
-std::string launcherProblem(ASTContext &Ctx, const FunctionDecl *FD) {
+std::string launcherProblem(ASTContext &Ctx, const TranslationUnitIndex &Index, const FunctionDecl *FD) {
   const SourceManager &SM = Ctx.getSourceManager();
   const FunctionDecl *P = patternOf(FD);
   if (!P->hasAttr<CUDAGlobalAttr>())
@@ -47,7 +47,7 @@ std::string launcherProblem(ASTContext &Ctx, const FunctionDecl *FD) {
       return "a kernel parameter has no name or is a pack";
   if (P->isVariadic())
     return "the kernel is variadic";
-  return kernelSignatureProblem(Ctx, P);
+  return kernelSignatureProblem(Ctx, Index, P);
 }
 
 /// The kernel's entry, with the names its text leaves free.
@@ -74,9 +74,9 @@ static TmaKernel &kernelNames(ASTContext &Ctx, std::map<const FunctionDecl *, Tm
 
 /// What Plan reads about the loop: the options, its annotation, the stages its function shares
 /// out, and whether its kernel can take tensor maps.
-static PlanInputs planInputs(ASTContext &Ctx, const ToolOptions &Opts, const Annotation &A,
-                             bool InMainFile, unsigned Stages, const std::string &StageNote,
-                             const FunctionDecl *FD) {
+static PlanInputs planInputs(ASTContext &Ctx, const TranslationUnitIndex &Index, const ToolOptions &Opts,
+                             const Annotation &A, bool InMainFile, unsigned Stages,
+                             const std::string &StageNote, const FunctionDecl *FD) {
   PlanInputs In;
   In.Mode = Opts.Mode;
   In.Policy = A.Plan.value_or(Opts.Plan);
@@ -89,7 +89,7 @@ static PlanInputs planInputs(ASTContext &Ctx, const ToolOptions &Opts, const Ann
   if (Opts.Mode != CopyMode::Pipeline)
     In.KernelProblem = isProbe(FD) ? "the template is instantiated by tilepipe alone, so no launch in this file "
                                      "could pass its tensor maps"
-                                   : launcherProblem(Ctx, FD);
+                                   : launcherProblem(Ctx, Index, FD);
   return In;
 }
 
@@ -247,9 +247,9 @@ static std::optional<TemplateGuard> guardOf(ASTContext &Ctx, const std::vector<L
   return std::nullopt;
 }
 
-LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::string &Path,
-                       LoopKey Key, const std::vector<LoopResult> &AllResults, const Annotation &A,
-                       FileRewrite &F) {
+LoopRecord rewriteLoop(ASTContext &Ctx, const TranslationUnitIndex &Index, const ToolOptions &Opts,
+                       const std::string &Path, LoopKey Key, const std::vector<LoopResult> &AllResults,
+                       const Annotation &A, FileRewrite &F) {
   const SourceManager &SM = Ctx.getSourceManager();
   LoopRecord Rec = loopRecord(SM, Path, AllResults.front().Model.Loop, AllResults.front().Function);
   // A template nothing instantiates, probed: rewritten for the probes the analysis accepts.
@@ -277,7 +277,7 @@ LoopRecord rewriteLoop(ASTContext &Ctx, const ToolOptions &Opts, const std::stri
     }
   // Plan: the stages, how each tile is copied, or keep the loop; then the names tensor copies add.
   const bool InMain = Key.first == SM.getMainFileID();
-  PlanInputs In = planInputs(Ctx, Opts, A, InMain, Stages, Note, Front.Function);
+  PlanInputs In = planInputs(Ctx, Index, Opts, A, InMain, Stages, Note, Front.Function);
   In.DynamicStages = Front.DynamicStages;
   for (const LoopResult &LR : Results)
     In.SharedBeside.push_back(LR.SharedBeside);

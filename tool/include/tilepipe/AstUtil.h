@@ -74,9 +74,14 @@ Place placeOf(const clang::SourceManager &SM, llvm::StringRef MainName, clang::S
 /// or base of a class (`struct Flag { volatile int v; }`: copying one reads the volatile member).
 bool hasVolatilePart(const clang::ASTContext &Ctx, clang::QualType T);
 
+/// Every non-member operator& with one parameter in the translation unit (templates as written),
+/// in the order a traversal meets them.
+std::vector<const clang::FunctionDecl *> nonMemberAddressOfs(const clang::ASTContext &Ctx);
+
 /// Whether `&x` on an object of class type T may call a user's operator& rather than take the
-/// address: T or a base declares one, or a non-member one of the translation unit may apply.
-bool overloadsAddressOf(const clang::ASTContext &Ctx, clang::QualType T);
+/// address: T or a base declares one, or one of NonMember (nonMemberAddressOfs of T's translation
+/// unit) may apply.
+bool overloadsAddressOf(clang::QualType T, llvm::ArrayRef<const clang::FunctionDecl *> NonMember);
 
 /// Whether FD is named anywhere but as the callee of a direct call (its address taken: calls
 /// through a pointer that no list of its calls holds).

@@ -5,6 +5,8 @@
 #include "tilepipe/Model.h"
 #include "clang/AST/ASTContext.h"
 #include "llvm/ADT/DenseMap.h"
+#include <memory>
+#include <optional>
 
 namespace tilepipe {
 
@@ -14,14 +16,26 @@ struct CheckOptions {
   bool AssumeNoAlias = false;
 };
 
-/// Facts about the whole translation unit that single loops need: who calls each __device__ function.
+struct KernelReferences;
+
+/// Facts about the whole translation unit that single loops need: who calls each __device__
+/// function; and, gathered on first use and kept for the other loops and steps of this parse, the
+/// non-member operator& declarations and the references to functions and kernel launches.
 class TranslationUnitIndex {
 public:
   explicit TranslationUnitIndex(clang::ASTContext &Ctx);
   llvm::ArrayRef<const clang::CallExpr *> callersOf(const clang::FunctionDecl *FD) const;
+  /// Every non-member operator& with one parameter that a traversal of the translation unit
+  /// meets (templates as written, not their instantiations), in its order.
+  llvm::ArrayRef<const clang::FunctionDecl *> nonMemberAddressOf() const;
+  /// Every kernel launch and reference to a function (KernelReferences.h).
+  const KernelReferences &kernelReferences() const;
 
 private:
+  clang::ASTContext &Ctx;
   llvm::DenseMap<const clang::FunctionDecl *, std::vector<const clang::CallExpr *>> Calls;
+  mutable std::optional<std::vector<const clang::FunctionDecl *>> AddressOfs;
+  mutable std::shared_ptr<const KernelReferences> References;
 };
 
 Verdict checkLoop(clang::ASTContext &Ctx, const TranslationUnitIndex &Index, const Candidate &C,

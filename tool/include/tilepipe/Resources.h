@@ -44,7 +44,8 @@ std::string calleeSharedProblem(clang::ASTContext &Ctx, const clang::FunctionDec
 /// anything but the runtime's queries of its attributes (cudaLaunchKernel would pass an argument
 /// array without them), or it has C linkage (a launch in another file could not know), "" is not
 /// returned.
-std::string kernelSignatureProblem(clang::ASTContext &Ctx, const clang::FunctionDecl *P);
+std::string kernelSignatureProblem(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
+                                   const clang::FunctionDecl *P);
 
 /// One kernel as ptxas compiled it for one architecture.
 struct KernelUsage {

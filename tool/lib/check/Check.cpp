@@ -31,9 +31,15 @@ public:
 };
 } // namespace
 
-TranslationUnitIndex::TranslationUnitIndex(ASTContext &Ctx) {
+TranslationUnitIndex::TranslationUnitIndex(ASTContext &Ctx) : Ctx(Ctx) {
   CallIndexer I(Calls);
   I.TraverseDecl(Ctx.getTranslationUnitDecl());
+}
+
+llvm::ArrayRef<const FunctionDecl *> TranslationUnitIndex::nonMemberAddressOf() const {
+  if (!AddressOfs)
+    AddressOfs = nonMemberAddressOfs(Ctx);
+  return *AddressOfs;
 }
 
 llvm::ArrayRef<const CallExpr *> TranslationUnitIndex::callersOf(const FunctionDecl *FD) const {

@@ -157,7 +157,8 @@ Verdict LoopChecker::checkView(TileTarget &To) {
   std::string Name = "the vector store into " + quoted(To.Tile);
   if (V->isDependentType() || V->isIncompleteType())
     return Verdict::refuse(Reason::ElementType, Name + " stores a type that is unknown");
-  if (hasVolatilePart(Ctx, V) || overloadsAddressOf(Ctx, V) || !V.isTriviallyCopyableType(Ctx))
+  if (hasVolatilePart(Ctx, V) || overloadsAddressOf(V, Index.nonMemberAddressOf()) ||
+      !V.isTriviallyCopyableType(Ctx))
     return Verdict::refuse(Reason::ElementType, Name + " stores '" + V.getAsString() +
                                                     "', which is volatile, not trivially copyable or has a "
                                                     "user's operator&");
@@ -268,7 +269,7 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
   if (hasVolatilePart(Ctx, Elem))
     return Verdict::refuse(Reason::ElementType, quoted(V) + " holds '" + Elem.getAsString() +
                                                     "', which has a volatile part");
-  if (overloadsAddressOf(Ctx, Elem))
+  if (overloadsAddressOf(Elem, Index.nonMemberAddressOf()))
     return Verdict::refuse(Reason::ElementType,
                            quoted(V) + " holds '" + Elem.getAsString() +
                                "', whose operator& may be the user's (the copies take addresses)");
@@ -493,7 +494,7 @@ Verdict LoopChecker::checkGlobalAddress(const Stmt *S, const Expr *Plain, const 
   if (hasVolatilePart(Ctx, Plain->getType()))
     return Verdict::refuse(Reason::LoadSource, "'" + text(Plain) + "' is a volatile read");
   // The copies take the source's address (`&A[j]`): a user's operator& would be called instead.
-  if (overloadsAddressOf(Ctx, Plain->getType()))
+  if (overloadsAddressOf(Plain->getType(), Index.nonMemberAddressOf()))
     return Verdict::refuse(Reason::LoadSource, "'" + text(Plain) + "' has a type whose operator& may be the user's");
   if (const auto *ICE = dyn_cast<ImplicitCastExpr>(Ptr->IgnoreParens());
       ICE && ICE->getCastKind() == CK_ArrayToPointerDecay)
