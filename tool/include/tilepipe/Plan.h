@@ -246,8 +246,10 @@ struct PlanFeatures {
   bool EngineCopies = false;
   /// The first tile the cp.async loop copies per element (4 to 16 bytes per instruction), or "".
   std::string PerElementTile;
-  /// Bytes of all tiles in one stage (the largest over a template's instantiations).
-  uint64_t StageBytes = 0;
+  /// Bytes of all tiles in one stage: the smallest over a template's instantiations, each of
+  /// which must gain (one text serves them all), and the largest, which bounds the shared memory
+  /// a plan adds to any of them.
+  uint64_t StageBytes = 0, LargestStageBytes = 0;
 };
 
 /// Why the model expects the rewrite to be no faster than the original, or "" when it expects a
