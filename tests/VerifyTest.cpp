@@ -120,6 +120,26 @@ TEST(Spec, MisalignedCasesAndLaunchers) {
   EXPECT_NE(llvm::toString(Bad.takeError()).find("misalign must be between 0 and 64"), std::string::npos);
 }
 
+// A kernel whose launches ask for dynamic shared memory (`extern __shared__`): the spec says how
+// much, and every launch of the driver, direct or through tilepipe's launcher, asks for it.
+TEST(Spec, DynamicSharedMemoryPerLaunch) {
+  std::string Text = GoodSpec;
+  Text.replace(Text.find("    block: 64\n"), strlen("    block: 64\n"), "    block: 64\n    shared: 64 * sizeof(float)\n");
+  auto S = parseSpec(Text, "good.yaml");
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  EXPECT_EQ("64 * sizeof(float)", S->Kernels[0].Shared);
+  std::string Cases = generateCases(*S);
+  EXPECT_NE(Cases.find("#else\n  ::scale<64><<<((n + 63) / 64), (64), (64 * sizeof(float))>>>("), std::string::npos)
+      << Cases;
+  EXPECT_NE(Cases.find("::tilepipe_launch_scale<64>(((n + 63) / 64), (64), (64 * sizeof(float)), 0, "),
+            std::string::npos)
+      << Cases;
+  EXPECT_NE(Cases.find("  tpv_r.Shared = static_cast<size_t>((64 * sizeof(float)));\n"), std::string::npos) << Cases;
+  // Without it, none.
+  std::string Plain = generateCases(*parseSpec(GoodSpec, "good.yaml"));
+  EXPECT_NE(Plain.find("  tpv_r.Shared = static_cast<size_t>(0);\n"), std::string::npos) << Plain;
+}
+
 TEST(Spec, MovedBytesAndLaunchResources) {
   std::string Text = GoodSpec;
   Text.replace(Text.find("        dir: in"), strlen("        dir: in"), "        dir: inout");
@@ -486,6 +506,52 @@ TEST(VerifyCli, BundleFillsClassElements) {
   const std::string Driver = readFile(Bundle + "/driver.cu");
   EXPECT_NE(Driver.find("template <> struct Components<Quad> {\n  using C = double;"), std::string::npos) << Driver;
   EXPECT_EQ(Driver.find("Components<Pair>"), std::string::npos) << "Pair is random bytes, the default";
+  if (findTool("nvcc").empty() && !llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
+    GTEST_SKIP() << "nvcc not found: the bundle was written, not built";
+  ProcessResult B = runProgram("bash", {Bundle + "/build.sh", "original", "rewritten"});
+  EXPECT_EQ(0, B.ExitCode) << B.Out << B.Err;
+}
+
+// A file whose kernel sizes its tile at launch (`extern __shared__`), beside one tilepipe rewrites:
+// the spec's `shared:` reaches the launch, and the bundle builds.
+TEST(VerifyCli, BundleLaunchesWithDynamicSharedMemory) {
+  std::string Src = tempDir();
+  writeFile(Src + "/d.cu", "__global__ void dyn(const float *A, float *C, int nt) {\n"
+                           "  extern __shared__ float s[];\n"
+                           "  float acc = 0;\n"
+                           "  for (int t = 0; t < nt; ++t) {\n"
+                           "    s[threadIdx.x] = A[(blockIdx.x * nt + t) * blockDim.x + threadIdx.x];\n"
+                           "    __syncthreads();\n"
+                           "    acc += s[(threadIdx.x + 1) % blockDim.x];\n"
+                           "    __syncthreads();\n"
+                           "  }\n"
+                           "  C[blockIdx.x * blockDim.x + threadIdx.x] = acc;\n"
+                           "}\n");
+  writeFile(Src + "/d.tilepipe.yaml", "kernels:\n"
+                                      "  - kernel: dyn\n"
+                                      "    grid: dim3(blocks)\n"
+                                      "    block: dim3(threads)\n"
+                                      "    shared: threads * sizeof(float)\n"
+                                      "    params:\n"
+                                      "      - buffer: A\n"
+                                      "        type: float\n"
+                                      "        count: blocks * nt * threads\n"
+                                      "        dir: in\n"
+                                      "      - buffer: C\n"
+                                      "        type: float\n"
+                                      "        count: blocks * threads\n"
+                                      "        dir: out\n"
+                                      "      - scalar: nt\n"
+                                      "    cases:\n"
+                                      "      - name: 5 tiles\n"
+                                      "        sizes: {blocks: 3, nt: 5, threads: 96}\n");
+  std::string Bundle = Src + "/bundle";
+  ProcessResult R = runTilepipe({"verify", "--quiet", "--check-launch-resources=false", Src + "/d.cu",
+                                 "--bundle", Bundle});
+  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  const std::string Driver = readFile(Bundle + "/driver.cu");
+  EXPECT_NE(Driver.find("::dyn<<<(dim3(blocks)), (dim3(threads)), (threads * sizeof(float))>>>("), std::string::npos)
+      << Driver;
   if (findTool("nvcc").empty() && !llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
     GTEST_SKIP() << "nvcc not found: the bundle was written, not built";
   ProcessResult B = runProgram("bash", {Bundle + "/build.sh", "original", "rewritten"});

@@ -74,6 +74,7 @@ template <> struct MappingTraits<KernelSpec> {
     IO.mapRequired("kernel", K.Kernel);
     IO.mapRequired("grid", K.Grid);
     IO.mapRequired("block", K.Block);
+    IO.mapOptional("shared", K.Shared);
     IO.mapRequired("params", K.Params);
     IO.mapOptional("setup", K.Setup);
     IO.mapRequired("cases", K.Cases);

@@ -125,6 +125,7 @@ std::string generateCases(const LaunchSpec &Spec, llvm::ArrayRef<std::pair<std::
   for (const KernelSpec &K : Spec.Kernels) {
     bool AnyTimed = llvm::any_of(K.Cases, [](const CaseSpec &C) { return C.Timed; });
     std::string Callee = llvm::StringRef(K.Kernel).starts_with("::") ? K.Kernel : "::" + K.Kernel;
+    const std::string Shared = K.Shared.empty() ? "0" : "(" + K.Shared + ")";
     for (size_t CI = 0; CI < K.Cases.size(); ++CI, ++N) {
       const CaseSpec &C = K.Cases[CI];
       std::string Sizes;
@@ -152,6 +153,7 @@ std::string generateCases(const LaunchSpec &Spec, llvm::ArrayRef<std::pair<std::
       OS << "static void launch_" << N << "(tpv::Resources &tpv_r) {\n" << Sizes;
       OS << "  const dim3 tpv_block = (" << K.Block << ");\n";
       OS << "  tpv_r.Threads = static_cast<long long>(tpv_block.x) * tpv_block.y * tpv_block.z;\n";
+      OS << "  tpv_r.Shared = static_cast<size_t>(" << Shared << ");\n";
       OS << "#if defined(TPV_RESOURCES)\n  tpv_r.Kernel = tpv::kernelAddress(&" << Callee << ");\n#endif\n}\n";
       OS << "static void case_" << N << "(tpv::Run &tpv_run, bool tpv_launch, int tpv_set) {\n" << Sizes;
       OS << "  if (!tpv_launch) {\n";
@@ -181,9 +183,9 @@ std::string generateCases(const LaunchSpec &Spec, llvm::ArrayRef<std::pair<std::
       llvm::StringRef Scope = Path.take_front(Colons + 2), Base = Path.drop_front(Colons + 2);
       OS << "#if defined(TILEPIPE_LAUNCHER_" << Base << ")\n";
       OS << "  " << Scope << launcherOf(Path, Launchers) << TArgs << "((" << K.Grid << "), (" << K.Block
-         << "), 0, 0" << (Args.empty() ? "" : ", ") << llvm::join(Args, ", ") << ");\n#else\n";
-      OS << "  " << Callee << "<<<(" << K.Grid << "), (" << K.Block << ")>>>("
-         << llvm::join(Args, ", ") << ");\n#endif\n}\n";
+         << "), " << Shared << ", 0" << (Args.empty() ? "" : ", ") << llvm::join(Args, ", ") << ");\n#else\n";
+      OS << "  " << Callee << "<<<(" << K.Grid << "), (" << K.Block << ")"
+         << (K.Shared.empty() ? "" : ", " + Shared) << ">>>(" << llvm::join(Args, ", ") << ");\n#endif\n}\n";
       bool Timed = C.Timed || (!AnyTimed && CI + 1 == K.Cases.size());
       Table.push_back("  {" + literal(K.Kernel) + ", " + literal(C.Name) + ", " +
                       (Timed ? "true" : "false") + ", " + (C.Sanitize ? "true" : "false") +

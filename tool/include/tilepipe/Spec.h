@@ -30,6 +30,8 @@ struct CaseSpec {
 
 struct KernelSpec {
   std::string Kernel, Grid, Block, Setup;
+  /// Bytes of dynamic shared memory each launch asks for (C++ over the size variables; empty: none).
+  std::string Shared;
   std::vector<ParamSpec> Params;
   std::vector<CaseSpec> Cases;
 };
