@@ -3,6 +3,7 @@
 // that survives a compute-only variant that does not build, and the no-GPU path (built, nothing
 // ran, exit 77, never a pass).
 #include "TestSupport.h"
+#include "tilepipe/Driver.h"
 #include "tilepipe/Spec.h"
 #include "tilepipe/Verify.h"
 #include "llvm/Support/FileSystem.h"
@@ -42,6 +43,7 @@ const char *GoodSpec = R"(kernels:
 TEST(Spec, Parses) {
   auto S = parseSpec(GoodSpec, "good.yaml");
   ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  EXPECT_TRUE(S->Sources.empty() && S->Link.empty());
   ASSERT_EQ(1u, S->Kernels.size());
   const KernelSpec &K = S->Kernels[0];
   EXPECT_EQ("scale<64>", K.Kernel);
@@ -92,7 +94,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"TwoTimed", "      - name: small", "      - name: small\n        timed: true", "more than one", 2},
         BadSpec{"NoCases", "    cases:", "    kases:", "missing required key 'cases'", 2},
         BadSpec{"ScalarComponents", "      - scalar: n", "      - scalar: n\n        components: double",
-                "a scalar takes no type, count, dir or components", 14}),
+                "a scalar takes no type, count, dir or components", 14},
+        BadSpec{"EmptySource", "kernels:", "sources: ['']\nkernels:", "'sources' names an empty path", 1},
+        BadSpec{"SourcesNotAList", "kernels:", "sources: {a: b}\nkernels:", "not a sequence", 1},
+        BadSpec{"EmptyLinkArgument", "kernels:", "link: [-lm, '']\nkernels:", "'link' holds an empty argument", 1}),
     [](const ::testing::TestParamInfo<BadSpec> &I) { return I.param.Name; });
 
 TEST(Spec, MisalignedCasesAndLaunchers) {
@@ -556,6 +561,88 @@ TEST(VerifyCli, BundleLaunchesWithDynamicSharedMemory) {
     GTEST_SKIP() << "nvcc not found: the bundle was written, not built";
   ProcessResult B = runProgram("bash", {Bundle + "/build.sh", "original", "rewritten"});
   EXPECT_EQ(0, B.ExitCode) << B.Out << B.Err;
+}
+
+TEST(VerifyCli, BundleBuildsTheSpecsOtherSources) {
+  // A kernel file whose host code calls a function another file defines links only with that file:
+  // the spec names it (`sources:`, beside the spec), and the bundle carries it and the header it
+  // includes, which the kernel file does not, and builds it into every variant with `link:`.
+  std::string Src = tempDir() + "/my src";
+  ASSERT_FALSE(llvm::sys::fs::create_directories(Src + "/lib"));
+  writeFile(Src + "/k.cu", "void report(int);\n"
+                           "__global__ void tiles(const float *A, float *C, int nt) {\n"
+                           "  __shared__ float s[128];\n"
+                           "  float acc = 0;\n"
+                           "  for (int t = 0; t < nt; ++t) {\n"
+                           "    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 128 + threadIdx.x];\n"
+                           "    __syncthreads();\n"
+                           "    acc += s[(threadIdx.x + 1) % 128];\n"
+                           "    __syncthreads();\n"
+                           "  }\n"
+                           "  C[blockIdx.x * 128 + threadIdx.x] = acc;\n"
+                           "}\n"
+                           "void run(const float *A, float *C, int nt) {\n"
+                           "  tiles<<<4, 128>>>(A, C, nt);\n"
+                           "  report(nt);\n"
+                           "}\n");
+  writeFile(Src + "/lib/report.cpp", "#include \"report_impl.h\"\nvoid report(int n) { REPORT(n); }\n");
+  writeFile(Src + "/lib/report_impl.h", "#include <cstdio>\n#define REPORT(n) std::printf(\"%d\\n\", n)\n");
+  const std::string Kernels = "kernels:\n"
+                              "  - kernel: tiles\n"
+                              "    grid: dim3(blocks)\n"
+                              "    block: dim3(128)\n"
+                              "    params:\n"
+                              "      - buffer: A\n"
+                              "        type: float\n"
+                              "        count: blocks * nt * 128\n"
+                              "        dir: in\n"
+                              "      - buffer: C\n"
+                              "        type: float\n"
+                              "        count: blocks * 128\n"
+                              "        dir: out\n"
+                              "      - scalar: nt\n"
+                              "    cases:\n"
+                              "      - name: 5 tiles\n"
+                              "        sizes: {blocks: 3, nt: 5}\n";
+  writeFile(Src + "/k.tilepipe.yaml", "sources: [lib/report.cpp]\nlink: [-lm]\n" + Kernels);
+  std::string Bundle = Src + "/bundle";
+  ProcessResult R = runTilepipe({"verify", "--quiet", "--check-launch-resources=false", Src + "/k.cu",
+                                 "--bundle", Bundle});
+  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  EXPECT_NE(readFile(Bundle + "/rewritten.cu"), readFile(Src + "/k.cu")) << "the loop was not rewritten";
+  std::string Real = tilepipe::realPathIn("", Src);
+  for (const char *Tree : {"/src", "/rsrc"})
+    for (const char *F : {"/lib/report.cpp", "/lib/report_impl.h"})
+      EXPECT_TRUE(llvm::sys::fs::exists(Bundle + Tree + Real + F)) << Tree << Real << F << " is not carried";
+  const std::string Build = readFile(Bundle + "/build.sh");
+  EXPECT_NE(Build.find("link=('-lm')"), std::string::npos) << Build;
+
+  // A source that is not there, or the verified file itself: an error naming the spec; no bundle.
+  writeFile(Src + "/bad.tilepipe.yaml", "sources: [lib/missing.cpp]\n" + Kernels);
+  ProcessResult M = runTilepipe({"verify", "--quiet", "--check-launch-resources=false", Src + "/k.cu", "--spec",
+                                 Src + "/bad.tilepipe.yaml", "--bundle", Src + "/b2"});
+  EXPECT_EQ(1, M.ExitCode);
+  EXPECT_NE(M.Err.find("bad.tilepipe.yaml: error: 'sources' names 'lib/missing.cpp', which is not a file"),
+            std::string::npos)
+      << M.Err;
+  EXPECT_FALSE(llvm::sys::fs::exists(Src + "/b2"));
+  writeFile(Src + "/self.tilepipe.yaml", "sources: [k.cu]\n" + Kernels);
+  ProcessResult Self = runTilepipe({"verify", "--quiet", "--check-launch-resources=false", Src + "/k.cu", "--spec",
+                                    Src + "/self.tilepipe.yaml", "--bundle", Src + "/b3"});
+  EXPECT_EQ(1, Self.ExitCode);
+  EXPECT_NE(Self.Err.find("names the file verified itself"), std::string::npos) << Self.Err;
+
+  if (findTool("nvcc").empty() && !llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
+    GTEST_SKIP() << "nvcc not found: the bundles were written, not built";
+  ProcessResult B = runProgram("bash", {Bundle + "/build.sh", "original", "rewritten"});
+  EXPECT_EQ(0, B.ExitCode) << B.Out << B.Err;
+  // Without the other source the program does not link: the field is what makes it build.
+  writeFile(Src + "/alone.tilepipe.yaml", Kernels);
+  ProcessResult A = runTilepipe({"verify", "--quiet", "--check-launch-resources=false", Src + "/k.cu", "--spec",
+                                 Src + "/alone.tilepipe.yaml", "--bundle", Src + "/alone"});
+  ASSERT_EQ(0, A.ExitCode) << A.Out << A.Err;
+  ProcessResult AB = runProgram("bash", {Src + "/alone/build.sh", "original"});
+  EXPECT_NE(0, AB.ExitCode) << "a program that calls report() linked without the file that defines it";
 }
 
 TEST(VerifyCli, BadSpecIsAnError) {

@@ -87,6 +87,8 @@ static int verify(const CommandLine &CL) {
     V.Command = commandFlags(C.CommandLine, C.Directory);
     break;
   }
+  if (Error E = addSpecSources(*Launch, CL.db(), CL.Sources[0], CL.Tool.ParseArgs, V))
+    return errs() << toString(std::move(E)) << "\n", 1;
   std::string Dir = Req.BundleDir;
   if (Dir.empty()) {
     SmallString<128> Tmp;

@@ -104,10 +104,18 @@ template <> struct MappingTraits<LaunchSpec> {
   static void mapping(IO &IO, LaunchSpec &S) {
     IO.mapOptional("tolerance", S.Tolerance, 0.0);
     IO.mapRequired("kernels", S.Kernels);
+    IO.mapOptional("sources", S.Sources);
+    IO.mapOptional("link", S.Link);
   }
   static std::string validate(IO &, LaunchSpec &S) {
     if (S.Tolerance < 0 || S.Tolerance > 0.1)
       return "tolerance must be between 0 and 0.1";
+    for (const std::string &F : S.Sources)
+      if (F.empty())
+        return "'sources' names an empty path";
+    for (const std::string &A : S.Link)
+      if (A.empty() || A.find_first_of("\n\r") != std::string::npos)
+        return "'link' holds an empty argument or one with a line break";
     return S.Kernels.empty() ? "the spec lists no kernels" : "";
   }
 };

@@ -223,8 +223,15 @@ llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const Launc
   // Real paths, as the user's files are named: a folder reached through a link is where they are.
   auto Real = [](llvm::StringRef P) { return realPathIn("", P); };
   const std::string SourceFolder = Real(AbsSourceDir);
+  // The user's files the bundle carries: those the source includes, the spec's other sources and
+  // the headers those include.
+  std::vector<std::string> UserFiles = R.UserFiles;
+  for (const std::vector<std::string> *More : {&Opts.ExtraSources, &Opts.ExtraUserFiles})
+    for (const std::string &U : *More)
+      if (!llvm::is_contained(UserFiles, U))
+        UserFiles.push_back(U);
   auto Carried = [&](llvm::StringRef Folder) {
-    return Folder == SourceFolder || llvm::any_of(R.UserFiles, [&](const std::string &U) {
+    return Folder == SourceFolder || llvm::any_of(UserFiles, [&](const std::string &U) {
              return llvm::StringRef(U).starts_with((Folder + "/").str());
            });
   };
@@ -241,7 +248,16 @@ llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const Launc
     CommandWords.push_back(shellQuoted(M));
   for (const std::string &F : Opts.Command.ForcedIncludes)
     CommandWords.push_back("-include " +
-                           shellQuoted(llvm::is_contained(R.UserFiles, Real(F)) ? inTree("src", Real(F)) : F));
+                           shellQuoted(llvm::is_contained(UserFiles, Real(F)) ? inTree("src", Real(F)) : F));
+  // The spec's other sources, from the variant's tree (the rewritten variant's headers are
+  // rewritten there too), and its link arguments.
+  std::vector<std::string> ExtraSrc, ExtraRsrc, LinkWords;
+  for (const std::string &S : Opts.ExtraSources) {
+    ExtraSrc.push_back(shellQuoted(inTree("src", S)));
+    ExtraRsrc.push_back(shellQuoted(inTree("rsrc", S)));
+  }
+  for (const std::string &A : Opts.Link)
+    LinkWords.push_back(shellQuoted(A));
 
   auto Driver = fillHoles(DriverTemplate, "templates/verify_driver.cu.in",
                           {{"spec", llvm::sys::path::filename(Spec.Path).str()},
@@ -268,12 +284,16 @@ command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
 cmd=({3})
 inc_src=(-Iinclude {2})
 inc_rsrc=(-Iinclude {4})
+# The spec's other sources (as copied: src/, rsrc/ for the rewritten variant) and link arguments.
+more_src=({5})
+more_rsrc=({6})
+link=({7})
 build() {{
-  local inc=("${{inc_src[@]}") src=$1 extra=()
-  [ "$1" = rewritten ] && inc=("${{inc_rsrc[@]}")
+  local inc=("${{inc_src[@]}") more=("${{more_src[@]}") src=$1 extra=()
+  [ "$1" = rewritten ] && {{ inc=("${{inc_rsrc[@]}"); more=("${{more_rsrc[@]}"); }
   [ "$1" = census ] && {{ src=compute_only; extra=(-DTPV_CENSUS); }
   "$nvcc" -O3 -std=c++17 -arch="$arch" "${{inc[@]}" "${{cmd[@]}" -w ${{TP_NVCC_FLAGS:-} "${{extra[@]}" \
-    -DTP_SOURCE="\"$src.cu\"" -o "$1" driver.cu
+    -DTP_SOURCE="\"$src.cu\"" -o "$1" driver.cu "${{more[@]}" "${{link[@]}"
 }
 variants=("$@")
 [ $# -gt 0 ] || variants=(original rewritten compute_only)
@@ -310,7 +330,8 @@ for i in "${{!pids[@]}"; do
 done
 exit $status
 )sh",
-                                    Source, Arch, Includes("src"), llvm::join(CommandWords, " "), Includes("rsrc"));
+                                    Source, Arch, Includes("src"), llvm::join(CommandWords, " "), Includes("rsrc"),
+                                    llvm::join(ExtraSrc, " "), llvm::join(ExtraRsrc, " "), llvm::join(LinkWords, " "));
   std::string Run = llvm::formatv(R"sh(#!/usr/bin/env bash
 # Runs the original and the rewritten {0} on the spec's cases, {1} times each, and compares
 # every output; times both, and the floors: the compute-only variant's time and the bytes the case
@@ -383,7 +404,7 @@ exit $rc
   if (HasFloor)
     Files.push_back({"compute_only.cu", R.ComputeOnly, false});
   // The user's headers, as they were (src/) and with the rewritten ones rewritten (rsrc/).
-  for (const std::string &U : R.UserFiles) {
+  for (const std::string &U : UserFiles) {
     auto Buf = llvm::MemoryBuffer::getFile(U, /*IsText=*/false);
     if (!Buf)
       return llvm::createStringError(Buf.getError(), U + ": error: cannot read it for the bundle: " +

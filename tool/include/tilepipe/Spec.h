@@ -42,6 +42,11 @@ struct LaunchSpec {
   /// may contract differently once the code around it changes (0: bitwise).
   double Tolerance = 0;
   std::vector<KernelSpec> Kernels;
+  /// Other source files the program needs to link (functions the file calls that another file
+  /// defines), as written: relative to the spec's folder, or absolute. Built into every variant.
+  std::vector<std::string> Sources;
+  /// nvcc arguments for the command that builds and links each variant (`-lcublas`, `-rdc=true`).
+  std::vector<std::string> Link;
 };
 
 /// Reads a spec; errors come as `file:line:col: error: ...`.

@@ -3,6 +3,7 @@
 #pragma once
 #include "tilepipe/Result.h"
 #include "tilepipe/Spec.h"
+#include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Support/Error.h"
 #include <string>
 #include <utility>
@@ -23,6 +24,9 @@ struct VerifyOptions {
     std::vector<std::pair<std::string, std::string>> IncludeDirs;
     std::vector<std::string> ForcedIncludes; ///< `-include` files, absolute
   } Command;
+  /// The spec's `sources:`, real paths, and the user's headers they include (addSpecSources).
+  std::vector<std::string> ExtraSources, ExtraUserFiles;
+  std::vector<std::string> Link; ///< the spec's `link:`
 };
 
 /// The macros, include folders and forced includes of a compile command (made absolute against
@@ -40,6 +44,14 @@ std::string generateCases(const LaunchSpec &Spec,
 /// paths, and under rsrc/ with the rewritten headers, so that it builds where the sources are not.
 llvm::Error writeBundle(const std::string &Dir, const FileResult &R, const LaunchSpec &Spec,
                         const VerifyOptions &Opts);
+
+/// Adds the spec's `sources:` to Opts: each resolved against the spec's folder (an error where it is
+/// not a file, or is the verified file), and the user's headers it includes, as nvcc's passes
+/// preprocess it with its compile command in DB (else MainFile's) and the parse's ParseArgs; and
+/// its `link:`. An error where a source cannot be preprocessed (a header it names is missing).
+llvm::Error addSpecSources(const LaunchSpec &Spec, const clang::tooling::CompilationDatabase &DB,
+                           const std::string &MainFile, const std::vector<std::string> &ParseArgs,
+                           VerifyOptions &Opts);
 
 /// Runs Dir/run.sh and returns its exit status (77: built, but no GPU to run on).
 int runBundle(const std::string &Dir, const VerifyOptions &Opts);
