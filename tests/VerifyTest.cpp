@@ -17,6 +17,34 @@ using namespace tilepipe::test;
 
 namespace {
 
+/// The start of a spec for Kernel, launched with blocks of 128 threads over `blocks` blocks, whose
+/// first parameter is the input A of `nt` tiles of 128 floats a block.
+std::string tileSpecHead(const std::string &Kernel) {
+  return "kernels:\n  - kernel: " + Kernel +
+         "\n    grid: dim3(blocks)\n    block: dim3(128)\n    params:\n      - buffer: A\n        type: float\n"
+         "        count: blocks * nt * 128\n        dir: in\n";
+}
+
+/// The rest of that spec: the output C of 128 floats a block, the scalar nt, and one case of
+/// Tiles tiles over 3 blocks.
+std::string tileSpecTail(int Tiles) {
+  const std::string N = std::to_string(Tiles);
+  return "      - buffer: C\n        type: float\n        count: blocks * 128\n        dir: out\n      - scalar: nt\n"
+         "    cases:\n      - name: " + N + " tiles\n        sizes: {blocks: 3, nt: " + N + "}\n";
+}
+
+/// `tilepipe verify --bundle Bundle` of Source (the launch check off), asserted to succeed; the
+/// driver it wrote.
+std::string bundleDriver(const std::string &Source, const std::string &Bundle) {
+  ProcessResult R = runTilepipe({"verify", "--quiet", "--check-launch-resources=false", Source, "--bundle", Bundle});
+  EXPECT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  return readFile(Bundle + "/driver.cu");
+}
+
+/// Whether nvcc is here to build a bundle.
+bool haveNvcc() { return !findTool("nvcc").empty() || llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"); }
+
+
 const char *GoodSpec = R"(kernels:
   - kernel: scale<64>
     grid: (n + 63) / 64
@@ -94,7 +122,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"TwoTimed", "      - name: small", "      - name: small\n        timed: true", "more than one", 2},
         BadSpec{"NoCases", "    cases:", "    kases:", "missing required key 'cases'", 2},
         BadSpec{"ScalarComponents", "      - scalar: n", "      - scalar: n\n        components: double",
-                "a scalar takes no type, count, dir or components", 14},
+                "a scalar takes no type, count, dir, components or fill", 14},
+        BadSpec{"FillOnOutput", "dir: out", "dir: out\n        fill: i", "is an output: its values come from the kernel", 6},
+        BadSpec{"FillWithComponents", "        count: n\n        dir: in", "        count: n\n        dir: in\n        fill: i % 7\n        components: double",
+                "has both 'fill' and 'components'", 10},
         BadSpec{"EmptySource", "kernels:", "sources: ['']\nkernels:", "'sources' names an empty path", 1},
         BadSpec{"SourcesNotAList", "kernels:", "sources: {a: b}\nkernels:", "not a sequence", 1},
         BadSpec{"EmptyLinkArgument", "kernels:", "link: [-lm, '']\nkernels:", "'link' holds an empty argument", 1}),
@@ -461,7 +492,7 @@ TEST(VerifyCli, BundleCarriesTheProjectsHeadersAndFlags) {
       << "the rewritten variant builds with the rewritten header";
   // The sources go away; the bundle still builds.
   ASSERT_FALSE(llvm::sys::fs::rename(Proj, Root + "/gone"));
-  if (findTool("nvcc").empty() && !llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
+  if (!haveNvcc())
     GTEST_SKIP() << "nvcc not found: the bundle was written, not built";
   ProcessResult B = runProgram("bash", {Bundle + "/build.sh", "original", "rewritten"});
   EXPECT_EQ(0, B.ExitCode) << B.Out << B.Err;
@@ -511,7 +542,7 @@ TEST(VerifyCli, BundleFillsClassElements) {
   const std::string Driver = readFile(Bundle + "/driver.cu");
   EXPECT_NE(Driver.find("template <> struct Components<Quad> {\n  using C = double;"), std::string::npos) << Driver;
   EXPECT_EQ(Driver.find("Components<Pair>"), std::string::npos) << "Pair is random bytes, the default";
-  if (findTool("nvcc").empty() && !llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
+  if (!haveNvcc())
     GTEST_SKIP() << "nvcc not found: the bundle was written, not built";
   ProcessResult B = runProgram("bash", {Bundle + "/build.sh", "original", "rewritten"});
   EXPECT_EQ(0, B.ExitCode) << B.Out << B.Err;
@@ -551,13 +582,10 @@ TEST(VerifyCli, BundleLaunchesWithDynamicSharedMemory) {
                                       "      - name: 5 tiles\n"
                                       "        sizes: {blocks: 3, nt: 5, threads: 96}\n");
   std::string Bundle = Src + "/bundle";
-  ProcessResult R = runTilepipe({"verify", "--quiet", "--check-launch-resources=false", Src + "/d.cu",
-                                 "--bundle", Bundle});
-  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
-  const std::string Driver = readFile(Bundle + "/driver.cu");
+  const std::string Driver = bundleDriver(Src + "/d.cu", Bundle);
   EXPECT_NE(Driver.find("::dyn<<<(dim3(blocks)), (dim3(threads)), (threads * sizeof(float))>>>("), std::string::npos)
       << Driver;
-  if (findTool("nvcc").empty() && !llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
+  if (!haveNvcc())
     GTEST_SKIP() << "nvcc not found: the bundle was written, not built";
   ProcessResult B = runProgram("bash", {Bundle + "/build.sh", "original", "rewritten"});
   EXPECT_EQ(0, B.ExitCode) << B.Out << B.Err;
@@ -587,28 +615,11 @@ TEST(VerifyCli, BundleBuildsTheSpecsOtherSources) {
                            "}\n");
   writeFile(Src + "/lib/report.cpp", "#include \"report_impl.h\"\nvoid report(int n) { REPORT(n); }\n");
   writeFile(Src + "/lib/report_impl.h", "#include <cstdio>\n#define REPORT(n) std::printf(\"%d\\n\", n)\n");
-  const std::string Kernels = "kernels:\n"
-                              "  - kernel: tiles\n"
-                              "    grid: dim3(blocks)\n"
-                              "    block: dim3(128)\n"
-                              "    params:\n"
-                              "      - buffer: A\n"
-                              "        type: float\n"
-                              "        count: blocks * nt * 128\n"
-                              "        dir: in\n"
-                              "      - buffer: C\n"
-                              "        type: float\n"
-                              "        count: blocks * 128\n"
-                              "        dir: out\n"
-                              "      - scalar: nt\n"
-                              "    cases:\n"
-                              "      - name: 5 tiles\n"
-                              "        sizes: {blocks: 3, nt: 5}\n";
+  const std::string Kernels = tileSpecHead("tiles") +
+                              tileSpecTail(5);
   writeFile(Src + "/k.tilepipe.yaml", "sources: [lib/report.cpp]\nlink: [-lm]\n" + Kernels);
   std::string Bundle = Src + "/bundle";
-  ProcessResult R = runTilepipe({"verify", "--quiet", "--check-launch-resources=false", Src + "/k.cu",
-                                 "--bundle", Bundle});
-  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  bundleDriver(Src + "/k.cu", Bundle);
   EXPECT_NE(readFile(Bundle + "/rewritten.cu"), readFile(Src + "/k.cu")) << "the loop was not rewritten";
   std::string Real = tilepipe::realPathIn("", Src);
   for (const char *Tree : {"/src", "/rsrc"})
@@ -632,7 +643,7 @@ TEST(VerifyCli, BundleBuildsTheSpecsOtherSources) {
   EXPECT_EQ(1, Self.ExitCode);
   EXPECT_NE(Self.Err.find("names the file verified itself"), std::string::npos) << Self.Err;
 
-  if (findTool("nvcc").empty() && !llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
+  if (!haveNvcc())
     GTEST_SKIP() << "nvcc not found: the bundles were written, not built";
   ProcessResult B = runProgram("bash", {Bundle + "/build.sh", "original", "rewritten"});
   EXPECT_EQ(0, B.ExitCode) << B.Out << B.Err;
@@ -643,6 +654,42 @@ TEST(VerifyCli, BundleBuildsTheSpecsOtherSources) {
   ASSERT_EQ(0, A.ExitCode) << A.Out << A.Err;
   ProcessResult AB = runProgram("bash", {Src + "/alone/build.sh", "original"});
   EXPECT_NE(0, AB.ExitCode) << "a program that calls report() linked without the file that defines it";
+}
+
+TEST(VerifyCli, FillGivesAnInputTheSpecsValues) {
+  // An index buffer filled at random would send the kernel out of bounds: `fill:` gives each
+  // element its value, from its index i and the size variables, in every variant alike.
+  std::string Src = tempDir();
+  writeFile(Src + "/g.cu", "__global__ void shifted(const float *A, const int *shift, float *C, int nt) {\n"
+                           "  __shared__ float s[128];\n"
+                           "  float acc = 0;\n"
+                           "  for (int t = 0; t < nt; ++t) {\n"
+                           "    s[threadIdx.x] = A[(blockIdx.x * nt + t) * 128 + threadIdx.x];\n"
+                           "    __syncthreads();\n"
+                           "    acc += s[(threadIdx.x + shift[t]) % 128];\n"
+                           "    __syncthreads();\n"
+                           "  }\n"
+                           "  C[blockIdx.x * 128 + threadIdx.x] = acc;\n"
+                           "}\n");
+  writeFile(Src + "/g.tilepipe.yaml", tileSpecHead("shifted") +
+                                      "      - buffer: shift\n"
+                                      "        type: int\n"
+                                      "        count: nt\n"
+                                      "        dir: in\n"
+                                      "        fill: (i * 37 + nt) % 128\n" +
+                                      tileSpecTail(9));
+  std::string Bundle = Src + "/bundle";
+  const std::string Driver = bundleDriver(Src + "/g.cu", Bundle);
+  EXPECT_NE(Driver.find("tpv_run.buffer<int>(1, (nt), tpv::In, tpv_set, 0, [&](long long i) { (void)i; return "
+                        "static_cast<int>((i * 37 + nt) % 128); });"),
+            std::string::npos)
+      << Driver;
+  EXPECT_NE(Driver.find("tpv_run.buffer<float>(0, (blocks * nt * 128), tpv::In, tpv_set, 0);"), std::string::npos)
+      << "an input without 'fill' stays random\n" << Driver;
+  if (!haveNvcc())
+    GTEST_SKIP() << "nvcc not found: the bundle was written, not built";
+  ProcessResult B = runProgram("bash", {Bundle + "/build.sh", "original", "rewritten"});
+  EXPECT_EQ(0, B.ExitCode) << B.Out << B.Err;
 }
 
 TEST(VerifyCli, BadSpecIsAnError) {

@@ -22,19 +22,24 @@ template <> struct MappingTraits<ParamSpec> {
     IO.mapOptional("dir", P.Dir);
     IO.mapOptional("scalar", P.Scalar);
     IO.mapOptional("components", P.Components);
+    IO.mapOptional("fill", P.Fill);
   }
   static std::string validate(IO &, ParamSpec &P) {
     if (P.Buffer.empty() == P.Scalar.empty())
       return "a parameter is either 'buffer: <label>' or 'scalar: <expression>'";
     if (!P.isBuffer()) {
-      if (!P.Type.empty() || !P.Count.empty() || !P.Dir.empty() || !P.Components.empty())
-        return "a scalar takes no type, count, dir or components";
+      if (!P.Type.empty() || !P.Count.empty() || !P.Dir.empty() || !P.Components.empty() || !P.Fill.empty())
+        return "a scalar takes no type, count, dir, components or fill";
       return "";
     }
     if (P.Type.empty() || P.Count.empty())
       return "buffer '" + P.Buffer + "' needs 'type' and 'count'";
     if (P.Dir != "in" && P.Dir != "out" && P.Dir != "inout")
       return "buffer '" + P.Buffer + "' needs 'dir: in', 'dir: out' or 'dir: inout'";
+    if (!P.Fill.empty() && P.Dir == "out")
+      return "buffer '" + P.Buffer + "' is an output: its values come from the kernel, not from 'fill'";
+    if (!P.Fill.empty() && !P.Components.empty())
+      return "buffer '" + P.Buffer + "' has both 'fill' and 'components': its values come from one of them";
     return "";
   }
 };

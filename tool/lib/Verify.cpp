@@ -166,7 +166,10 @@ std::string generateCases(const LaunchSpec &Spec, llvm::ArrayRef<std::pair<std::
         }
         std::string Dir = P.Dir == "in" ? "In" : P.Dir == "out" ? "Out" : "InOut";
         OS << "    tpv_run.buffer<" << P.Type << ">(" << PI << ", (" << P.Count << "), tpv::" << Dir
-           << ", tpv_set, " << C.Misalign << ");\n";
+           << ", tpv_set, " << C.Misalign;
+        if (!P.Fill.empty())
+          OS << ", [&](long long i) { (void)i; return static_cast<" << P.Type << ">(" << P.Fill << "); }";
+        OS << ");\n";
         Args.push_back("tpv_run.get<" + P.Type + ">(tpv_set, " + std::to_string(PI) + ")");
         if (P.Dir != "in")
           Buffers.push_back("{" + literal(P.Buffer) + ", " + literal(P.Type) + ", sizeof(" +

@@ -17,6 +17,9 @@ struct ParamSpec {
   /// The arithmetic type a buffer's element is made of (`double` for a struct of four doubles):
   /// its random values are drawn as such; empty: the element's own, or random bytes for a class.
   std::string Components;
+  /// An input's values, where random ones would not do (indices into another buffer): C++ over the
+  /// size variables and `i`, the element's index (long long); empty: random values.
+  std::string Fill;
   bool isBuffer() const { return !Buffer.empty(); }
 };
 
