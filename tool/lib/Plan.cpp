@@ -1,3 +1,8 @@
+// Plan (Plan.h): from the models of one loop's instantiations to what the rewrite does (LoopPlan):
+// the stages that fit (planStages, sharedBytesBound), each tile's copy (planCpAsync, planEngine),
+// the register-staged prefetch and its depth, the cost model's keep (planKeep, predictNoGain), the
+// choices tuning measures (enumeratePlans, choiceProblem) and the remark's words (describePlan).
+// About 620 lines: the plan kinds share the checks of what each tile allows, read in one place.
 #include "tilepipe/Plan.h"
 #include "clang/AST/ASTContext.h"
 #include "llvm/ADT/STLExtras.h"

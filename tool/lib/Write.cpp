@@ -1,7 +1,7 @@
 // Write (Write.h): everything a run hands its users, from the FileResults alone: outputs written
 // atomically (temp file, then rename), unified diffs, the JSON report and --stats-json, clang-tidy's
 // --export-fixes YAML and SARIF 2.1.0 (whose regions count UTF-16 code units, SourceTexts). About
-// 620 lines: the formats share the path and offset helpers, and each is short.
+// 730 lines: the formats share the path and offset helpers, and each is short.
 #include "tilepipe/Write.h"
 #include "tilepipe/Audit.h"
 #include "clang/Tooling/DiagnosticsYaml.h"
