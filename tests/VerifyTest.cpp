@@ -656,6 +656,28 @@ TEST(VerifyCli, BundleBuildsTheSpecsOtherSources) {
   EXPECT_NE(0, AB.ExitCode) << "a program that calls report() linked without the file that defines it";
 }
 
+TEST(VerifyCli, SpecSourcesReadTheirCompileCommandInItsFolder) {
+  // The other source's include folder is relative (`-Iinc`) in compile_commands.json: it is the
+  // command's folder's, wherever tilepipe runs from, and the header found there is carried.
+  std::string Proj = tempDir() + "/proj", Elsewhere = tempDir();
+  ASSERT_FALSE(llvm::sys::fs::create_directories(Proj + "/inc"));
+  ASSERT_FALSE(llvm::sys::fs::create_directories(Proj + "/lib"));
+  writeFile(Proj + "/k.cu", "void report(int);\n__global__ void k(float *C) { C[threadIdx.x] = 1; }\n");
+  writeFile(Proj + "/lib/report.cpp", "#include \"report_impl.h\"\nvoid report(int n) { REPORT(n); }\n");
+  writeFile(Proj + "/inc/report_impl.h", "#define REPORT(n) (void)(n)\n");
+  writeFile(Proj + "/compile_commands.json",
+            "[{\"directory\": \"" + Proj + "\", \"command\": \"nvcc -Iinc -c k.cu\", \"file\": \"k.cu\"},\n"
+            " {\"directory\": \"" + Proj + "\", \"command\": \"nvcc -Iinc -c lib/report.cpp\", \"file\": \"lib/report.cpp\"}]\n");
+  writeFile(Proj + "/k.tilepipe.yaml", "sources: [lib/report.cpp]\nkernels:\n  - kernel: k\n    grid: 1\n    block: 32\n"
+                                       "    params:\n      - buffer: C\n        type: float\n        count: 32\n"
+                                       "        dir: out\n    cases:\n      - name: one\n        sizes: {n: 1}\n");
+  ProcessResult R = runTilepipe({"verify", "--quiet", "--check-launch-resources=false", "-p", Proj, Proj + "/k.cu",
+                                 "--bundle", Elsewhere + "/b"},
+                                Elsewhere);
+  ASSERT_EQ(0, R.ExitCode) << R.Out << R.Err;
+  EXPECT_TRUE(llvm::sys::fs::exists(Elsewhere + "/b/src" + tilepipe::realPathIn("", Proj) + "/inc/report_impl.h"));
+}
+
 TEST(VerifyCli, FillGivesAnInputTheSpecsValues) {
   // An index buffer filled at random would send the kernel out of bounds: `fill:` gives each
   // element its value, from its index i and the size variables, in every variant alike.

@@ -111,15 +111,21 @@ llvm::Error addSpecSources(const LaunchSpec &Spec, const tooling::CompilationDat
     if (Commands.empty())
       Commands = DB.getCompileCommands(MainFile);
     std::vector<std::string> UserArgs{"nvcc"};
-    if (!Commands.empty())
+    // Its relative paths (`-Iinc`) are the command's folder's, as the parse of the file reads them.
+    FileSystemOptions Folder;
+    Folder.WorkingDir = SpecDir.str().str();
+    if (!Commands.empty()) {
       UserArgs = Commands.front().CommandLine;
+      if (!Commands.front().Directory.empty())
+        Folder.WorkingDir = Commands.front().Directory;
+    }
     std::vector<std::string> Headers;
     for (const std::vector<std::string> &Pass : passArguments(File, ParseArgs)) {
       std::vector<std::string> Args = cudaArgumentsAdjuster(Pass)(UserArgs, File);
       Args.push_back("-fsyntax-only"); // (the adjuster ends the line with File)
-      llvm::IntrusiveRefCntPtr<FileManager> Files(new FileManager(FileSystemOptions()));
+      llvm::IntrusiveRefCntPtr<FileManager> Files(new FileManager(Folder));
       FirstError Diags;
-      tooling::ToolInvocation Run(Args, std::make_unique<UserIncludes>(Headers, SpecDir.str().str()), Files.get());
+      tooling::ToolInvocation Run(Args, std::make_unique<UserIncludes>(Headers, Folder.WorkingDir), Files.get());
       Run.setDiagnosticConsumer(&Diags);
       if (!Run.run() || !Diags.Text.empty())
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
