@@ -1,6 +1,8 @@
-// neg_dynamic_shared.cu: the tile is dynamic shared memory (extern __shared__ float
-// s[]), sized at launch, so the tool cannot size the pipeline stages. The tool must
-// refuse with tile-declaration.
+// neg_dynamic_shared.cu: the tile is dynamic shared memory (extern __shared__ float s[]),
+// reached through a pointer the kernel sets twice (the other half of the region in odd blocks):
+// it is no fixed view of the region, which is what a tile in dynamic shared memory must be for
+// the register-staged prefetch (testdata/dynamic_tiles.cu), and its stages could not be sized.
+// The tool must refuse with tile-declaration.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -137,12 +139,14 @@ static void closeOutput(FILE* f) {
 
 __global__ void dynamic_tile(float* out, const float* g, int numTiles) {
   extern __shared__ float s[];
+  float* tile = s;
+  if (blockIdx.x % 2) tile += T;
   float acc = 0.0f;
   // EXPECT: tile-declaration
   for (int t = 0; t < numTiles; ++t) {
-    s[threadIdx.x] = g[(blockIdx.x * numTiles + t) * T + threadIdx.x];
+    tile[threadIdx.x] = g[(blockIdx.x * numTiles + t) * T + threadIdx.x];
     __syncthreads();
-    acc += s[threadIdx.x] * s[(threadIdx.x + 11) % T];
+    acc += tile[threadIdx.x] * tile[(threadIdx.x + 11) % T];
     __syncthreads();
   }
   out[blockIdx.x * T + threadIdx.x] = acc;
@@ -171,7 +175,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   FILE* f = openOutput(argc, argv, &seed);
   auto k = [](float* o, const float* g, int b, int nt) {
-    dynamic_tile<<<b, T, T * sizeof(float)>>>(o, g, nt);
+    dynamic_tile<<<b, T, 2 * T * sizeof(float)>>>(o, g, nt);
   };
   runCase(f, seed, 0, "dynamic_tile", 5, 3, false, k);
   runCase(f, seed, 1, "dynamic_tile", 400, 30, true, k);

@@ -112,6 +112,7 @@ class Kernel:
         # Names classes (apply_names): nothing here draws from self.r, so that a kernel without
         # one is what it was before they existed.
         self.names = None
+        self.dyn = None  # tiles in dynamic shared memory (decide_dyn)
         self.nr = random.Random('tilepipe-fuzz-names-shape:%d:%d' % (seed, idx))
         self.nm = {}           # what apply_names chose
         # Copy loops over a counter declared before the tiled loop (`counter-loop`): drawn from a
@@ -852,6 +853,7 @@ class Kernel:
             self.apply_names()
         self.finish_geometry()
         self.plan_cases()
+        self.decide_dyn()
         P = self.P
         T = self.T
         out = []
@@ -899,6 +901,7 @@ class Kernel:
         if getattr(self, 'copy_helpers', False):
             out.append('__device__ void st_%s(%s* p, %s v) { *p = v; }' % (self.id, T, T))
             out.append('__device__ %s ld_%s(const %s* p) { return *p; }' % (T, self.id, T))
+        out.extend(getattr(self, 'dyn_helpers', []))
         params = ', '.join(d for d, _ in self.params)
         if self.ns:
             out.append('namespace %s {' % self.ns)
@@ -922,6 +925,49 @@ class Kernel:
         out.append('// ==== END KERNEL %s' % self.id)
         out[0] = out[0].replace('@LABELS@', ','.join(sorted(self.labels)))
         return '\n'.join(out) + '\n'
+
+    def decide_dyn(self):
+        """Tiles in dynamic shared memory (`dyn-tiles`): every tile of one dimension becomes a pointer
+        into one `extern __shared__` array, at offsets 16 bytes apart, and each launch asks for their
+        bytes. The pointer is set from the array (`reinterpret_cast<T *>(dyn + OFF)`, `(T *)&dyn[OFF]`)
+        or from a device function that returns it (`dyn-helper`, as the CUDA samples' SharedMemory<T>).
+        From a generator of its own, so that a kernel without it is what it was before it existed.
+        """
+        d = random.Random('tilepipe-fuzz-dyn:%d:%d' % (self.seed, self.idx))
+        self.dyn = None
+        if d.random() >= 0.2:
+            return
+        if not all(t.dims == 1 for t in self.tiles) or self.tile_in_body or self.names:
+            return
+        offs, at = [], 0
+        for t in self.tiles:
+            offs.append(at)
+            at += (t.bytes + 15) // 16 * 16
+        if at > 48 * 1024:
+            return
+        self.dyn = dict(offsets=offs, bytes=at, forms=[pick(d, {'cast': 45, 'cstyle': 30, 'helper': 25})
+                                                       for _ in self.tiles])
+        self.L('dyn-tiles')
+        for f in self.dyn['forms']:
+            self.L('dyn-' + f)
+
+    def dyn_decls(self, T):
+        """The tiles' declarations as pointers into dynamic shared memory (decide_dyn), and the helpers
+        of those set through a function, which go before the kernel."""
+        arr = 'dyn_%s' % self.id
+        decls = ['extern __shared__ __align__(16) unsigned char %s[];' % arr]
+        helpers = []
+        for t, off, form in zip(self.tiles, self.dyn['offsets'], self.dyn['forms']):
+            if form == 'cast':
+                decls.append('%s* %s = reinterpret_cast<%s*>(%s + %d);' % (T, t.name, T, arr, off))
+            elif form == 'cstyle':
+                decls.append('%s* %s = (%s*)&%s[%d];' % (T, t.name, T, arr, off))
+            else:
+                fn = 'dynview_%s_%d' % (self.id, t.i)
+                helpers.append('__device__ %s* %s() { extern __shared__ __align__(16) unsigned char %s[]; '
+                               'return reinterpret_cast<%s*>(%s + %d); }' % (T, fn, arr, T, arr, off))
+                decls.append('%s* %s = %s();' % (T, t.name, fn))
+        return decls, helpers
 
     def kernel_body(self):
         r = self.r
@@ -993,6 +1039,8 @@ class Kernel:
                 decls.append('__shared__ %s %s[%d][%s];' % (T, t.name, t.ey, ex))
             else:
                 decls.append('__shared__ %s %s[%d][%d][%s];' % (T, t.name, t.ez, t.ey, ex))
+        if self.dyn:
+            decls, self.dyn_helpers = self.dyn_decls(T)
         if not self.tile_in_body:
             B.extend(decls)
         if self.red:
@@ -1820,7 +1868,8 @@ class Kernel:
             fn = self.fn + ('<%d>' % self.tiles[0].ex if self.template else '')
             if self.ns:
                 fn = self.ns + '::' + fn
-            H.append('    %s<<<%d, dim3(%d, %d, %d)>>>(%s);' % (fn, grid, *self.B, call))
+            smem = ', %d' % self.dyn['bytes'] if self.dyn else ''
+            H.append('    %s<<<%d, dim3(%d, %d, %d)%s>>>(%s);' % (fn, grid, *self.B, smem, call))
             H.append('    fz_launched();')
             for b, n in outs + written:
                 H.append('    fz_hash(run, %s, %d);' % (b, n))

@@ -351,26 +351,29 @@ __global__ void k(const float *A, float *C, int nt) {
 }
 } // namespace TileReadAfterLoop
 
-// CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [tile-declaration]
+// Dynamic shared memory of two dimensions: no fixed view of one (tests/lit/dynamic-tiles.cu has
+// those, which the register-staged prefetch takes).
+// CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [tile-declaration] {{.*}}'s' is dynamic shared memory (extern __shared__), whose size each launch sets, and the copy does not store into a fixed view of it
 namespace DynamicShared {
 __global__ void k(const float *A, float *C, int nt) {
-  extern __shared__ float s[]; float acc = 0;
+  extern __shared__ float s[][T]; float acc = 0;
   for (int t = 0; t < nt; ++t) {
-    s[threadIdx.x] = A[t * T + threadIdx.x];
+    s[0][threadIdx.x] = A[t * T + threadIdx.x];
     __syncthreads();
-    acc += s[threadIdx.x];
+    acc += s[0][threadIdx.x];
     __syncthreads();
   }
   C[threadIdx.x] = acc;
 }
 } // namespace DynamicShared
 
-// A pointer into dynamic shared memory, and the CUDA samples' SharedMemory<T> helper: the same
-// refusal, with what to change.
+// A pointer into dynamic shared memory that the kernel sets again, and the CUDA samples'
+// SharedMemory<T> helper kept in a pointer whose address is taken: the same refusal, with what to
+// change.
 // CHECK-MESSAGES: :[[@LINE+4]]:3: remark: [tile-declaration] {{.*}}the copy stores through the pointer 's': 'smem' is dynamic shared memory (extern __shared__), whose size each launch sets
 namespace DynamicSharedThroughAPointer {
 __global__ void k(const float *A, float *C, int nt) {
-  extern __shared__ float smem[]; float *s = smem + 32; float acc = 0;
+  extern __shared__ float smem[]; float *s = smem + 32; s += blockIdx.x % 2; float acc = 0;
   for (int t = 0; t < nt; ++t) {
     s[threadIdx.x] = A[t * T + threadIdx.x];
     __syncthreads();
@@ -387,11 +390,11 @@ template <class E> struct SharedMemory {
   __device__ E *get() { extern __shared__ int __smem[]; return (E *)__smem; }
 };
 __global__ void k(const float *A, float *C, int nt) {
-  float *s = SharedMemory<float>().get(); float acc = 0;
+  float *s = SharedMemory<float>().get(); float **where = &s; float acc = 0;
   for (int t = 0; t < nt; ++t) {
     s[threadIdx.x] = A[t * T + threadIdx.x];
     __syncthreads();
-    acc += s[threadIdx.x];
+    acc += (*where)[threadIdx.x];
     __syncthreads();
   }
   C[threadIdx.x] = acc;

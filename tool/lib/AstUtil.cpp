@@ -420,6 +420,8 @@ bool onlyUnrollHints(const AttributedStmt *S) {
 
 TypeLoc elementTypeLoc(const VarDecl *V) {
   TypeLoc TL = V->getTypeSourceInfo()->getTypeLoc().IgnoreParens(); // `float (As)[T]`
+  if (auto PTL = TL.getUnqualifiedLoc().getAs<PointerTypeLoc>()) // a pointer that views a tile: `float *const As`
+    return PTL.getPointeeLoc().IgnoreParens();
   while (auto ATL = TL.getAs<ArrayTypeLoc>())
     TL = ATL.getElementLoc().IgnoreParens();
   return TL;

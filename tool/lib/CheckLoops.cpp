@@ -105,7 +105,8 @@ static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, 
   const SourceManager &SM = Ctx.getSourceManager();
   CheckOptions COpts;
   COpts.AssumeNoAlias = Opts.AssumeNoAlias;
-  std::optional<std::string> DynamicShared, ArchText;
+  std::optional<LaunchProblems> Launches;
+  std::optional<std::string> ArchText;
   for (const Candidate &C : findCandidateLoops(FD)) {
     CheckedLoop LR{FD, {}, {}};
     unsigned Line = SM.getExpansionLineNumber(C.Loop->getBeginLoc());
@@ -138,10 +139,13 @@ static llvm::Error checkFunctionLoops(ASTContext &Ctx, const ToolOptions &Opts, 
           if (!Why.empty())
             LR.V.block(Verdict::refuse(R, Why));
         };
-        // More static shared memory must not crowd out a launch's dynamic shared memory.
-        if (!DynamicShared)
-          DynamicShared = dynamicSharedProblem(Ctx, Index, Arch, FD);
-        Also(Reason::LaunchResources, *DynamicShared);
+        // More static shared memory must not crowd out a launch's dynamic shared memory. A loop
+        // whose tiles lie in dynamic shared memory gets no stages, only the register-staged
+        // prefetch, which adds registers and no shared memory: only what registers change counts.
+        if (!Launches)
+          Launches = launchProblems(Ctx, Index, Arch, FD);
+        bool RegistersOnly = llvm::any_of(LR.Model.Tiles, [](const Tile &T) { return T.Dynamic; });
+        Also(Reason::LaunchResources, RegistersOnly ? Launches->Registers : Launches->Shared);
         // The analysis saw the text of one architecture; the rewrite runs on several.
         if (!ArchText)
           ArchText = archDependentText(Ctx, Index, Arch, FD);

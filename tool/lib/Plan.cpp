@@ -386,7 +386,7 @@ static LoopPlan planWithin(llvm::ArrayRef<const LoopModel *> Is, const PlanInput
       return P;
     }
     const unsigned Depth = modelRegisterDepth(Is);
-    planRegisters(P, "the one plan for this loop: cp.async moves 4, 8 or 16 bytes, and " + Why + "; " +
+    planRegisters(P, "the one plan for this loop: " + Why + "; " +
                          std::to_string(Depth) + (Depth == 1 ? " tile" : " tiles") + " ahead (at most " +
                          std::to_string(MaxRegisterDepth) + ", as many as sets of registers within " +
                          std::to_string(RegisterDepthBudgetWords) + " words per thread allow)",
@@ -474,7 +474,7 @@ std::string asyncProblem(llvm::ArrayRef<const LoopModel *> Is) {
   for (const LoopModel *M : Is)
     for (const Tile &T : M->Tiles)
       if (!T.AsyncProblem.empty())
-        return T.AsyncProblem;
+        return T.Dynamic ? T.AsyncProblem : "cp.async moves 4, 8 or 16 bytes, and " + T.AsyncProblem;
   return "";
 }
 
@@ -487,7 +487,7 @@ std::string choiceProblem(llvm::ArrayRef<const LoopModel *> Is, const PlanInputs
                ? "a register-staged prefetch loads 1 to " + std::to_string(MaxRegisterDepth) + " tiles ahead"
                : registersProblem(Is);
   if (std::string Why = asyncProblem(Is); !Why.empty())
-    return "cp.async cannot move the tile's element: " + Why;
+    return Why;
   if (C.Stages < 2)
     return "a pipeline needs two stages or more";
   LoopPlan P;

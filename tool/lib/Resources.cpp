@@ -52,14 +52,14 @@ public:
 
   void function(const FunctionDecl *F) {
     const FunctionDecl *Def = nullptr;
-    if (!Found.empty() || !F)
+    if (!going() || !F)
       return;
     if (isToolkitRuntime(Ctx.getSourceManager(), F))
       return; // the toolkit's runtime functions and the builtins use no dynamic shared memory of the user's
     if (F->isTrivial())
       return; // a trivial constructor, destructor or assignment (`Mul()`) runs no code
     if (!F->hasBody(Def) || !Def->getBody()) {
-      Found = "it calls " + quotedName(F) + ", whose body is not in this file";
+      hidden("it calls " + quotedName(F) + ", whose body is not in this file");
       return;
     }
     if (!Seen.insert(Def).second)
@@ -77,7 +77,15 @@ public:
       if (isSharedVar(V) && V->hasExternalStorage() && Found.empty())
         Found = "it uses dynamic shared memory ('extern __shared__ " + V->getNameAsString() +
                 "'), whose size each launch sets next to the static shared memory";
-    return Found.empty();
+    return going();
+  }
+  /// Whether to walk on: until the first problem, or with Unseen, until code it cannot see.
+  bool going() const { return Unseen ? Hidden.empty() : Found.empty(); }
+  void hidden(std::string Why) {
+    if (Found.empty())
+      Found = Why;
+    if (Hidden.empty())
+      Hidden = std::move(Why);
   }
   /// A static __shared__ variable of a function the root calls (or of a lambda in it): the root's
   /// own are planned with its loops, these are not.
@@ -91,13 +99,14 @@ public:
   bool VisitCallExpr(CallExpr *E) {
     if (const FunctionDecl *F = E->getDirectCallee())
       function(F);
-    else if (Found.empty() && !isa<CXXPseudoDestructorExpr>(E->getCallee()->IgnoreParenImpCasts()))
-      Found = "it calls a function through a pointer";
-    return Found.empty();
+    else if (Found.empty() || (Unseen && Hidden.empty()))
+      if (!isa<CXXPseudoDestructorExpr>(E->getCallee()->IgnoreParenImpCasts()))
+        hidden("it calls a function through a pointer");
+    return going();
   }
   bool VisitCXXConstructExpr(CXXConstructExpr *E) {
     function(E->getConstructor());
-    return Found.empty();
+    return going();
   }
 
   static std::string quotedName(const FunctionDecl *F) { return "'" + F->getNameAsString() + "'"; }
@@ -105,7 +114,10 @@ public:
   ASTContext &Ctx;
   llvm::DenseSet<const FunctionDecl *> Seen;
   const FunctionDecl *Root = nullptr;
-  std::string Found, CalleeShared;
+  /// Found: the first problem in the walk's order. Hidden: the first code the walk cannot see (a
+  /// body elsewhere, a call through a pointer), which Unseen walks on past dynamic shared memory to find.
+  std::string Found, CalleeShared, Hidden;
+  bool Unseen = false;
 };
 
 /// The kernels whose code runs F (F itself when it is one), or Why they cannot all be named.
@@ -205,8 +217,8 @@ struct KernelUses {
         continue;
       if (Ev.Launch)
         launch(cast<CUDAKernelCallExpr>(Ev.E));
-      else if (!Callees.contains(Ev.E) && Found.empty())
-        name(Ev.E);
+      else if (!Callees.contains(Ev.E))
+        name(Ev.E); // after the first problem too: a question about the kernel counts on its own
     }
   }
   bool same(const FunctionDecl *F) const {
@@ -271,8 +283,9 @@ struct KernelUses {
       }
       break;
     }
-    Found = "its name is used at line " + lineOf(Ctx, E) +
-            " other than in a launch `<<<...>>>`, so a launch's dynamic shared memory cannot be seen";
+    if (Found.empty())
+      Found = "its name is used at line " + lineOf(Ctx, E) +
+              " other than in a launch `<<<...>>>`, so a launch's dynamic shared memory cannot be seen";
   }
   std::string problem() const {
     if (!Found.empty())
@@ -343,26 +356,38 @@ static std::string hostOnlyLaunch(ASTContext &Ctx, const ArchDependence &Arch, c
   return "";
 }
 
-std::string dynamicSharedProblem(ASTContext &Ctx, const TranslationUnitIndex &Index,
-                                 const ArchDependence &Arch, const FunctionDecl *F) {
+LaunchProblems launchProblems(ASTContext &Ctx, const TranslationUnitIndex &Index, const ArchDependence &Arch,
+                              const FunctionDecl *F) {
+  LaunchProblems Out;
   llvm::DenseSet<const FunctionDecl *> Seen;
   std::vector<const FunctionDecl *> Kernels;
   std::string Why;
   kernelsRunning(Ctx, Index, F, Seen, Kernels, Why);
-  if (!Why.empty())
-    return Why;
+  if (!Why.empty()) {
+    Out.Shared = Out.Registers = Why;
+    return Out;
+  }
+  auto Set = [](std::string &To, const FunctionDecl *K, const std::string &Why) {
+    if (To.empty() && !Why.empty())
+      To = "kernel '" + K->getNameAsString() + "' runs this loop and " + Why;
+  };
   for (const FunctionDecl *K : Kernels) {
     DynamicSharedFinder Finder(Ctx);
+    Finder.Unseen = true;
     Finder.function(K);
-    if (!Finder.Found.empty())
-      return "kernel '" + K->getNameAsString() + "' runs this loop and " + Finder.Found;
+    Set(Out.Shared, K, Finder.Found);
+    Set(Out.Registers, K, Finder.Hidden);
     KernelUses Uses(K, Ctx, Index);
-    if (std::string Why = Uses.problem(); !Why.empty())
-      return "kernel '" + K->getNameAsString() + "' runs this loop and " + Why;
-    if (std::string Why = hostOnlyLaunch(Ctx, Arch, K, Uses); !Why.empty())
-      return "kernel '" + K->getNameAsString() + "' runs this loop and " + Why;
+    Set(Out.Shared, K, Uses.problem());
+    Set(Out.Registers, K, Uses.Queried);
+    Set(Out.Shared, K, hostOnlyLaunch(Ctx, Arch, K, Uses));
   }
-  return "";
+  return Out;
+}
+
+std::string dynamicSharedProblem(ASTContext &Ctx, const TranslationUnitIndex &Index,
+                                 const ArchDependence &Arch, const FunctionDecl *F) {
+  return launchProblems(Ctx, Index, Arch, F).Shared;
 }
 
 std::string calleeSharedProblem(ASTContext &Ctx, const FunctionDecl *Kernel) {

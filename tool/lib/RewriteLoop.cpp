@@ -220,7 +220,9 @@ static bool narrowElementsRefused(ASTContext &Ctx, const std::vector<LoopResult>
   for (const LoopResult &LR : Results)
     if (std::string Why = asyncProblem({&LR.Model}); !Why.empty())
       if (std::string NoRegisters = registersProblem(Models); !NoRegisters.empty()) {
-        Rec.Code = Reason::ElementType;
+        // A tile in dynamic shared memory has no stages for its declaration's sake.
+        Rec.Code = llvm::any_of(LR.Model.Tiles, [](const Tile &T) { return T.Dynamic; }) ? Reason::TileDeclaration
+                                                                                          : Reason::ElementType;
         Rec.Detail = Why + "; nor can the register-staged prefetch, which moves any element, take the loop: " +
                      NoRegisters;
         if (Results.size() > 1)

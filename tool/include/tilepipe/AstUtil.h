@@ -147,7 +147,8 @@ bool sameProfile(const clang::ASTContext &Ctx, const clang::Expr *A, const clang
 bool changedOnlyBySteps(const clang::Stmt *Body, const clang::VarDecl *V);
 
 /// The element type of an array variable as its declaration writes it (`float` of
-/// `float As[32][32]`); the variable's whole type where it is no array.
+/// `float As[32][32]`), the pointee of a pointer (`float` of `float *As`); the variable's whole
+/// type where it is neither.
 clang::TypeLoc elementTypeLoc(const clang::VarDecl *V);
 
 /// The declaration statement that declares the local V, or null (a parameter, a global).

@@ -74,6 +74,11 @@ struct Tile {
   /// or "": such a tile takes the register-staged prefetch alone, which moves it by plain loads
   /// and stores of its own type.
   std::string AsyncProblem;
+  /// The tile lies in dynamic shared memory: Var is a one-dimensional `extern __shared__` array,
+  /// or a local pointer that views one (check's dynamicView). Its size is each launch's, so it has
+  /// no stages: AsyncProblem says so, and the loop takes the register-staged prefetch alone, which
+  /// keeps the one buffer where it was. Bytes is 0.
+  bool Dynamic = false;
 };
 
 /// One store into a tile inside the copy phase.

@@ -34,6 +34,18 @@ namespace tilepipe {
 std::string dynamicSharedProblem(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
                                  const ArchDependence &Arch, const clang::FunctionDecl *F);
 
+/// The launch facts of the kernels that run F, for two kinds of rewrite. Shared: why growing their
+/// static shared memory could make a launch fail (dynamicSharedProblem). Registers: why a rewrite
+/// that adds registers alone, and no shared memory (the register-staged prefetch), could: a kernel
+/// that may run F unseen, code a kernel calls that is not in the file (whose registers the launch
+/// check cannot count), or a program that asks the runtime about the kernel (cudaOccupancy*,
+/// cudaFuncGetAttributes), whose answer the registers change. "" where none.
+struct LaunchProblems {
+  std::string Shared, Registers;
+};
+LaunchProblems launchProblems(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
+                              const ArchDependence &Arch, const clang::FunctionDecl *F);
+
 /// Why the shared memory of Kernel is not all its own static variables: it, or a function it calls,
 /// uses dynamic shared memory or cannot be seen, or a function it calls declares static __shared__
 /// variables (which the planning of its stages does not count). "" when none.

@@ -40,7 +40,9 @@ Verdict LoopChecker::checkTiles() {
                                  std::to_string(SM.getExpansionLineNumber(DRE->getLocation())));
   // Tiles declared outside the loop must be declared in this function, in plain text.
   for (const Tile &T : M.Tiles) {
-    if (T.DeclaredInBody)
+    // A tile in dynamic shared memory keeps its one buffer where it is (the register-staged
+    // prefetch), wherever the array is declared.
+    if (T.DeclaredInBody || T.Dynamic)
       continue;
     if (T.Var->getDeclContext() != M.Function)
       return Verdict::refuse(Reason::TileDeclaration, quoted(T.Var) + " is not declared in this function");
@@ -74,7 +76,9 @@ Verdict LoopChecker::checkTiles() {
 Verdict LoopChecker::checkTileUse(const DeclRefExpr *DRE) {
   // Walk up from the tile through full subscripts to one element, which must only be read.
   const VarDecl *V = cast<VarDecl>(DRE->getDecl());
-  unsigned Dims = arrayRank(Ctx, V->getType());
+  unsigned Dims = tileRank(V);
+  // A pointer that views the tile is read for its value first, then subscripted: `p[i]`.
+  const bool PointerView = V->getType()->isPointerType();
   const Expr *Cur = DRE;
   unsigned Seen = 0;
   std::vector<const Expr *> Subscripts; // outermost first
@@ -96,7 +100,9 @@ Verdict LoopChecker::checkTileUse(const DeclRefExpr *DRE) {
       break;
     if (isa<ParenExpr>(P) ||
         (isa<ImplicitCastExpr>(P) && cast<ImplicitCastExpr>(P)->getCastKind() == CK_ArrayToPointerDecay &&
-         Seen < Dims)) {
+         Seen < Dims) ||
+        (PointerView && Seen == 0 && isa<ImplicitCastExpr>(P) &&
+         cast<ImplicitCastExpr>(P)->getCastKind() == CK_LValueToRValue && isa<DeclRefExpr>(Cur->IgnoreParens()))) {
       Cur = P;
       continue;
     }

@@ -402,6 +402,22 @@ private:
   bool linearIndex(const TileTarget &To, Affine &Lin);
   std::vector<uint64_t> tileExtents(const clang::VarDecl *Tile) const;
   Verdict addTile(const clang::VarDecl *V, const clang::DeclStmt *InBody);
+  Verdict elementTypeNames(const clang::VarDecl *V, clang::TypeLoc TL, const std::string &Text);
+  /// Whether V is a local pointer that views dynamic shared memory in the whole function: set
+  /// where it is declared to an address in `extern __shared__` memory (directly or through a call
+  /// such as the CUDA samples' `SharedMemory<T>()`), to one element type, never changed, its
+  /// address never taken. `p[i]` then writes an element of a tile whose size is the launch's.
+  bool dynamicView(const clang::VarDecl *V);
+  /// A tile in dynamic shared memory: a one-dimensional `extern __shared__ T s[]`, or a dynamicView.
+  bool isDynamicTile(const clang::VarDecl *V);
+  /// How many subscripts name one element of the tile V: its array rank, 1 for a pointer view.
+  unsigned tileRank(const clang::VarDecl *V);
+  /// A store through the pointer Ptr (Text), which no tile is: into dynamic shared memory that is
+  /// no fixed view (tile-declaration, with what to change); anything else, load-phase.
+  Verdict storeThroughPointer(const clang::Expr *Ptr, const std::string &Text);
+  /// Why a store into the dynamic shared memory V is refused; why a dynamic tile has no stages.
+  static std::string dynamicSharedWhy(const clang::VarDecl *V);
+  static std::string dynamicStagesWhy(const clang::VarDecl *V);
   bool isGlobalPointer(const clang::VarDecl *V, unsigned Depth);
   const clang::VarDecl *pointerBase(const clang::Expr *E);
 

@@ -22,6 +22,8 @@ void LoopChecker::analyzeBox(size_t TI) {
     if (M.Stores[I].TileIdx == TI)
       Mine.push_back(I);
   const std::string Name = quoted(M.Tiles[TI].Var);
+  if (M.Tiles[TI].Dynamic)
+    return No(Name + " is dynamic shared memory, whose size each launch sets");
   // Whole-tile copies count in elements of 4, 8 or 16 bytes, each aligned to its size.
   const QualType Elem = M.Tiles[TI].ElementType;
   const int64_t Size = Ctx.getTypeSizeInChars(Elem).getQuantity();

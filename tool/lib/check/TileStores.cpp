@@ -34,7 +34,7 @@ Verdict LoopChecker::checkStoreTo(const Stmt *S, const Expr *LHS, const Expr *RH
     return V;
   size_t T = TileIndex[TileVar];
   // A vector may start at a row or at the tile itself; a plain store writes one whole element.
-  unsigned Rank = arrayRank(Ctx, TileVar->getType());
+  unsigned Rank = tileRank(TileVar);
   if (To.View ? To.Indices.size() > Rank : To.Indices.size() != Rank)
     return Verdict::refuse(Reason::LoadPhase, "'" + text(LHS) + "' is not one tile element");
   std::vector<const Expr *> Subscripts = To.Indices;
@@ -77,46 +77,6 @@ Verdict LoopChecker::checkStoreTo(const Stmt *S, const Expr *LHS, const Expr *RH
   return checkValue(S, LHS, RHS, T, To);
 }
 
-/// Why a tile in dynamic shared memory is refused: what the user would change.
-static std::string dynamicSharedWhy(const VarDecl *V) {
-  return quoted(V) + " is dynamic shared memory (extern __shared__), whose size each launch sets: the stages "
-         "would need several times the tile from every launch, which tilepipe does not arrange; a statically "
-         "sized __shared__ array (`__shared__ float s[N];`) is rewritten";
-}
-
-/// The dynamic shared memory (`extern __shared__ T s[];`) the pointer P may point into, or null;
-/// also through a local set from a call whose callee names such memory (the CUDA samples'
-/// `SharedMemory<T>().get()`). It only words a refusal: the loop is refused either way.
-static const VarDecl *dynamicSharedRoot(EffectsAnalyzer &Effects, const FunctionDecl *F, const Expr *P,
-                                        unsigned Depth = 0) {
-  if (!P->getType()->isPointerType() || Depth > 4)
-    return nullptr;
-  for (const VarDecl *V : Effects.rootsOf(F, P).Roots)
-    if (isSharedVar(V) && V->hasExternalStorage())
-      return V;
-  const Expr *E = P->IgnoreParenCasts();
-  if (const VarDecl *V = varOf(E); V && V->hasLocalStorage() && V->getInit())
-    return dynamicSharedRoot(Effects, F, V->getInit(), Depth + 1);
-  const auto *Call = dyn_cast<CallExpr>(E);
-  const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
-  const FunctionDecl *Def = nullptr;
-  if (!Callee || !Callee->hasBody(Def))
-    return nullptr;
-  for (const NameUse &U : namesIn(Def->getBody()))
-    if (const auto *V = dyn_cast_or_null<VarDecl>(U.Decl); V && isSharedVar(V) && V->hasExternalStorage())
-      return V;
-  return nullptr;
-}
-
-/// A store through the pointer Ptr (Text), which no tile is: into dynamic shared memory, a tile
-/// the rewrite cannot stage (tile-declaration, with what to change); anything else, load-phase.
-static Verdict storeThroughPointer(EffectsAnalyzer &Effects, const FunctionDecl *F, const Expr *Ptr,
-                                   const std::string &Text) {
-  if (const VarDecl *Dyn = dynamicSharedRoot(Effects, F, Ptr))
-    return Verdict::refuse(Reason::TileDeclaration,
-                           "the copy stores through the pointer '" + Text + "': " + dynamicSharedWhy(Dyn));
-  return Verdict::refuse(Reason::LoadPhase, "stores through the pointer '" + Text + "', not into a tile");
-}
 
 /// Where a store's left side writes: one tile element `t[i]...[k]`, or a vector that views the
 /// tile from an element on: `reinterpret_cast<V *>(&t[i]...[k])[j]`, `*(V *)&t[i]`, `((V *)t)[j]`.
@@ -141,7 +101,7 @@ Verdict LoopChecker::targetOf(const Expr *LHS, TileTarget &To) {
     Ptr = View;
   const Expr *Viewed = viewedLValue(Ptr);
   if (!Viewed)
-    return storeThroughPointer(Effects, M.Function, Ptr, text(Ptr));
+    return storeThroughPointer(Ptr, text(Ptr));
   To.View = cast<ExplicitCastExpr>(Ptr);
   return tileOfLValue(Viewed, To.Tile, To.Indices);
 }
@@ -233,8 +193,15 @@ Verdict LoopChecker::tileOfLValue(const Expr *E, const VarDecl *&TileVar,
   while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
     Indices.insert(Indices.begin(), ASE->getIdx());
     const auto *ICE = dyn_cast<ImplicitCastExpr>(ASE->getBase()->IgnoreParens());
+    // `p[i]` of a pointer that views dynamic shared memory: an element of that tile.
+    if (ICE && ICE->getCastKind() == CK_LValueToRValue && Indices.size() == 1 &&
+        isa<DeclRefExpr>(ICE->getSubExpr()->IgnoreParens()))
+      if (const VarDecl *View = varOf(ICE->getSubExpr()); View && dynamicView(View)) {
+        TileVar = View;
+        return {};
+      }
     if (!ICE || ICE->getCastKind() != CK_ArrayToPointerDecay)
-      return storeThroughPointer(Effects, M.Function, ASE->getBase(), text(ASE->getBase()));
+      return storeThroughPointer(ASE->getBase(), text(ASE->getBase()));
     E = ICE->getSubExpr()->IgnoreParens();
   }
   const VarDecl *V = varOf(E);
@@ -244,21 +211,71 @@ Verdict LoopChecker::tileOfLValue(const Expr *E, const VarDecl *&TileVar,
   return {};
 }
 
+
+/// The rewrite spells the element type (Text, as TL writes it) where it declares registers and
+/// sizes copies, inside the function: a name of it that the function also declares (`const double
+/// real` beside `typedef float real`) may mean something else there.
+Verdict LoopChecker::elementTypeNames(const VarDecl *V, TypeLoc TL, const std::string &Text) {
+  struct Referenced : RecursiveASTVisitor<Referenced> {
+    std::set<const NamedDecl *> Decls;
+    bool VisitTypedefTypeLoc(TypedefTypeLoc L) { return Decls.insert(L.getDecl()), true; }
+    bool VisitTagTypeLoc(TagTypeLoc L) { return Decls.insert(L.getDecl()), true; }
+    bool VisitTemplateTypeParmTypeLoc(TemplateTypeParmTypeLoc L) { return Decls.insert(L.getDecl()), true; }
+  } R;
+  R.TraverseTypeLoc(TL);
+  struct Declared : RecursiveASTVisitor<Declared> {
+    const FunctionDecl *F;
+    const std::set<const NamedDecl *> *Keep;
+    std::set<std::string> Names; ///< declared in the function, other than what the type names
+    bool shouldVisitLambdaBody() const { return true; }
+    bool VisitNamedDecl(NamedDecl *D) {
+      if (D != F && D->getIdentifier() && !Keep->count(D) &&
+          !Keep->count(dyn_cast<NamedDecl>(D->getCanonicalDecl())))
+        Names.insert(D->getName().str());
+      return true;
+    }
+  } D;
+  D.F = M.Function;
+  D.Keep = &R.Decls;
+  D.TraverseDecl(const_cast<FunctionDecl *>(M.Function));
+  Lexer Raw(SourceLocation(), Ctx.getLangOpts(), Text.data(), Text.data(),
+            Text.data() + Text.size());
+  Token Tok;
+  while (!Raw.LexFromRawLexer(Tok) || Tok.isNot(tok::eof)) {
+    if (Tok.is(tok::raw_identifier) && D.Names.count(Tok.getRawIdentifier().str()) &&
+        Tok.getRawIdentifier() != V->getName())
+      return Verdict::refuse(Reason::Unsupported,
+                             "the element type of " + quoted(V) + " ('" + Text +
+                                 "') names '" + Tok.getRawIdentifier().str() +
+                                 "', which the function also declares");
+    if (Tok.is(tok::eof))
+      break;
+  }
+  return {};
+}
+
 Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
   if (TileIndex.count(V))
     return {};
   Tile T;
   T.Var = V;
   T.DeclaredInBody = InBody;
-  if (!V->isLocalVarDeclOrParm() && !V->isStaticLocal())
+  // A tile in dynamic shared memory: `extern __shared__ float s[];`, or a pointer that views it.
+  // Its size is each launch's: no stages (Tile::Dynamic), the register-staged prefetch alone.
+  T.Dynamic = isDynamicTile(V);
+  if (T.Dynamic && InBody)
+    return Verdict::refuse(Reason::TileDeclaration, quoted(V) + ", dynamic shared memory, is declared in the loop");
+  if (!T.Dynamic && isSharedVar(V) && V->hasExternalStorage())
+    return Verdict::refuse(Reason::TileDeclaration, dynamicSharedWhy(V));
+  if (!T.Dynamic && !V->isLocalVarDeclOrParm() && !V->isStaticLocal())
     return Verdict::refuse(Reason::TileDeclaration, quoted(V) + " is declared outside the function");
-  if (V->hasExternalStorage() || !Ctx.getAsConstantArrayType(V->getType()))
+  if (!T.Dynamic && (V->hasExternalStorage() || !Ctx.getAsConstantArrayType(V->getType())))
     return Verdict::refuse(Reason::TileDeclaration,
                            V->hasExternalStorage() ? dynamicSharedWhy(V)
                                                    : quoted(V) + " is not a statically sized array");
   if (V->getLocation().isMacroID())
     return Verdict::refuse(Reason::Macro, quoted(V) + " is declared inside a macro");
-  QualType Elem = V->getType();
+  QualType Elem = V->getType()->isPointerType() ? V->getType()->getPointeeType() : V->getType();
   while (const auto *AT = Ctx.getAsArrayType(Elem))
     Elem = AT->getElementType();
   T.ElementType = Elem;
@@ -279,7 +296,9 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
                                " bytes, aligned to " + std::to_string(Align) + "), not trivially copyable");
   // An element cp.async cannot move (1 or 2 bytes: `uint8_t`, `__half`) leaves the loop the
   // register-staged prefetch, which loads and stores it as the original did (Plan decides).
-  if ((Align != 4 && Align != 8 && Align != 16) || Size % Align != 0)
+  if (T.Dynamic)
+    T.AsyncProblem = dynamicStagesWhy(V);
+  else if ((Align != 4 && Align != 8 && Align != 16) || Size % Align != 0)
     T.AsyncProblem = quoted(V) + " holds '" + Elem.getAsString() + "' (" + std::to_string(Size) +
                      " bytes, aligned to " + std::to_string(Align) + ")";
   // An element of another size than its alignment (`float3`, a struct of four doubles) moves as
@@ -293,7 +312,7 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
                            quoted(V) + " holds '" + Elem.getAsString() + "' (" + std::to_string(Size) +
                                " bytes, aligned to " + std::to_string(Align) +
                                ") in a template, whose other instantiations may hold another type");
-  T.Bytes = Ctx.getTypeSizeInChars(V->getType()).getQuantity();
+  T.Bytes = T.Dynamic ? 0 : Ctx.getTypeSizeInChars(V->getType()).getQuantity();
   // The element type as written, so templated tiles keep their parameter names.
   TypeLoc TL = elementTypeLoc(V);
   if (fileRange(Ctx, TL.getSourceRange()).isInvalid())
@@ -306,46 +325,8 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
                                TL.getType().getAsString() + "', an array of '" +
                                Elem.getAsString() + "'");
   T.ElementTypeText = sourceText(Ctx, TL.getSourceRange());
-  // The rewrite spells the type where it declares registers and sizes copies, inside the
-  // function: a name of it that the function also declares (`const double real` beside
-  // `typedef float real`) may mean something else there.
-  {
-    struct Referenced : RecursiveASTVisitor<Referenced> {
-      std::set<const NamedDecl *> Decls;
-      bool VisitTypedefTypeLoc(TypedefTypeLoc L) { return Decls.insert(L.getDecl()), true; }
-      bool VisitTagTypeLoc(TagTypeLoc L) { return Decls.insert(L.getDecl()), true; }
-      bool VisitTemplateTypeParmTypeLoc(TemplateTypeParmTypeLoc L) { return Decls.insert(L.getDecl()), true; }
-    } R;
-    R.TraverseTypeLoc(TL);
-    struct Declared : RecursiveASTVisitor<Declared> {
-      const FunctionDecl *F;
-      const std::set<const NamedDecl *> *Keep;
-      std::set<std::string> Names; ///< declared in the function, other than what the type names
-      bool shouldVisitLambdaBody() const { return true; }
-      bool VisitNamedDecl(NamedDecl *D) {
-        if (D != F && D->getIdentifier() && !Keep->count(D) &&
-            !Keep->count(dyn_cast<NamedDecl>(D->getCanonicalDecl())))
-          Names.insert(D->getName().str());
-        return true;
-      }
-    } D;
-    D.F = M.Function;
-    D.Keep = &R.Decls;
-    D.TraverseDecl(const_cast<FunctionDecl *>(M.Function));
-    Lexer Raw(SourceLocation(), Ctx.getLangOpts(), T.ElementTypeText.data(), T.ElementTypeText.data(),
-              T.ElementTypeText.data() + T.ElementTypeText.size());
-    Token Tok;
-    while (!Raw.LexFromRawLexer(Tok) || Tok.isNot(tok::eof)) {
-      if (Tok.is(tok::raw_identifier) && D.Names.count(Tok.getRawIdentifier().str()) &&
-          Tok.getRawIdentifier() != V->getName())
-        return Verdict::refuse(Reason::Unsupported,
-                               "the element type of " + quoted(V) + " ('" + T.ElementTypeText +
-                                   "') names '" + Tok.getRawIdentifier().str() +
-                                   "', which the function also declares");
-      if (Tok.is(tok::eof))
-        break;
-    }
-  }
+  if (Verdict N = elementTypeNames(V, TL, T.ElementTypeText); !N.ok())
+    return N;
   TileIndex[V] = M.Tiles.size();
   M.Tiles.push_back(T);
   return {};
