@@ -277,3 +277,20 @@ __global__ void k(float *out, const float *A, int nt) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
 } // namespace CalleeElsewhere
+
+namespace AutoView {
+// The registers are declared in the element type the pointer's declaration writes.
+// CHECK-MESSAGES: :[[@LINE+5]]:3: remark: [element-type] {{.*}}the element type of 'p' is written as 'auto', not as the type it points to, 'float'
+__global__ void k(float *out, const float *A, int nt) {
+  extern __shared__ float smem[];
+  auto *p = smem + 8;
+  float acc = 0;
+  for (int t = 0; t < nt; ++t) {
+    p[threadIdx.x] = A[t * blockDim.x + threadIdx.x];
+    __syncthreads();
+    for (int j = 0; j < blockDim.x; ++j) acc += p[j];
+    __syncthreads();
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+} // namespace AutoView

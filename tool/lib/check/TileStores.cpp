@@ -319,10 +319,13 @@ Verdict LoopChecker::addTile(const VarDecl *V, const DeclStmt *InBody) {
     return Verdict::refuse(Reason::Macro, "the element type of " + quoted(V) + " is in a macro");
   // The rewrite spells the element type as written and sizes each copy by it: a name that is
   // itself an array (`typedef float Quad[4]; __shared__ Quad s[N]`) would size it as four.
+  // A pointer that views a tile must write its element type where it is declared (not `auto *p`,
+  // not a typedef of the pointer): the registers are declared in it.
   if (!Ctx.hasSameUnqualifiedType(TL.getType(), Elem))
     return Verdict::refuse(Reason::ElementType,
-                           "the element type of " + quoted(V) + " is written as '" +
-                               TL.getType().getAsString() + "', an array of '" +
+                           "the element type of " + quoted(V) + " is written as '" + TL.getType().getAsString() +
+                               (V->getType()->isPointerType() ? "', not as the type it points to, '"
+                                                              : "', an array of '") +
                                Elem.getAsString() + "'");
   T.ElementTypeText = sourceText(Ctx, TL.getSourceRange());
   if (Verdict N = elementTypeNames(V, TL, T.ElementTypeText); !N.ok())
