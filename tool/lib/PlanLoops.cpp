@@ -89,7 +89,7 @@ static std::string dynamicTilesProblem(ASTContext &Ctx, const LoopModel &M) {
 /// shared memory, or "": its function is the kernel, which can take a flag parameter and a
 /// launcher, every launch of which can call the launcher (launchSitesProblem), and its tiles can
 /// become stage arrays there. Check refused the loop already where the kernel, or a function it
-/// calls, uses dynamic shared memory, or a launch asks for some (dynamicSharedProblem).
+/// calls, uses dynamic shared memory, or a launch asks for some (launchProblems, Shared).
 static std::string dynamicStagesProblem(ASTContext &Ctx, const TranslationUnitIndex &Index, const LoopResult &LR) {
   const FunctionDecl *FD = LR.Function;
   if (!FD->hasAttr<CUDAGlobalAttr>())

@@ -1,7 +1,7 @@
 // Resources (Resources.h): what the launches of a rewritten kernel need, in one file because one
 // question runs through all of it: may a launch that ran before the rewrite still run after it?
 //  - the kernels that run a loop and how they are launched (DynamicSharedFinder, KernelUses,
-//    dynamicSharedProblem): dynamic shared memory, launches the analysis cannot see;
+//    launchProblems): dynamic shared memory, launches the analysis cannot see;
 //  - nvcc's answer (compileForUsage, parseResourceUsage, splitDemangled): registers and shared
 //    memory per kernel of the original and the rewrite, through the build cache (UsageCache.h);
 //  - the comparison and its fix (checkLaunchResources): __launch_bounds__ where the rewrite
@@ -383,11 +383,6 @@ LaunchProblems launchProblems(ASTContext &Ctx, const TranslationUnitIndex &Index
     Set(Out.Shared, K, hostOnlyLaunch(Ctx, Arch, K, Uses));
   }
   return Out;
-}
-
-std::string dynamicSharedProblem(ASTContext &Ctx, const TranslationUnitIndex &Index,
-                                 const ArchDependence &Arch, const FunctionDecl *F) {
-  return launchProblems(Ctx, Index, Arch, F).Shared;
 }
 
 std::string calleeSharedProblem(ASTContext &Ctx, const FunctionDecl *Kernel) {

@@ -25,17 +25,10 @@
 
 namespace tilepipe {
 
-/// Why growing the static shared memory of the kernels that run F could make one of their launches
-/// fail: one of them (or a function it calls) uses dynamic shared memory, or cannot be seen whole.
-/// "" when none can.
-/// The launches nvcc's host pass reads that the parse did not (Arch's host-only names and
-/// redefined macros) count too: a kernel named there, or a launch whose text a macro spells
-/// otherwise there, cannot be seen.
-std::string dynamicSharedProblem(clang::ASTContext &Ctx, const TranslationUnitIndex &Index,
-                                 const ArchDependence &Arch, const clang::FunctionDecl *F);
-
 /// The launch facts of the kernels that run F, for two kinds of rewrite. Shared: why growing their
-/// static shared memory could make a launch fail (dynamicSharedProblem). Registers: why a rewrite
+/// static shared memory could make a launch fail: one of them (or a function it calls) uses dynamic
+/// shared memory or cannot be seen whole, or nvcc's host pass launches it where the parse cannot
+/// see (a kernel named in host-only text, a launch a macro spells otherwise there). Registers: why a rewrite
 /// that adds registers alone, and no shared memory (the register-staged prefetch), could: a kernel
 /// that may run F unseen, code a kernel calls that is not in the file (whose registers the launch
 /// check cannot count), or a program that asks the runtime about the kernel (cudaOccupancy*,
